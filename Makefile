@@ -1,0 +1,25 @@
+# zklock: cluster-wide advisory locks for PostgreSQL, backed by ZooKeeper.
+#
+#   make && make install          build and install (PGXS)
+#   test/run-tests.sh             the whole test suite (see README.md)
+
+EXTENSION = zklock
+MODULE_big = zklock
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+DATA = sql/zklock--1.0.sql
+PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
+
+# As pg_cron: -Wextra, but callbacks have parameters they do not use.
+PG_CPPFLAGS = -Iinclude -Wall -Wextra -Wno-unused-parameter
+SHLIB_LINK = -lzookeeper_mt
+
+# pg_regress tests (sql/, expected/) and isolation specs (specs/) need a
+# running ZooKeeper; test/run-tests.sh starts one and runs them with
+# "make installcheck".
+REGRESS = setup api paths errors
+ISOLATION = blocking readers cancel timeouts
+ISOLATION_OPTS = --load-extension=zklock
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,36 @@
+/*-------------------------------------------------------------------------
+ *
+ * contender.h
+ *		Recognising lock contenders among the children of a lock node.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef CONTENDER_H
+#define CONTENDER_H
+
+#include "zklock.h"
+
+/* One queue node of a lock, whoever wrote it. */
+typedef struct ZkContender
+{
+	const char *name;			/* child name (not a full path) */
+	int32		seq;			/* ZooKeeper's sequence suffix, signed */
+	ZkLockMode	mode;
+} ZkContender;
+
+/* Our own node-name markers (Apache Curator InterProcessReadWriteLock). */
+#define ZK_WRITE_MARKER "__WRIT__"
+#define ZK_READ_MARKER	"__READ__"
+
+/* "_c_" + 36-character UUID + "-": Curator's protection prefix */
+#define ZK_PREFIX_LEN	(3 + 36 + 1)
+
+extern bool ZkParseContender(const char *name, ZkContender *out);
+extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
+extern int	ZkFindContender(const ZkContender *c, int n, const char *name);
+extern int	ZkFindContenderByPrefix(const ZkContender *c, int n,
+									const char *prefix);
+extern int	ZkBlockingContender(const ZkContender *c, int me,
+								ZkLockMode mode);
+
+#endif							/* CONTENDER_H */

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * lock_table.h
+ *		The backend's table of held ZooKeeper locks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LOCK_TABLE_H
+#define LOCK_TABLE_H
+
+#include "datatype/timestamp.h"
+
+#include "zklock.h"
+
+/* One row of the zk_locks view. */
+typedef struct ZkLockInfo
+{
+	char	   *path;
+	ZkLockMode	mode;
+	ZkLockScope scope;
+	int			holds;
+	char	   *znode;
+	int64		token;
+	TimestampTz acquired_at;
+	int64		waited_us;
+} ZkLockInfo;
+
+extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
+						  ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockRelease(const char *path);
+extern void ZkLockReleaseAll(void);
+extern int	ZkLockCount(void);
+extern int	ZkLockList(ZkLockInfo **rows);
+extern char *ZkLockNodePath(const char *path);
+extern void ZkLockEnsureSession(void);
+
+#endif							/* LOCK_TABLE_H */

@@ -1,0 +1,101 @@
+/*-------------------------------------------------------------------------
+ *
+ * zk_session.h
+ *		The backend's ZooKeeper session, its asynchronous operations and the
+ *		bridge from the client library's threads to the backend's latch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ZK_SESSION_H
+#define ZK_SESSION_H
+
+#include <zookeeper/zookeeper.h>
+
+#include "lib/ilist.h"
+
+typedef enum ZkOpKind
+{
+	ZKOP_CREATE,
+	ZKOP_CHILDREN,
+	ZKOP_GET,
+	ZKOP_EXISTS,
+	ZKOP_SYNC,
+	ZKOP_AUTH
+} ZkOpKind;
+
+/*
+ * One asynchronous request.  The result fields are written once, by the
+ * library's completion thread, before 'done' is set under the bridge
+ * mutex; the backend reads them only after it has seen 'done'.  Ops live
+ * in malloc'd memory because the completion thread may outlive the
+ * backend's interest in them (an abandoned op is freed by whichever side
+ * finishes with it last).
+ */
+typedef struct ZkOp
+{
+	ZkOpKind	kind;
+	int			rc;				/* ZOK or a ZooKeeper error code */
+	struct Stat stat;			/* create, get, exists */
+	char	   *value;			/* created path, or node data */
+	int			value_len;
+	char	  **children;		/* getChildren: names */
+	int			nchildren;
+	/* under the bridge mutex */
+	bool		done;
+	bool		abandoned;
+	/* backend thread only */
+	int			nest_level;		/* transaction nesting level at start */
+	dlist_node	node;			/* in the backend's list of live ops */
+} ZkOp;
+
+/* What zk_session() shows. */
+typedef struct ZkSessionStatus
+{
+	const char *state;			/* "connected", "connecting", "expired", "closed" */
+	int64		session_id;
+	char		server[128];
+	int			negotiated_timeout; /* ms */
+	int64		connected_for_ms;	/* since the session was established */
+	int			releases_pending;	/* background deletes not yet confirmed */
+	int64		releases_failed;	/* deletes given up (session gone, refused) */
+} ZkSessionStatus;
+
+/* Called with the session already closed, when it turned out expired. */
+typedef void (*ZkSessionLostHook) (void);
+
+/* Number of locks the backend holds; a session cannot be replaced then. */
+typedef int (*ZkLocksHeldHook) (void);
+
+extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
+extern void ZkSessionEnsure(void);
+extern bool ZkSessionIsOpen(void);
+extern bool ZkSessionIsExpired(void);
+extern const char *ZkSessionHosts(void);
+extern void ZkSessionGetStatus(ZkSessionStatus *status);
+extern int64 ZkNowMs(void);
+
+extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
+					  int flags, bool protect);
+extern ZkOp *ZkGetChildren(const char *path);
+extern ZkOp *ZkGetData(const char *path, bool watch);
+extern ZkOp *ZkExists(const char *path);
+extern ZkOp *ZkSync(const char *path);
+extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
+extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms,
+						  const char *what, const char *path);
+extern void ZkOpFree(ZkOp *op);
+extern void ZkAbandonOps(int nest_level);
+
+extern bool ZkIsConnectionLoss(int rc);
+extern void ZkWaitConnected(const char *what, const char *path);
+extern bool ZkWaitConnectedUntil(int64 deadline_ms, const char *what,
+								 const char *path);
+extern void ZkRaiseForRc(int rc, const char *what, const char *path) pg_attribute_noreturn();
+
+extern void ZkWatchArm(const char *path);
+extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
+
+extern void ZkDeleteInBackground(const char *path);
+extern void ZkSweepInBackground(const char *parent, const char *prefix);
+
+#endif							/* ZK_SESSION_H */

@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * zklock.h
+ *		Types and settings shared by every part of zklock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ZKLOCK_H
+#define ZKLOCK_H
+
+/* The two lock modes of the read/write recipe. */
+typedef enum ZkLockMode
+{
+	ZK_MODE_EXCLUSIVE,			/* write lock: excludes everyone */
+	ZK_MODE_SHARED				/* read lock: shares with other readers */
+} ZkLockMode;
+
+/* How long a hold lasts. */
+typedef enum ZkLockScope
+{
+	ZK_SCOPE_SESSION,			/* until released or the backend exits */
+	ZK_SCOPE_TRANSACTION		/* until COMMIT or ROLLBACK */
+} ZkLockScope;
+
+/* Longest lock path a user may give, in bytes (contract section 6). */
+#define ZK_MAX_PATH_BYTES 1024
+
+/* GUC variables, defined in zklock.c */
+extern char *zklock_hosts;
+extern char *zklock_root;
+extern int	zklock_session_timeout; /* ms */
+extern int	zklock_connect_timeout; /* ms */
+extern char *zklock_auth;
+extern bool zklock_verify_on_commit;
+extern int	zklock_max_locks_per_backend;
+
+extern const char *ZkLockModeName(ZkLockMode mode);
+extern const char *ZkLockScopeName(ZkLockScope scope);
+
+#endif							/* ZKLOCK_H */

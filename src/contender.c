@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * contender.c
+ *		Recognising lock contenders among the children of a lock node, and
+ *		the ordering rule of the read/write recipe.
+ *
+ * A child counts as a contender when its name ends in one of the markers
+ * below followed by the sequence suffix ZooKeeper appends to sequential
+ * nodes ("%010d", so ten digits, or a minus sign and ten digits once the
+ * parent's counter has wrapped).  Children with any other name are not
+ * part of the queue and are ignored, never an error.
+ *
+ *		marker		written by							mode
+ *		__WRIT__	zklock, Curator InterProcessReadWriteLock	exclusive
+ *		__READ__	zklock, Curator InterProcessReadWriteLock	shared
+ *		-lock-		Curator InterProcessMutex, go-zookeeper		exclusive
+ *		__lock__	kazoo Lock								exclusive
+ *		__rlock__	kazoo ReadLock							shared
+ *
+ * Everything here is pure computation on strings: no ZooKeeper calls.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "contender.h"
+
+typedef struct ZkMarker
+{
+	const char *text;
+	ZkLockMode	mode;
+} ZkMarker;
+
+static const ZkMarker zk_markers[] = {
+	{ZK_WRITE_MARKER, ZK_MODE_EXCLUSIVE},
+	{ZK_READ_MARKER, ZK_MODE_SHARED},
+	{"-lock-", ZK_MODE_EXCLUSIVE},
+	{"__lock__", ZK_MODE_EXCLUSIVE},
+	{"__rlock__", ZK_MODE_SHARED},
+};
+
+#define ZK_SEQ_DIGITS 10
+
+static bool ends_with_marker(const char *name, size_t len, ZkLockMode *mode);
+static int	contender_cmp(const void *a, const void *b);
+
+/*
+ * ends_with_marker
+ *		Does name[0..len) end with a contender marker?  Sets *mode if so.
+ */
+static bool
+ends_with_marker(const char *name, size_t len, ZkLockMode *mode)
+{
+	for (size_t i = 0; i < lengthof(zk_markers); i++)
+	{
+		size_t		mlen = strlen(zk_markers[i].text);
+
+		if (len >= mlen && memcmp(name + len - mlen, zk_markers[i].text, mlen) == 0)
+		{
+			*mode = zk_markers[i].mode;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * ZkParseContender
+ *		Decide whether a child name is a lock contender; if so fill *out
+ *		(out->name points into the caller's string).
+ *
+ * The suffix is read as a signed 32-bit number, as ZooKeeper documents that
+ * the counter wraps to -2147483648.  A positive suffix is tried first, so
+ * that the '-' ending the "-lock-" marker is not taken for a sign.
+ */
+bool
+ZkParseContender(const char *name, ZkContender *out)
+{
+	size_t		len = strlen(name);
+	size_t		digits_at;
+	int64		value = 0;
+	ZkLockMode	mode;
+	bool		negative;
+
+	if (len < ZK_SEQ_DIGITS + 1)
+		return false;
+	digits_at = len - ZK_SEQ_DIGITS;
+	for (size_t i = digits_at; i < len; i++)
+	{
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		value = value * 10 + (name[i] - '0');
+	}
+
+	if (ends_with_marker(name, digits_at, &mode))
+		negative = false;
+	else if (name[digits_at - 1] == '-' &&
+			 ends_with_marker(name, digits_at - 1, &mode))
+		negative = true;
+	else
+		return false;
+
+	if (negative)
+		value = -value;
+	if (value < PG_INT32_MIN || value > PG_INT32_MAX)
+		return false;
+
+	out->name = name;
+	out->seq = (int32) value;
+	out->mode = mode;
+	return true;
+}
+
+static int
+contender_cmp(const void *a, const void *b)
+{
+	const ZkContender *ca = (const ZkContender *) a;
+	const ZkContender *cb = (const ZkContender *) b;
+
+	if (ca->seq != cb->seq)
+		return (ca->seq < cb->seq) ? -1 : 1;
+	/* equal sequences cannot happen under one parent; be deterministic */
+	return strcmp(ca->name, cb->name);
+}
+
+/*
+ * ZkSortContenders
+ *		Keep the contenders among 'names' and sort them into queue order.
+ *		'out' must have room for nnames entries; returns how many it holds.
+ */
+int
+ZkSortContenders(char **names, int nnames, ZkContender *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i < nnames; i++)
+	{
+		if (ZkParseContender(names[i], &out[n]))
+			n++;
+	}
+	if (n > 1)
+		qsort(out, n, sizeof(ZkContender), contender_cmp);
+	return n;
+}
+
+/*
+ * ZkFindContender
+ *		Position of the contender with exactly this name, or -1.
+ */
+int
+ZkFindContender(const ZkContender *c, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (strcmp(c[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * ZkFindContenderByPrefix
+ *		Position of the contender whose name starts with 'prefix' (our
+ *		per-attempt protection prefix), or -1.
+ */
+int
+ZkFindContenderByPrefix(const ZkContender *c, int n, const char *prefix)
+{
+	size_t		plen = strlen(prefix);
+
+	for (int i = 0; i < n; i++)
+	{
+		if (strncmp(c[i].name, prefix, plen) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * ZkBlockingContender
+ *		The one node the contender at position 'me' must wait for, or -1 if
+ *		it holds the lock.
+ *
+ * A writer waits for the node just before it, whatever its mode; a reader
+ * waits for the nearest writer before it.  Each waiter therefore watches
+ * exactly one node, and a release wakes only the waiters it unblocks.
+ */
+int
+ZkBlockingContender(const ZkContender *c, int me, ZkLockMode mode)
+{
+	for (int i = me - 1; i >= 0; i--)
+	{
+		if (mode == ZK_MODE_EXCLUSIVE || c[i].mode == ZK_MODE_EXCLUSIVE)
+			return i;
+	}
+	return -1;
+}

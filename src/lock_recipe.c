@@ -1,0 +1,643 @@
+/*-------------------------------------------------------------------------
+ *
+ * lock_recipe.c
+ *		The ZooKeeper read/write lock recipe.
+ *
+ * A lock "/a/b" is the node <zklock.root>/a/b (created, with its parents,
+ * as container nodes, which the server reaps once empty).  To take it, a
+ * backend creates an ephemeral-sequential child named like Apache
+ * Curator's InterProcessReadWriteLock nodes with its protection prefix:
+ *
+ *		_c_<uuid>-__WRIT__<seq>		exclusive
+ *		_c_<uuid>-__READ__<seq>		shared
+ *
+ * where <uuid> is fresh for every attempt.  The children of the lock node,
+ * ordered by sequence, are the queue (contender.c says which children
+ * count and what each one's mode is).  A writer holds the lock when no
+ * contender is before it; a reader when no writer is before it.  A waiter
+ * watches exactly one node (ZkBlockingContender): the one whose deletion
+ * may let it through; so a release wakes only the waiters it unblocks.
+ *
+ * Round trips.  The create and the getChildren are sent back to back: the
+ * server answers them in order, so the listing already contains our node,
+ * and an uncontended acquire costs one write round trip.  When the watched
+ * node is deleted, the queue we read is still a complete list of everything
+ * before us (sequence numbers only grow, and deleted nodes never return),
+ * so the deletion is struck from our copy: if nothing blocking is left the
+ * lock is ours with no further request; otherwise the next blocker is
+ * watched, and a blocker found gone already makes us read the queue anew.
+ * A release is a delete sent in the background (zk_session.c) and
+ * retried until done.
+ *
+ * Connection loss.  A create whose answer was lost may or may not have made
+ * a node.  After reconnecting we look for a child with our attempt's prefix
+ * before creating again, so an attempt never leaves an orphan that would
+ * block the queue.  However an attempt ends without the lock (timeout,
+ * cancel, error), its node is deleted; if its create had not answered yet,
+ * its prefix is swept instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+#include "contender.h"
+#include "lock_recipe.h"
+#include "zk_session.h"
+
+/* One acquisition attempt. */
+typedef struct ZkAttempt
+{
+	const ZkAcquireArgs *args;
+	MemoryContext cxt;			/* holds the queue copies */
+	char		prefix[ZK_PREFIX_LEN + 1];	/* "_c_<uuid>-" */
+	char	   *node_base;		/* path we create, before the sequence */
+	bool		create_sent;	/* a node with our prefix may exist */
+	char	   *znode;			/* our node, once known */
+	const char *name;			/* its last component */
+	int64		token;
+	char	  **names;			/* the queue as last read */
+	ZkContender *queue;
+	int			nqueue;
+	int64		deadline;		/* monotonic ms; 0: none */
+	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
+} ZkAttempt;
+
+static void zk_make_prefix(char *out);
+static const char *zk_last_component(const char *path);
+static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
+static void zk_reread_queue(ZkAttempt *at);
+static void zk_create_parents(ZkAttempt *at);
+static bool zk_recover_node(ZkAttempt *at);
+static void zk_create_node(ZkAttempt *at);
+static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
+static void zk_abandon(ZkAttempt *at);
+
+#define WHAT_ACQUIRE	"acquiring lock"
+#define WHAT_WAIT		"waiting for lock"
+
+/*
+ * zk_make_prefix
+ *		A fresh "_c_<uuid>-" protection prefix (random, version 4 UUID).
+ */
+static void
+zk_make_prefix(char *out)
+{
+	uint8		b[16];
+
+	if (!pg_strong_random(b, sizeof(b)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(out, ZK_PREFIX_LEN + 1,
+			 "_c_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x-",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+static const char *
+zk_last_component(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * zk_take_queue
+ *		Replace our copy of the queue by a getChildren answer.  False if the
+ *		answer is a lost connection (the caller reads again).
+ */
+static bool
+zk_take_queue(ZkAttempt *at, ZkOp *op)
+{
+	MemoryContext old;
+	int			rc = op->rc;
+
+	if (ZkIsConnectionLoss(rc))
+		return false;
+	if (rc != ZOK && rc != ZNONODE)
+		ZkRaiseForRc(rc, WHAT_ACQUIRE, at->args->lock_path);
+
+	MemoryContextReset(at->cxt);
+	old = MemoryContextSwitchTo(at->cxt);
+	at->nqueue = 0;
+	at->names = palloc(sizeof(char *) * Max(op->nchildren, 1));
+	at->queue = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
+	for (int i = 0; i < op->nchildren; i++)
+		at->names[i] = pstrdup(op->children[i]);
+	at->nqueue = ZkSortContenders(at->names, op->nchildren, at->queue);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * zk_reread_queue
+ *		Read the lock node's children again, riding out lost connections.
+ */
+static void
+zk_reread_queue(ZkAttempt *at)
+{
+	for (;;)
+	{
+		ZkOp	   *op = ZkGetChildren(at->args->lock_node);
+		bool		ok;
+
+		ZkOpWait(op, WHAT_WAIT, at->args->lock_path);
+		ok = zk_take_queue(at, op);
+		ZkOpFree(op);
+		if (ok)
+			return;
+		ZkWaitConnected(WHAT_WAIT, at->args->lock_path);
+	}
+}
+
+/*
+ * zk_create_parents
+ *		Create the lock node and every missing ancestor as container nodes,
+ *		all requests pipelined.  Existing nodes are fine.
+ */
+static void
+zk_create_parents(ZkAttempt *at)
+{
+	const char *lock_node = at->args->lock_node;
+
+	int			depth = 0;
+	ZkOp	  **ops;
+
+	for (const char *p = lock_node; *p; p++)
+		depth += (*p == '/');
+	ops = palloc(sizeof(ZkOp *) * depth);
+
+	for (;;)
+	{
+		int			nops = 0;
+		int			bad = ZOK;
+
+		CHECK_FOR_INTERRUPTS();
+		for (const char *p = lock_node + 1;; p++)
+		{
+			if (*p == '/' || *p == '\0')
+			{
+				char	   *prefix = pnstrdup(lock_node, p - lock_node);
+
+				ops[nops++] = ZkCreate(prefix, "", 0, ZOO_CONTAINER, false);
+				pfree(prefix);
+				if (*p == '\0')
+					break;
+			}
+		}
+		for (int i = 0; i < nops; i++)
+		{
+			ZkOpWait(ops[i], WHAT_ACQUIRE, at->args->lock_path);
+			if (ops[i]->rc != ZOK && ops[i]->rc != ZNODEEXISTS && bad == ZOK)
+				bad = ops[i]->rc;
+			ZkOpFree(ops[i]);
+		}
+		if (bad == ZOK)
+			break;
+		if (ZkIsConnectionLoss(bad))
+			ZkWaitConnected(WHAT_ACQUIRE, at->args->lock_path);
+		else if (bad != ZNONODE)	/* ZNONODE: a parent was reaped; again */
+			ZkRaiseForRc(bad, WHAT_ACQUIRE, at->args->lock_path);
+	}
+	pfree(ops);
+}
+
+/*
+ * zk_recover_node
+ *		After a create whose answer was lost: is there a node with our
+ *		prefix?  If so adopt it (and fetch its czxid) and return true.
+ */
+static bool
+zk_recover_node(ZkAttempt *at)
+{
+	int			i;
+
+	zk_reread_queue(at);
+	i = ZkFindContenderByPrefix(at->queue, at->nqueue, at->prefix);
+	if (i < 0)
+		return false;
+
+	at->znode = psprintf("%s/%s", at->args->lock_node, at->queue[i].name);
+	at->name = zk_last_component(at->znode);
+	for (;;)
+	{
+		ZkOp	   *op = ZkExists(at->znode);
+		int			rc;
+
+		ZkOpWait(op, WHAT_ACQUIRE, at->args->lock_path);
+		rc = op->rc;
+		at->token = op->stat.czxid;
+		ZkOpFree(op);
+		if (rc == ZOK)
+			return true;
+		if (rc == ZNONODE)
+		{
+			/* deleted under us: cannot be trusted; start over */
+			at->znode = NULL;
+			return false;
+		}
+		if (!ZkIsConnectionLoss(rc))
+			ZkRaiseForRc(rc, WHAT_ACQUIRE, at->args->lock_path);
+		ZkWaitConnected(WHAT_ACQUIRE, at->args->lock_path);
+	}
+}
+
+/*
+ * zk_create_node
+ *		Create our queue node and read the queue, in one round trip when all
+ *		goes well.  Returns with at->znode set and the queue read.
+ */
+static void
+zk_create_node(ZkAttempt *at)
+{
+	const ZkAcquireArgs *args = at->args;
+
+	for (;;)
+	{
+		ZkOp	   *create;
+		ZkOp	   *list;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		at->create_sent = true;
+		create = ZkCreate(at->node_base, args->data, args->datalen,
+						  ZOO_EPHEMERAL_SEQUENTIAL, true);
+		list = ZkGetChildren(args->lock_node);
+
+		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
+		rc = create->rc;
+		if (rc == ZOK)
+		{
+			bool		ok;
+
+			at->znode = pstrdup(create->value);
+			at->name = zk_last_component(at->znode);
+			at->token = create->stat.czxid;
+			ZkOpFree(create);
+
+			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
+			ok = zk_take_queue(at, list);
+			ZkOpFree(list);
+			if (!ok)
+			{
+				ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+				zk_reread_queue(at);
+			}
+			return;
+		}
+		ZkOpFree(create);
+		ZkOpFree(list);
+
+		if (rc == ZNONODE)
+			zk_create_parents(at);
+		else if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+			if (zk_recover_node(at))
+				return;
+		}
+		else
+			ZkRaiseForRc(rc, WHAT_ACQUIRE, args->lock_path);
+	}
+}
+
+/*
+ * zk_wait_turn
+ *		With our node in the queue, wait until it holds the lock.  Returns
+ *		false when the wait's deadline passed (for zk_try_*), raises 55P03
+ *		when it was lock_timeout's.
+ */
+static bool
+zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
+{
+	const ZkAcquireArgs *args = at->args;
+
+	for (;;)
+	{
+		int			me;
+		int			b;
+		char	   *blocker;
+		ZkOp	   *op;
+		int			rc;
+		int			event;
+
+		me = ZkFindContender(at->queue, at->nqueue, at->name);
+		if (me < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring lock \"%s\"",
+							at->znode, args->lock_path),
+					 errdetail("Another client deleted the node.")));
+
+		if (args->held_write_znode != NULL)
+		{
+			int			w = ZkFindContender(at->queue, at->nqueue,
+											zk_last_component(args->held_write_znode));
+
+			/* downgrade: our own write node is before us and excludes all */
+			if (w >= 0 && w < me)
+			{
+				grant->needs_guard = (me - w > 1);
+				return true;
+			}
+		}
+
+		b = ZkBlockingContender(at->queue, me, args->mode);
+		if (b < 0)
+			return true;
+		if (args->wait_ms == 0)
+			return false;
+
+		blocker = psprintf("%s/%s", args->lock_node, at->queue[b].name);
+		ZkWatchArm(blocker);
+		op = ZkGetData(blocker, true);
+		ZkOpWait(op, WHAT_WAIT, args->lock_path);
+		rc = op->rc;
+		ZkOpFree(op);
+		pfree(blocker);
+
+		if (rc == ZNONODE)
+		{
+			/* gone already: our copy is stale, read the queue anew */
+			zk_reread_queue(at);
+			continue;
+		}
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_WAIT, args->lock_path);
+			zk_reread_queue(at);
+			continue;
+		}
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_WAIT, args->lock_path);
+
+		event = ZkWatchWait(at->deadline, WHAT_WAIT, args->lock_path);
+		if (event == 0)
+		{
+			if (at->is_lock_timeout)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("canceling statement due to lock timeout"),
+						 errdetail("Waiting for ZooKeeper lock \"%s\".",
+								   args->lock_path)));
+			return false;
+		}
+		if (event == ZOO_DELETED_EVENT)
+		{
+			/* strike it from our copy; see the file header */
+			memmove(&at->queue[b], &at->queue[b + 1],
+					sizeof(ZkContender) * (at->nqueue - b - 1));
+			at->nqueue--;
+		}
+		/* any other event (data changed): evaluate and watch again */
+	}
+}
+
+/*
+ * zk_abandon
+ *		The attempt ends without the lock: make sure its node goes.  Must
+ *		not raise an ERROR (it runs in PG_CATCH).
+ */
+static void
+zk_abandon(ZkAttempt *at)
+{
+	if (at->znode != NULL)
+		ZkDeleteInBackground(at->znode);
+	else if (at->create_sent)
+		ZkSweepInBackground(at->args->lock_node, at->prefix);
+}
+
+/*
+ * ZkAcquire
+ *		Take a lock by the recipe.  Waits at most args->wait_ms (then returns
+ *		false), or with wait_ms < 0 as long as needed, bounded by
+ *		lock_timeout if set (then ERROR 55P03).  However it ends without the
+ *		lock (false, timeout, cancel, any ERROR), our node is deleted.
+ */
+bool
+ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
+{
+	ZkAttempt  *at;
+	bool		granted;
+
+	at = palloc0(sizeof(ZkAttempt));
+	at->args = args;
+	if (args->wait_ms > 0)
+		at->deadline = ZkNowMs() + args->wait_ms;
+	else if (args->wait_ms < 0 && LockTimeout > 0)
+	{
+		at->deadline = ZkNowMs() + LockTimeout;
+		at->is_lock_timeout = true;
+	}
+	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
+									ALLOCSET_SMALL_SIZES);
+	zk_make_prefix(at->prefix);
+	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
+							 args->mode == ZK_MODE_EXCLUSIVE ?
+							 ZK_WRITE_MARKER : ZK_READ_MARKER);
+	memset(grant, 0, sizeof(*grant));
+
+	PG_TRY();
+	{
+		zk_create_node(at);
+		granted = zk_wait_turn(at, grant);
+	}
+	PG_CATCH();
+	{
+		zk_abandon(at);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (granted)
+	{
+		grant->znode = at->znode;
+		grant->token = at->token;
+	}
+	else
+		zk_abandon(at);
+	MemoryContextDelete(at->cxt);
+	pfree(at->node_base);
+	pfree(at);
+	return granted;
+}
+
+/*
+ * ZkRelease
+ *		Release a hold: delete its node in the background.
+ */
+void
+ZkRelease(const char *znode)
+{
+	ZkDeleteInBackground(znode);
+}
+
+/*
+ * ZkReadQueue
+ *		The whole queue of a lock, in order, for zk_lock_queue(): one
+ *		getChildren, then the data of every contender, pipelined.  Nodes
+ *		that vanish between the two reads are left out.  Returns the number
+ *		of entries; *entries is palloc'd.
+ */
+int
+ZkReadQueue(const char *lock_node, const char *lock_path,
+			ZkQueueEntry **entries)
+{
+	const char *what = "reading the queue of lock";
+	ZkOp	   *list;
+	char	  **names;
+	ZkContender *queue;
+	ZkOp	  **gets;
+	ZkQueueEntry *out;
+	int			nchildren;
+	int			n;
+	int			nout = 0;
+
+	for (;;)
+	{
+		list = ZkGetChildren(lock_node);
+		ZkOpWait(list, what, lock_path);
+		if (!ZkIsConnectionLoss(list->rc))
+			break;
+		ZkOpFree(list);
+		ZkWaitConnected(what, lock_path);
+	}
+	if (list->rc == ZNONODE)
+	{
+		ZkOpFree(list);
+		*entries = NULL;
+		return 0;
+	}
+	if (list->rc != ZOK)
+		ZkRaiseForRc(list->rc, what, lock_path);
+
+	nchildren = list->nchildren;
+	names = palloc(sizeof(char *) * Max(nchildren, 1));
+	queue = palloc(sizeof(ZkContender) * Max(nchildren, 1));
+	for (int i = 0; i < nchildren; i++)
+		names[i] = pstrdup(list->children[i]);
+	ZkOpFree(list);
+	n = ZkSortContenders(names, nchildren, queue);
+
+	gets = palloc(sizeof(ZkOp *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *path = psprintf("%s/%s", lock_node, queue[i].name);
+
+		gets[i] = ZkGetData(path, false);
+		pfree(path);
+	}
+
+	out = palloc0(sizeof(ZkQueueEntry) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		ZkQueueEntry *e;
+
+		ZkOpWait(gets[i], what, lock_path);
+		if (gets[i]->rc != ZOK)
+		{
+			int			rc = gets[i]->rc;
+
+			ZkOpFree(gets[i]);
+			if (rc == ZNONODE)
+			{
+				/* released meanwhile: it is not in the queue any more */
+				memmove(&queue[i], &queue[i + 1],
+						sizeof(ZkContender) * (n - i - 1));
+				memmove(&gets[i], &gets[i + 1], sizeof(ZkOp *) * (n - i - 1));
+				n--;
+				i--;
+				continue;
+			}
+			ZkRaiseForRc(rc, what, lock_path);
+		}
+		e = &out[nout];
+		e->position = nout + 1;
+		e->znode = pstrdup(queue[i].name);
+		e->mode = queue[i].mode;
+		e->granted = ZkBlockingContender(queue, i, queue[i].mode) < 0;
+		e->token = gets[i]->stat.czxid;
+		e->ctime_ms = gets[i]->stat.ctime;
+		if (gets[i]->value != NULL)
+		{
+			e->data = palloc(gets[i]->value_len + 1);
+			memcpy(e->data, gets[i]->value, gets[i]->value_len);
+			e->data[gets[i]->value_len] = '\0';
+			e->datalen = gets[i]->value_len;
+		}
+		ZkOpFree(gets[i]);
+		nout++;
+	}
+	*entries = out;
+	return nout;
+}
+
+/*
+ * ZkVerifyNodes
+ *		Ask the server whether these nodes still exist: a sync (so that a
+ *		lagging follower cannot answer from stale state), then an exists per
+ *		node, all pipelined: one round trip.  Gives up at timeout_ms from
+ *		now, setting *confirmed = false.  Returns the index of a node that
+ *		is gone, or -1 if all exist (or nothing could be confirmed).
+ */
+int
+ZkVerifyNodes(const char *const *znodes, int n, int64 timeout_ms,
+			  bool *confirmed)
+{
+	const char *what = "verifying lock";
+	int64		deadline = ZkNowMs() + timeout_ms;
+	ZkOp	  **ops = palloc(sizeof(ZkOp *) * (n + 1));
+
+	*confirmed = false;
+	for (;;)
+	{
+		bool		lost = false;
+		bool		timed_out = false;
+		int			missing = -1;
+
+		ops[0] = ZkSync("/");
+		for (int i = 0; i < n; i++)
+			ops[i + 1] = ZkExists(znodes[i]);
+
+		for (int i = 0; i <= n; i++)
+		{
+			int			rc;
+
+			if (!timed_out && !ZkOpWaitUntil(ops[i], deadline, what,
+											  i > 0 ? znodes[i - 1] : "/"))
+				timed_out = true;
+			if (timed_out)
+			{
+				ZkOpFree(ops[i]);
+				continue;
+			}
+			rc = ops[i]->rc;
+			ZkOpFree(ops[i]);
+			if (ZkIsConnectionLoss(rc))
+				lost = true;
+			else if (i > 0 && rc == ZNONODE && missing < 0)
+				missing = i - 1;
+			else if (rc != ZOK && rc != ZNONODE)
+				ZkRaiseForRc(rc, what, i > 0 ? znodes[i - 1] : "/");
+		}
+		if (timed_out)
+			break;
+		if (!lost)
+		{
+			*confirmed = true;
+			pfree(ops);
+			return missing;
+		}
+		if (!ZkWaitConnectedUntil(deadline, what, "/"))
+			break;
+	}
+	pfree(ops);
+	return -1;
+}

@@ -1,0 +1,715 @@
+/*-------------------------------------------------------------------------
+ *
+ * lock_table.c
+ *		The backend's table of held ZooKeeper locks, with the transaction
+ *		and session-loss callbacks that keep it honest.
+ *
+ * One entry per (path, mode) the backend holds: one queue node in
+ * ZooKeeper, however many times it was taken.  Session and transaction
+ * holds are counted separately, like PostgreSQL's advisory locks; the node
+ * is deleted when the last hold of either kind goes.  Transaction holds
+ * remember the subtransaction level that took them, so that ROLLBACK TO
+ * SAVEPOINT (and a PL/pgSQL exception block) releases what it took.
+ *
+ * Taking a lock the backend holds already in the same mode is a counter
+ * increment, with no ZooKeeper round trip.  Downgrade (taking the read lock
+ * while holding the write lock) creates a read node that is granted at
+ * once; if other contenders queued between our write node and it, the
+ * write node is kept as a guard until the read node goes, so that those
+ * contenders cannot be granted while we still read.  Upgrade (write while
+ * holding only read) would wait on ourselves forever and is an ERROR.
+ *
+ * Everything lives in the "zklock" memory context under TopMemoryContext;
+ * entries are freed when released, so nothing grows with the number of
+ * lock/unlock cycles.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "lock_recipe.h"
+#include "lock_table.h"
+#include "node_data.h"
+#include "zk_session.h"
+#include "zklock.h"
+
+/* hash key: the user's lock path and the mode */
+typedef struct ZkLockKey
+{
+	const char *path;
+	ZkLockMode	mode;
+} ZkLockKey;
+
+/* transaction holds taken at one subtransaction nesting level */
+typedef struct ZkXactHolds
+{
+	int			level;
+	int			count;
+} ZkXactHolds;
+
+typedef struct ZkLockEntry
+{
+	ZkLockKey	key;			/* key.path is our own copy */
+	char	   *znode;			/* our queue node */
+	int64		token;			/* fencing token (czxid) */
+	int			session_holds;
+	int			xact_holds;		/* sum of xact[].count */
+	ZkXactHolds *xact;			/* by nesting level, ascending */
+	int			nxact;
+	int			maxxact;
+	dlist_node	xact_link;		/* in zk_xact_entries while xact_holds > 0 */
+	TimestampTz acquired_at;
+	int64		waited_us;
+	char	   *guard_znode;	/* downgrade guard, see file header */
+} ZkLockEntry;
+
+static MemoryContext ZkLockContext = NULL;
+static HTAB *zk_locks = NULL;
+static dlist_head zk_xact_entries = DLIST_STATIC_INIT(zk_xact_entries);
+
+/* this top-level transaction took a lock / lost locks to an expiry */
+static bool zk_xact_took_lock = false;
+static bool zk_xact_lost_locks = false;
+
+static uint32 zk_key_hash(const void *key, Size keysize);
+static int	zk_key_match(const void *key1, const void *key2, Size keysize);
+static void zk_locks_init(void);
+static ZkLockEntry *zk_lookup(const char *path, ZkLockMode mode);
+static void zk_add_hold(ZkLockEntry *entry, ZkLockScope scope);
+static void zk_maybe_drop(ZkLockEntry *entry);
+static void zk_drop_entry(ZkLockEntry *entry, bool delete_nodes);
+static void zk_release_xact_holds(int from_level);
+static void zk_promote_xact_holds(int level);
+static void zk_locks_lost(void);
+static int	zk_locks_held(void);
+static void zk_locks_pre_commit(void);
+static void zk_locks_xact_callback(XactEvent event, void *arg);
+static void zk_locks_subxact_callback(SubXactEvent event,
+									  SubTransactionId mySubid,
+									  SubTransactionId parentSubid,
+									  void *arg);
+static int	zk_info_cmp(const void *a, const void *b);
+
+static uint32
+zk_key_hash(const void *key, Size keysize)
+{
+	const ZkLockKey *k = (const ZkLockKey *) key;
+
+	return hash_bytes((const unsigned char *) k->path, (int) strlen(k->path)) ^
+		(uint32) k->mode;
+}
+
+static int
+zk_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const ZkLockKey *a = (const ZkLockKey *) key1;
+	const ZkLockKey *b = (const ZkLockKey *) key2;
+
+	if (a->mode != b->mode)
+		return 1;
+	return strcmp(a->path, b->path);
+}
+
+/*
+ * zk_locks_init
+ *		Create the table and register the callbacks, once per backend, at
+ *		the first zklock call.
+ */
+static void
+zk_locks_init(void)
+{
+	HASHCTL		ctl;
+
+	if (zk_locks != NULL)
+		return;
+
+	ZkLockContext = AllocSetContextCreate(TopMemoryContext, "zklock",
+										  ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(ZkLockKey);
+	ctl.entrysize = sizeof(ZkLockEntry);
+	ctl.hash = zk_key_hash;
+	ctl.match = zk_key_match;
+	ctl.hcxt = ZkLockContext;
+	zk_locks = hash_create("zklock held locks", 64, &ctl,
+						   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+						   HASH_CONTEXT);
+
+	RegisterXactCallback(zk_locks_xact_callback, NULL);
+	RegisterSubXactCallback(zk_locks_subxact_callback, NULL);
+	ZkSessionSetHooks(zk_locks_lost, zk_locks_held);
+}
+
+static ZkLockEntry *
+zk_lookup(const char *path, ZkLockMode mode)
+{
+	ZkLockKey	key;
+
+	key.path = path;
+	key.mode = mode;
+	return (ZkLockEntry *) hash_search(zk_locks, &key, HASH_FIND, NULL);
+}
+
+/*
+ * ZkLockNodePath
+ *		The ZooKeeper path of a lock's node: zklock.root followed by the
+ *		(validated) lock path.
+ */
+char *
+ZkLockNodePath(const char *path)
+{
+	return psprintf("%s%s", zklock_root, path);
+}
+
+/*
+ * ZkLockEnsureSession
+ *		Open the session if needed, reporting an expired one first.  For
+ *		the inspection functions, which hold nothing themselves.
+ */
+void
+ZkLockEnsureSession(void)
+{
+	zk_locks_init();
+	ZkSessionEnsure();
+}
+
+/*
+ * zk_add_hold
+ *		Count one more hold on an entry.
+ */
+static void
+zk_add_hold(ZkLockEntry *entry, ZkLockScope scope)
+{
+	int			level;
+
+	if (scope == ZK_SCOPE_SESSION)
+	{
+		entry->session_holds++;
+		return;
+	}
+
+	level = GetCurrentTransactionNestLevel();
+	if (entry->nxact > 0 && entry->xact[entry->nxact - 1].level == level)
+		entry->xact[entry->nxact - 1].count++;
+	else
+	{
+		if (entry->nxact == entry->maxxact)
+		{
+			int			newmax = Max(4, entry->maxxact * 2);
+
+			if (entry->xact == NULL)
+				entry->xact = MemoryContextAlloc(ZkLockContext,
+												 sizeof(ZkXactHolds) * newmax);
+			else
+				entry->xact = repalloc(entry->xact, sizeof(ZkXactHolds) * newmax);
+			entry->maxxact = newmax;
+		}
+		entry->xact[entry->nxact].level = level;
+		entry->xact[entry->nxact].count = 1;
+		entry->nxact++;
+	}
+	if (entry->xact_holds == 0)
+		dlist_push_tail(&zk_xact_entries, &entry->xact_link);
+	entry->xact_holds++;
+}
+
+/*
+ * ZkLockAcquire
+ *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
+ *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
+ *		false if a try did not get the lock; sets *token on success.
+ */
+bool
+ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
+			  int64 wait_ms, int64 *token)
+{
+	ZkLockEntry *entry;
+	ZkLockEntry *other;
+	ZkAcquireArgs args;
+	ZkGrant		grant;
+	TimestampTz start;
+	ZkLockKey	key;
+	bool		found;
+
+	zk_locks_init();
+	ZkSessionEnsure();
+
+	/* stacking: no ZooKeeper call */
+	entry = zk_lookup(path, mode);
+	if (entry != NULL)
+	{
+		zk_add_hold(entry, scope);
+		if (scope == ZK_SCOPE_TRANSACTION)
+			zk_xact_took_lock = true;
+		*token = entry->token;
+		return true;
+	}
+
+	other = zk_lookup(path, mode == ZK_MODE_EXCLUSIVE ?
+					  ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
+	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
+						path),
+				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
+				 errhint("Release the shared lock first.")));
+
+	if (hash_get_num_entries(zk_locks) >= zklock_max_locks_per_backend)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many ZooKeeper locks held by this backend"),
+				 errdetail("This backend holds %ld locks.",
+						   hash_get_num_entries(zk_locks)),
+				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
+
+	memset(&args, 0, sizeof(args));
+	args.lock_node = ZkLockNodePath(path);
+	args.lock_path = path;
+	args.mode = mode;
+	args.held_write_znode = other ? other->znode : NULL;
+	args.wait_ms = wait_ms;
+	args.data = ZkBuildNodeData(mode, scope, &args.datalen);
+
+	start = GetCurrentTimestamp();
+	if (!ZkAcquire(&args, &grant))
+		return false;
+
+	/* the node exists now: if it cannot enter the table, delete it */
+	key.path = path;
+	key.mode = mode;
+	PG_TRY();
+	{
+		entry = (ZkLockEntry *) hash_search(zk_locks, &key, HASH_ENTER, &found);
+		Assert(!found);
+		memset((char *) entry + sizeof(ZkLockKey), 0,
+			   sizeof(ZkLockEntry) - sizeof(ZkLockKey));
+		entry->key.path = MemoryContextStrdup(ZkLockContext, path);
+		entry->znode = MemoryContextStrdup(ZkLockContext, grant.znode);
+		if (grant.needs_guard)
+			entry->guard_znode = MemoryContextStrdup(ZkLockContext,
+													 other->znode);
+	}
+	PG_CATCH();
+	{
+		ZkRelease(grant.znode);
+		entry = zk_lookup(path, mode);
+		if (entry != NULL)
+			hash_search(zk_locks, &key, HASH_REMOVE, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	entry->token = grant.token;
+	entry->acquired_at = GetCurrentTimestamp();
+	entry->waited_us = entry->acquired_at - start;
+	zk_add_hold(entry, scope);
+	zk_xact_took_lock = true;
+	*token = grant.token;
+	return true;
+}
+
+/*
+ * zk_maybe_drop
+ *		Release an entry's node once no hold of either kind is left.
+ */
+static void
+zk_maybe_drop(ZkLockEntry *entry)
+{
+	if (entry->session_holds == 0 && entry->xact_holds == 0)
+		zk_drop_entry(entry, true);
+}
+
+/*
+ * zk_drop_entry
+ *		Remove an entry; with delete_nodes, delete its node (in the
+ *		background), minding the downgrade guard.  Never raises an ERROR.
+ */
+static void
+zk_drop_entry(ZkLockEntry *entry, bool delete_nodes)
+{
+	char	   *path = (char *) entry->key.path;
+
+	if (delete_nodes)
+	{
+		if (entry->key.mode == ZK_MODE_EXCLUSIVE)
+		{
+			ZkLockEntry *reader = zk_lookup(path, ZK_MODE_SHARED);
+
+			/* kept alive as a guard while our read lock lasts */
+			if (reader == NULL || reader->guard_znode == NULL ||
+				strcmp(reader->guard_znode, entry->znode) != 0)
+				ZkRelease(entry->znode);
+		}
+		else
+		{
+			ZkRelease(entry->znode);
+			if (entry->guard_znode != NULL)
+			{
+				ZkLockEntry *writer = zk_lookup(path, ZK_MODE_EXCLUSIVE);
+
+				if (writer == NULL || strcmp(writer->znode, entry->guard_znode) != 0)
+					ZkRelease(entry->guard_znode);
+			}
+		}
+	}
+
+	if (entry->xact_holds > 0)
+		dlist_delete(&entry->xact_link);
+	if (entry->znode)
+		pfree(entry->znode);
+	if (entry->guard_znode)
+		pfree(entry->guard_znode);
+	if (entry->xact)
+		pfree(entry->xact);
+	hash_search(zk_locks, &entry->key, HASH_REMOVE, NULL);
+	pfree(path);
+}
+
+/*
+ * ZkLockRelease
+ *		Release one session hold on a path: the exclusive one if held (so
+ *		that write, read, unlock is a downgrade), else the shared one.
+ *		WARNING and false if the backend holds no session lock there.
+ */
+bool
+ZkLockRelease(const char *path)
+{
+	ZkLockEntry *entry = NULL;
+
+	if (zk_locks != NULL)
+	{
+		entry = zk_lookup(path, ZK_MODE_EXCLUSIVE);
+		if (entry == NULL || entry->session_holds == 0)
+			entry = zk_lookup(path, ZK_MODE_SHARED);
+	}
+	if (entry == NULL || entry->session_holds == 0)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
+						path)));
+		return false;
+	}
+	entry->session_holds--;
+	zk_maybe_drop(entry);
+	return true;
+}
+
+/*
+ * ZkLockReleaseAll
+ *		Release every session hold of the backend.
+ */
+void
+ZkLockReleaseAll(void)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	if (zk_locks == NULL)
+		return;
+	hash_seq_init(&status, zk_locks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->session_holds > 0)
+		{
+			entry->session_holds = 0;
+			zk_maybe_drop(entry);
+		}
+	}
+}
+
+int
+ZkLockCount(void)
+{
+	return zk_locks ? (int) hash_get_num_entries(zk_locks) : 0;
+}
+
+static int
+zk_info_cmp(const void *a, const void *b)
+{
+	const ZkLockInfo *x = (const ZkLockInfo *) a;
+	const ZkLockInfo *y = (const ZkLockInfo *) b;
+	int			c = strcmp(x->path, y->path);
+
+	if (c != 0)
+		return c;
+	if (x->mode != y->mode)
+		return x->mode < y->mode ? -1 : 1;
+	return x->scope < y->scope ? -1 : (x->scope > y->scope);
+}
+
+/*
+ * ZkLockList
+ *		Rows for the zk_locks view, one per (path, mode, scope), sorted.
+ */
+int
+ZkLockList(ZkLockInfo **rows)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+	ZkLockInfo *out;
+	int			n = 0;
+
+	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
+	{
+		*rows = NULL;
+		return 0;
+	}
+	out = palloc(sizeof(ZkLockInfo) * 2 * hash_get_num_entries(zk_locks));
+	hash_seq_init(&status, zk_locks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		for (int s = 0; s < 2; s++)
+		{
+			int			holds = s == 0 ? entry->session_holds : entry->xact_holds;
+
+			if (holds == 0)
+				continue;
+			out[n].path = pstrdup(entry->key.path);
+			out[n].mode = entry->key.mode;
+			out[n].scope = s == 0 ? ZK_SCOPE_SESSION : ZK_SCOPE_TRANSACTION;
+			out[n].holds = holds;
+			out[n].znode = pstrdup(entry->znode);
+			out[n].token = entry->token;
+			out[n].acquired_at = entry->acquired_at;
+			out[n].waited_us = entry->waited_us;
+			n++;
+		}
+	}
+	qsort(out, n, sizeof(ZkLockInfo), zk_info_cmp);
+	*rows = out;
+	return n;
+}
+
+/*
+ * zk_release_xact_holds
+ *		Drop the transaction holds taken at nesting level from_level or
+ *		deeper (1: all of them), releasing nodes left without holds.
+ */
+static void
+zk_release_xact_holds(int from_level)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &zk_xact_entries)
+	{
+		ZkLockEntry *entry = dlist_container(ZkLockEntry, xact_link, iter.cur);
+
+		while (entry->nxact > 0 && entry->xact[entry->nxact - 1].level >= from_level)
+		{
+			entry->xact_holds -= entry->xact[entry->nxact - 1].count;
+			entry->nxact--;
+		}
+		if (entry->xact_holds == 0)
+		{
+			dlist_delete(&entry->xact_link);
+			if (entry->session_holds == 0)
+				zk_drop_entry(entry, true);
+		}
+	}
+}
+
+/*
+ * zk_promote_xact_holds
+ *		A subtransaction at 'level' committed: its holds now belong to its
+ *		parent.
+ */
+static void
+zk_promote_xact_holds(int level)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &zk_xact_entries)
+	{
+		ZkLockEntry *entry = dlist_container(ZkLockEntry, xact_link, iter.cur);
+		int			n = entry->nxact;
+
+		if (n == 0 || entry->xact[n - 1].level != level)
+			continue;
+		if (n >= 2 && entry->xact[n - 2].level == level - 1)
+		{
+			entry->xact[n - 2].count += entry->xact[n - 1].count;
+			entry->nxact--;
+		}
+		else
+			entry->xact[n - 1].level = level - 1;
+	}
+}
+
+static int
+zk_locks_held(void)
+{
+	return ZkLockCount();
+}
+
+/*
+ * zk_locks_lost
+ *		Session-lost hook: the session expired (and is closed already).
+ *		Every lock is gone: forget them and raise the ERROR that names them.
+ *		Returns quietly when nothing was held.
+ */
+static void
+zk_locks_lost(void)
+{
+	ZkLockInfo *rows;
+	int			n;
+	StringInfoData list;
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	n = ZkLockList(&rows);
+	if (n == 0)
+		return;
+
+	initStringInfo(&list);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&list, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
+						 rows[i].path, ZkLockModeName(rows[i].mode),
+						 ZkLockScopeName(rows[i].scope));
+
+	hash_seq_init(&status, zk_locks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->xact_holds > 0)
+		{
+			dlist_delete(&entry->xact_link);
+			entry->xact_holds = 0;
+		}
+		zk_drop_entry(entry, false);
+	}
+	if (IsTransactionState())
+		zk_xact_lost_locks = true;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg_plural("ZooKeeper session expired: %d lock was lost",
+						   "ZooKeeper session expired: %d locks were lost",
+						   n, n),
+			 errdetail("Lost: %s.", list.data),
+			 errhint("The next zklock call opens a new session.")));
+}
+
+/*
+ * zk_locks_pre_commit
+ *		Refuse to COMMIT a transaction whose locks are known to be lost.
+ *
+ * Checked when the transaction took a zklock lock, holds transaction
+ * locks, or wrote something while the backend holds locks: the session
+ * must not have expired and, with zklock.verify_on_commit, the server must
+ * confirm within zklock.connect_timeout that every held node still exists.
+ * This runs before the commit record is written; a lock lost after the
+ * check and before the commit completes is not caught (fencing tokens are
+ * the answer to that window).
+ */
+static void
+zk_locks_pre_commit(void)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+	const char **znodes;
+	ZkLockEntry **entries;
+	int			n = 0;
+	int			missing;
+	bool		confirmed;
+
+	if (zk_xact_lost_locks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
+				 errdetail("The ZooKeeper session expired during the transaction.")));
+
+	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
+		return;
+	if (!zk_xact_took_lock && dlist_is_empty(&zk_xact_entries) &&
+		!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		return;
+
+	/* an expiry already seen by the watcher: report it (raises) */
+	if (ZkSessionIsExpired())
+		ZkSessionEnsure();
+
+	if (!zklock_verify_on_commit)
+		return;
+
+	znodes = palloc(sizeof(char *) * hash_get_num_entries(zk_locks));
+	entries = palloc(sizeof(ZkLockEntry *) * hash_get_num_entries(zk_locks));
+	hash_seq_init(&status, zk_locks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		entries[n] = entry;
+		znodes[n++] = entry->znode;
+	}
+
+	missing = ZkVerifyNodes(znodes, n, zklock_connect_timeout, &confirmed);
+	if (!confirmed)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not confirm ZooKeeper locks before commit"),
+				 errdetail("ZooKeeper did not answer within zklock.connect_timeout (%d ms).",
+						   zklock_connect_timeout)));
+	if (missing >= 0)
+	{
+		char	   *path = pstrdup(entries[missing]->key.path);
+		char	   *znode = pstrdup(entries[missing]->znode);
+
+		zk_drop_entry(entries[missing], false);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("ZooKeeper lock \"%s\" was lost before commit", path),
+				 errdetail("Its node \"%s\" no longer exists.", znode)));
+	}
+}
+
+/*
+ * zk_locks_xact_callback
+ *		Transaction end: release transaction holds; refuse PREPARE while
+ *		holding them; verify before COMMIT.  Only PRE_COMMIT and PRE_PREPARE
+ *		may raise an ERROR.
+ */
+static void
+zk_locks_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			zk_locks_pre_commit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (!dlist_is_empty(&zk_xact_entries))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that holds ZooKeeper transaction locks")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			if (!dlist_is_empty(&zk_xact_entries))
+				zk_release_xact_holds(1);
+			zk_xact_took_lock = false;
+			zk_xact_lost_locks = false;
+			break;
+	}
+}
+
+static void
+zk_locks_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	if (dlist_is_empty(&zk_xact_entries))
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		zk_release_xact_holds(GetCurrentTransactionNestLevel());
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		zk_promote_xact_holds(GetCurrentTransactionNestLevel());
+}

@@ -1,0 +1,467 @@
+/*-------------------------------------------------------------------------
+ *
+ * zklock.c
+ *		SQL entry points and settings of zklock: cluster-wide advisory
+ *		locks backed by Apache ZooKeeper.
+ *
+ * This file turns SQL arguments into calls on the lock table
+ * (lock_table.c) and the results back into SQL values.  It knows nothing
+ * of ZooKeeper: the session lives in zk_session.c and the recipe in
+ * lock_recipe.c.
+ *
+ * Loading the library (even through shared_preload_libraries, in the
+ * postmaster) only defines the settings: no thread is started and no
+ * connection made before a backend's first zklock call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "lock_path.h"
+#include "lock_recipe.h"
+#include "lock_table.h"
+#include "node_data.h"
+#include "zk_session.h"
+#include "zklock.h"
+
+PG_MODULE_MAGIC;
+
+/* settings (see _PG_init for their descriptions) */
+char	   *zklock_hosts = NULL;
+char	   *zklock_root = NULL;
+int			zklock_session_timeout = 10000; /* ms */
+int			zklock_connect_timeout = 5000;	/* ms */
+char	   *zklock_auth = NULL;
+bool		zklock_verify_on_commit = true;
+int			zklock_max_locks_per_backend = 1000;
+
+void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(zk_lock);
+PG_FUNCTION_INFO_V1(zk_rlock);
+PG_FUNCTION_INFO_V1(zk_try_lock);
+PG_FUNCTION_INFO_V1(zk_try_rlock);
+PG_FUNCTION_INFO_V1(zk_xact_lock);
+PG_FUNCTION_INFO_V1(zk_xact_rlock);
+PG_FUNCTION_INFO_V1(zk_try_xact_lock);
+PG_FUNCTION_INFO_V1(zk_try_xact_rlock);
+PG_FUNCTION_INFO_V1(zk_unlock);
+PG_FUNCTION_INFO_V1(zk_unlock_all);
+PG_FUNCTION_INFO_V1(zk_locks);
+PG_FUNCTION_INFO_V1(zk_lock_queue);
+PG_FUNCTION_INFO_V1(zk_session);
+
+static bool check_locks_not_held(const char *name, bool changed);
+static bool check_zklock_hosts(char **newval, void **extra, GucSource source);
+static bool check_zklock_root(char **newval, void **extra, GucSource source);
+static bool check_zklock_auth(char **newval, void **extra, GucSource source);
+static bool check_zklock_session_timeout(int *newval, void **extra,
+										 GucSource source);
+static int64 lock_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
+						   ZkLockScope scope);
+static bool lock_try(FunctionCallInfo fcinfo, ZkLockMode mode,
+					 ZkLockScope scope);
+static TimestampTz unix_ms_to_timestamptz(int64 ms);
+static Interval *us_to_interval(int64 us);
+
+const char *
+ZkLockModeName(ZkLockMode mode)
+{
+	return mode == ZK_MODE_EXCLUSIVE ? "exclusive" : "shared";
+}
+
+const char *
+ZkLockScopeName(ZkLockScope scope)
+{
+	return scope == ZK_SCOPE_SESSION ? "session" : "transaction";
+}
+
+/*
+ * check_locks_not_held
+ *		The settings that choose the session (and the root) cannot change
+ *		while this backend holds locks.
+ */
+static bool
+check_locks_not_held(const char *name, bool changed)
+{
+	if (changed && ZkLockCount() > 0)
+	{
+		GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+		GUC_check_errdetail("%s cannot be changed while this backend holds ZooKeeper locks.",
+							name);
+		GUC_check_errhint("Release the locks with zk_unlock_all() first.");
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_zklock_hosts(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+	{
+		GUC_check_errdetail("zklock.hosts must name at least one host:port.");
+		return false;
+	}
+	return check_locks_not_held("zklock.hosts",
+								zklock_hosts != NULL &&
+								strcmp(*newval, zklock_hosts) != 0);
+}
+
+static bool
+check_zklock_root(char **newval, void **extra, GucSource source)
+{
+	const char *problem;
+
+	if (*newval == NULL)
+		return false;
+	problem = ZkLockPathProblem(*newval);
+	if (problem != NULL)
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	return check_locks_not_held("zklock.root",
+								zklock_root != NULL &&
+								strcmp(*newval, zklock_root) != 0);
+}
+
+static bool
+check_zklock_auth(char **newval, void **extra, GucSource source)
+{
+	if (*newval != NULL && (*newval)[0] != '\0' && strchr(*newval, ':') == NULL)
+	{
+		GUC_check_errdetail("zklock.auth must have the form user:password.");
+		return false;
+	}
+	return check_locks_not_held("zklock.auth",
+								zklock_auth != NULL && *newval != NULL &&
+								strcmp(*newval, zklock_auth) != 0);
+}
+
+static bool
+check_zklock_session_timeout(int *newval, void **extra, GucSource source)
+{
+	return check_locks_not_held("zklock.session_timeout",
+								*newval != zklock_session_timeout);
+}
+
+/*
+ * _PG_init
+ *		Define the settings.  Nothing else: no thread, no connection.
+ */
+void
+_PG_init(void)
+{
+	DefineCustomStringVariable("zklock.hosts",
+							   "ZooKeeper servers the backend connects to.",
+							   "A comma-separated list of host:port pairs, as the ZooKeeper client takes it.",
+							   &zklock_hosts,
+							   "127.0.0.1:2181",
+							   PGC_SUSET,
+							   0,
+							   check_zklock_hosts, NULL, NULL);
+
+	DefineCustomStringVariable("zklock.root",
+							   "ZooKeeper path under which lock nodes are created.",
+							   "A lock path \"/a/b\" lives at <zklock.root>/a/b.",
+							   &zklock_root,
+							   "/zklock",
+							   PGC_SUSET,
+							   0,
+							   check_zklock_root, NULL, NULL);
+
+	DefineCustomIntVariable("zklock.session_timeout",
+							"ZooKeeper session timeout requested by the backend.",
+							"The server may negotiate it into its own bounds. A backend that cannot reach ZooKeeper for this long loses its locks.",
+							&zklock_session_timeout,
+							10000, 1000, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							check_zklock_session_timeout, NULL, NULL);
+
+	DefineCustomIntVariable("zklock.connect_timeout",
+							"How long to wait for a ZooKeeper server when opening a session.",
+							"Also bounds the check zklock.verify_on_commit makes at COMMIT.",
+							&zklock_connect_timeout,
+							5000, 1, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("zklock.auth",
+							   "ZooKeeper digest credentials, as user:password.",
+							   "When set, each new session authenticates with them and queue nodes get creator-only ACLs (world-readable).",
+							   &zklock_auth,
+							   "",
+							   PGC_SUSET,
+							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
+							   check_zklock_auth, NULL, NULL);
+
+	DefineCustomBoolVariable("zklock.verify_on_commit",
+							 "Confirms with ZooKeeper at COMMIT that the transaction's locks still exist.",
+							 "COMMIT fails if a held node is gone or cannot be confirmed within zklock.connect_timeout.",
+							 &zklock_verify_on_commit,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("zklock.max_locks_per_backend",
+							"Maximum number of ZooKeeper locks one backend may hold.",
+							"Each distinct path and mode counts once, however often it is taken.",
+							&zklock_max_locks_per_backend,
+							1000, 1, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("zklock");
+}
+
+/*
+ * lock_blocking
+ *		zk_lock and friends: wait as long as needed; return the token.
+ */
+static int64
+lock_blocking(FunctionCallInfo fcinfo, ZkLockMode mode, ZkLockScope scope)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int64		token = 0;
+
+	(void) ZkLockAcquire(path, mode, scope, -1, &token);
+	return token;
+}
+
+/*
+ * lock_try
+ *		zk_try_lock and friends: wait at most wait_ms (default 0).
+ */
+static bool
+lock_try(FunctionCallInfo fcinfo, ZkLockMode mode, ZkLockScope scope)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int32		wait_ms = PG_NARGS() > 1 ? PG_GETARG_INT32(1) : 0;
+	int64		token;
+
+	if (wait_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_ms must not be negative")));
+	return ZkLockAcquire(path, mode, scope, wait_ms, &token);
+}
+
+Datum
+zk_lock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_blocking(fcinfo, ZK_MODE_EXCLUSIVE, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_rlock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_blocking(fcinfo, ZK_MODE_SHARED, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_try_lock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_try(fcinfo, ZK_MODE_EXCLUSIVE, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_try_rlock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_try(fcinfo, ZK_MODE_SHARED, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_xact_lock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_blocking(fcinfo, ZK_MODE_EXCLUSIVE,
+								  ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_xact_rlock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_blocking(fcinfo, ZK_MODE_SHARED,
+								  ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_try_xact_lock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_try(fcinfo, ZK_MODE_EXCLUSIVE, ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_try_xact_rlock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_try(fcinfo, ZK_MODE_SHARED, ZK_SCOPE_TRANSACTION));
+}
+
+/*
+ * zk_unlock
+ *		Release one session hold on a path.
+ */
+Datum
+zk_unlock(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockRelease(path));
+}
+
+/*
+ * zk_unlock_all
+ *		Release every session hold of this backend.
+ */
+Datum
+zk_unlock_all(PG_FUNCTION_ARGS)
+{
+	ZkLockReleaseAll();
+	PG_RETURN_VOID();
+}
+
+static TimestampTz
+unix_ms_to_timestamptz(int64 ms)
+{
+	return ms * 1000 -
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY *
+		 USECS_PER_SEC);
+}
+
+static Interval *
+us_to_interval(int64 us)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = us;
+	return iv;
+}
+
+/*
+ * zk_locks
+ *		This backend's locks: one row per path, mode and scope.
+ */
+Datum
+zk_locks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ZkLockInfo *rows;
+	int			n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	n = ZkLockList(&rows);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[8];
+		bool		nulls[8] = {0};
+
+		values[0] = CStringGetTextDatum(rows[i].path);
+		values[1] = CStringGetTextDatum(ZkLockModeName(rows[i].mode));
+		values[2] = CStringGetTextDatum(ZkLockScopeName(rows[i].scope));
+		values[3] = Int32GetDatum(rows[i].holds);
+		values[4] = CStringGetTextDatum(rows[i].znode);
+		values[5] = Int64GetDatum(rows[i].token);
+		values[6] = TimestampTzGetDatum(rows[i].acquired_at);
+		values[7] = IntervalPGetDatum(us_to_interval(rows[i].waited_us));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * zk_lock_queue
+ *		The whole cluster's queue for a path, in order, with each node's
+ *		owner as far as its data tells.
+ */
+Datum
+zk_lock_queue(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ZkQueueEntry *entries;
+	int			n;
+
+	ZkLockEnsureSession();
+	n = ZkReadQueue(ZkLockNodePath(path), path, &entries);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[14];
+		bool		nulls[14] = {0};
+		ZkOwner		owner;
+		char	   *text;
+
+		ZkParseNodeData(entries[i].data, entries[i].datalen, &owner);
+		values[0] = Int32GetDatum(entries[i].position);
+		values[1] = CStringGetTextDatum(entries[i].znode);
+		values[2] = CStringGetTextDatum(ZkLockModeName(entries[i].mode));
+		values[3] = BoolGetDatum(entries[i].granted);
+		values[4] = Int64GetDatum(entries[i].token);
+		values[5] = TimestampTzGetDatum(unix_ms_to_timestamptz(entries[i].ctime_ms));
+#define TEXT_OR_NULL(k, s) \
+		do { if ((s) != NULL) values[k] = CStringGetTextDatum(s); else nulls[k] = true; } while (0)
+		TEXT_OR_NULL(6, owner.cluster_name);
+		TEXT_OR_NULL(7, owner.host);
+		values[8] = Int32GetDatum(owner.port);
+		nulls[8] = owner.port < 0;
+		values[9] = Int32GetDatum(owner.pid);
+		nulls[9] = owner.pid < 0;
+		TEXT_OR_NULL(10, owner.database);
+		TEXT_OR_NULL(11, owner.user);
+		TEXT_OR_NULL(12, owner.application_name);
+		text = ZkNodeDataAsText(entries[i].data, entries[i].datalen);
+		TEXT_OR_NULL(13, text);
+#undef TEXT_OR_NULL
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * zk_session
+ *		One row about this backend's ZooKeeper session.  Does not open one.
+ */
+Datum
+zk_session(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	ZkSessionStatus st;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	bool		open;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	ZkSessionGetStatus(&st);
+	open = strcmp(st.state, "closed") != 0;
+	values[0] = CStringGetTextDatum(st.state);
+	values[1] = CStringGetTextDatum(psprintf("0x%016llx",
+											 (unsigned long long) st.session_id));
+	nulls[1] = !open;
+	values[2] = CStringGetTextDatum(st.server);
+	nulls[2] = !open || st.server[0] == '\0';
+	values[3] = Int32GetDatum(st.negotiated_timeout);
+	nulls[3] = !open;
+	values[4] = Int32GetDatum(ZkLockCount());
+	values[5] = IntervalPGetDatum(us_to_interval(st.connected_for_ms * 1000));
+	nulls[5] = !open || st.connected_for_ms == 0;
+	values[6] = Int32GetDatum(st.releases_pending);
+	values[7] = Int64GetDatum(st.releases_failed);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
