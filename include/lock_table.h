@@ -30,6 +30,7 @@ extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
 extern bool ZkLockRelease(const char *path);
 extern void ZkLockReleaseAll(void);
 extern int	ZkLockCount(void);
+extern bool ZkLockHoldsNode(const char *path, const char *znode);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern char *ZkLockNodePath(const char *path);
 extern void ZkLockEnsureSession(void);

@@ -15,6 +15,7 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 
 #include "contender.h"
@@ -22,6 +23,7 @@
 #include "zklock.h"
 
 static bool zk_char_refused(pg_wchar c);
+static char *zk_path_for_message(const char *path, size_t len);
 
 /*
  * zk_char_refused
@@ -102,6 +104,33 @@ ZkLockPathProblem(const char *path)
 }
 
 /*
+ * zk_path_for_message
+ *		A refused path as it should appear in an error message: at most
+ *		about 60 bytes, with ASCII control characters written as \xNN so
+ *		that they cannot break the message (or a log line) apart.
+ */
+static char *
+zk_path_for_message(const char *path, size_t len)
+{
+	StringInfoData buf;
+	size_t		shown = len > 64 ? (size_t) pg_mbcliplen(path, (int) len, 60) : len;
+
+	initStringInfo(&buf);
+	for (size_t i = 0; i < shown; i++)
+	{
+		unsigned char c = (unsigned char) path[i];
+
+		if (c < 0x20 || c == 0x7F)
+			appendStringInfo(&buf, "\\x%02X", c);
+		else
+			appendStringInfoChar(&buf, (char) c);
+	}
+	if (shown < len)
+		appendStringInfoString(&buf, "...");
+	return buf.data;
+}
+
+/*
  * ZkCheckLockPath
  *		Check a lock path given in the database encoding.  Raises an ERROR
  *		(22023) saying why it is refused; returns the path in UTF-8, which is
@@ -124,9 +153,7 @@ ZkCheckLockPath(const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid ZooKeeper lock path \"%s\"",
-						len > 64 ?
-						psprintf("%.*s...", pg_mbcliplen(path, (int) len, 60), path) :
-						path),
+						zk_path_for_message(path, len)),
 				 errdetail_internal("%s", problem)));
 	return utf8;
 }

@@ -426,6 +426,26 @@ ZkLockReleaseAll(void)
 	}
 }
 
+/*
+ * ZkLockHoldsNode
+ *		Is this queue node one of ours, held?  (zk_lock_queue shows our own
+ *		downgrade read node as granted, though by the queue rule alone it
+ *		would wait for our write node.)
+ */
+bool
+ZkLockHoldsNode(const char *path, const char *znode)
+{
+	for (int m = 0; zk_locks != NULL && m < 2; m++)
+	{
+		ZkLockEntry *entry = zk_lookup(path, m == 0 ? ZK_MODE_EXCLUSIVE :
+									   ZK_MODE_SHARED);
+
+		if (entry != NULL && strcmp(entry->znode, znode) == 0)
+			return true;
+	}
+	return false;
+}
+
 int
 ZkLockCount(void)
 {

@@ -392,10 +392,12 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ZkQueueEntry *entries;
+	char	   *lock_node;
 	int			n;
 
 	ZkLockEnsureSession();
-	n = ZkReadQueue(ZkLockNodePath(path), path, &entries);
+	lock_node = ZkLockNodePath(path);
+	n = ZkReadQueue(lock_node, path, &entries);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)
@@ -409,7 +411,9 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(entries[i].position);
 		values[1] = CStringGetTextDatum(entries[i].znode);
 		values[2] = CStringGetTextDatum(ZkLockModeName(entries[i].mode));
-		values[3] = BoolGetDatum(entries[i].granted);
+		values[3] = BoolGetDatum(entries[i].granted ||
+								 ZkLockHoldsNode(path, psprintf("%s/%s", lock_node,
+																entries[i].znode)));
 		values[4] = Int64GetDatum(entries[i].token);
 		values[5] = TimestampTzGetDatum(unix_ms_to_timestamptz(entries[i].ctime_ms));
 #define TEXT_OR_NULL(k, s) \
