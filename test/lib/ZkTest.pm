@@ -1,0 +1,175 @@
+# ZkTest.pm: helpers for zklock's TAP tests.
+#
+# Starts ZooKeeper servers (through test/zkctl, so that there is one
+# implementation of "start a server" for every suite) and PostgreSQL
+# clusters (PostgreSQL::Test::Cluster) configured to use them.  Every
+# ZooKeeper server started here is stopped, by pid, when the test ends.
+package ZkTest;
+
+use strict;
+use warnings;
+
+use Cwd qw(abs_path);
+use Exporter 'import';
+use File::Basename qw(dirname);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
+  pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish);
+
+my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
+my @started;
+
+# zkctl(ARGS...): run test/zkctl, die on failure, return its output.
+sub zkctl
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ $zkctl, @args ], '>', \$out, '2>', \$err)
+	  or die "zkctl @args failed: $err";
+	return $out;
+}
+
+# A free port p such that p+100 and p+200 (quorum and election ports of
+# an ensemble member) are free too.
+sub _free_port_triple
+{
+	for (1 .. 50)
+	{
+		my $p = PostgreSQL::Test::Cluster::get_free_port();
+		next if $p > 65000;
+		next
+		  unless PostgreSQL::Test::Cluster::can_bind('127.0.0.1', $p + 100)
+		  && PostgreSQL::Test::Cluster::can_bind('127.0.0.1', $p + 200);
+		return $p;
+	}
+	die "no free port triple";
+}
+
+# zk_standalone(): start a standalone server; returns a hash with dir,
+# ports (one) and hosts (the zklock.hosts string).
+sub zk_standalone
+{
+	my $port = _free_port_triple();
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_$port";
+	zkctl('start', $dir, $port);
+	push @started, $dir;
+	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };
+}
+
+# zk_ensemble(): start a three-server ensemble.
+sub zk_ensemble
+{
+	my @ports = map { _free_port_triple() } 1 .. 3;
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_ens_$ports[0]";
+	zkctl('ensemble', $dir, join(',', @ports));
+	push @started, $dir;
+	return {
+		dir => $dir,
+		ports => \@ports,
+		hosts => join(',', map { "127.0.0.1:$_" } @ports)
+	};
+}
+
+# zk_4lw(PORT, CMD): a four-letter word's answer.
+sub zk_4lw
+{
+	my ($port, $cmd) = @_;
+	return zkctl('4lw', $port, $cmd);
+}
+
+# zk_mntr(PORT): mntr as a hash.
+sub zk_mntr
+{
+	my ($port) = @_;
+	my %m;
+	for my $line (split /\n/, zk_4lw($port, 'mntr'))
+	{
+		my ($k, $v) = split /\t/, $line, 2;
+		$m{$k} = $v if defined $v;
+	}
+	return \%m;
+}
+
+# pg_with_zklock(NAME, ZK, EXTRA_CONF): a started cluster using ZK, with
+# the extension created in database postgres.
+sub pg_with_zklock
+{
+	my ($name, $zk, $extra) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		"zklock.hosts = '$zk->{hosts}'\n"
+		  . "cluster_name = '$name'\n"
+		  . "log_line_prefix = '%m [%p] %q%a '\n"
+		  . ($extra // ''));
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION zklock');
+	return $node;
+}
+
+# wait_for(CODE, SECONDS, WHAT): poll CODE every 20 ms until it returns
+# true; fail the test (and return false) after SECONDS.
+sub wait_for
+{
+	my ($code, $secs, $what) = @_;
+	my $deadline = time() + $secs;
+	while (time() < $deadline)
+	{
+		return 1 if $code->();
+		usleep(20_000);
+	}
+	diag("timed out after ${secs}s waiting for $what");
+	return 0;
+}
+
+# bg_begin(SESSION, SQL, MARKER): start SQL in a background psql session
+# without waiting for it; MARKER is printed when it has completed.
+sub bg_begin
+{
+	my ($s, $sql, $marker) = @_;
+	$s->query_until(qr/zkt_started/,
+		"\\echo zkt_started\n$sql;\n\\echo $marker\n");
+	return;
+}
+
+# bg_done(SESSION, MARKER): has the SQL started by bg_begin completed?
+sub bg_done
+{
+	my ($s, $marker) = @_;
+	$s->{run}->pump_nb();
+	return $s->{stdout} =~ /$marker/;
+}
+
+# bg_finish(SESSION, MARKER): wait for it; returns (stdout, stderr) and
+# clears both.
+sub bg_finish
+{
+	my ($s, $marker) = @_;
+	pump_until($s->{run}, $s->{timeout}, \$s->{stdout}, qr/$marker/);
+	my ($out, $err) = ($s->{stdout}, $s->{stderr});
+	$out =~ s/\n?$marker\n//;
+	$s->{stdout} = '';
+	$s->{stderr} = '';
+	return ($out, $err);
+}
+
+sub elapsed_since
+{
+	my ($t0) = @_;
+	return time() - $t0;
+}
+
+END
+{
+	# stop every ZooKeeper server this test started, whatever happened
+	my $rc = $?;
+	system($zkctl, 'stop', $_) for @started;
+	$? = $rc;
+}
+
+1;

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# run-tests.sh: zklock's whole test suite, against real servers started
+# here on loopback.
+#
+#   1. installs what is missing (test/install-deps.sh), builds, installs;
+#   2. pg_regress and isolation tests: "make installcheck" in a throw-away
+#      cluster (pg_virtualenv) against a standalone ZooKeeper;
+#   3. TAP suites (test/t/*.pl): several PostgreSQL clusters, ZooKeeper
+#      ensembles, faults; run as the "postgres" user when started as root,
+#      since PostgreSQL refuses to run as root.
+#
+# Ends with a line "N passed, M failed" summing every suite; exits
+# non-zero if anything failed.  TAP files to run can be given as
+# arguments (e.g. test/run-tests.sh t/001_two_servers.pl).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+passed=0
+failed=0
+failures=()
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+note() { printf '\n=== %s\n' "$*"; }
+
+# a free TCP port on loopback, at or above $1
+free_port() {
+	local p=$1
+	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do
+		p=$((p + 1))
+	done
+	echo "$p"
+}
+
+note "dependencies and build"
+test/install-deps.sh || { echo "could not install dependencies"; echo "0 passed, 1 failed"; exit 1; }
+make -s 2>&1 | grep -v '^$' || true
+if [ ! -f zklock.so ]; then
+	echo "build failed"; echo "0 passed, 1 failed"; exit 1
+fi
+as_root make -s install >/dev/null || { echo "install failed"; echo "0 passed, 1 failed"; exit 1; }
+
+WORK=$(mktemp -d /tmp/zklock-tests.XXXXXX)
+chmod 755 "$WORK"
+ZKDIR=$WORK/zk
+cleanup() { test/zkctl stop "$ZKDIR" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+if [ $# -eq 0 ]; then
+	note "pg_regress and isolation tests (make installcheck)"
+	ZKPORT=$(free_port 21810)
+	test/zkctl start "$ZKDIR" "$ZKPORT"
+	pg_virtualenv -o "zklock.hosts=127.0.0.1:$ZKPORT" make -k installcheck >"$WORK/installcheck.log" 2>&1
+	ic_rc=$?
+	test/zkctl stop "$ZKDIR"
+	grep -E '^(test| +)[^ ].* \.\.\. ' "$WORK/installcheck.log" | sed 's/^/  /'
+	ok=$(grep -cE '\.\.\. ok ' "$WORK/installcheck.log")
+	bad=$(grep -cE '\.\.\. (FAILED|failed)' "$WORK/installcheck.log")
+	if [ "$ic_rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1
+		tail -30 "$WORK/installcheck.log"
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$bad" -ne 0 ]; then
+		failures+=("installcheck")
+		cat regression.diffs output_iso/regression.diffs 2>/dev/null | head -200
+	fi
+	echo "  installcheck: $ok passed, $bad failed"
+fi
+
+note "TAP tests (test/t)"
+TAPDIR=$WORK/tap
+mkdir -p "$TAPDIR"
+cp -r test/t test/lib test/zkctl "$TAPDIR/"
+[ -d test/java ] && cp -r test/java "$TAPDIR/"
+[ -d test/python ] && cp -r test/python "$TAPDIR/"
+PGBIN=$(pg_config --bindir)
+PGXS_DIR=$(dirname "$(pg_config --pgxs)")/..
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R postgres: "$WORK"
+	RUN_AS=(runuser -u postgres --)
+else
+	RUN_AS=()
+fi
+if [ $# -gt 0 ]; then tapfiles=("$@"); else tapfiles=(t/*.pl); fi
+for tf in "${tapfiles[@]}"; do
+	tf=t/${tf#t/}
+	[ -f "$TAPDIR/$tf" ] || { echo "  no such TAP file: $tf"; failed=$((failed + 1)); continue; }
+	log=$WORK/$(basename "$tf" .pl).tap
+	start=$(date +%s)
+	(cd "$TAPDIR" && "${RUN_AS[@]}" env PATH="$PGBIN:$PATH" TESTDIR="$TAPDIR" \
+		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
+		prove -v -I lib -I "$PGXS_DIR/test/perl" "$tf") >"$log" 2>&1
+	rc=$?
+	ok=$(grep -cE '^ok [0-9]+' "$log")
+	bad=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1				# died, or a wrong plan: count the file once
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	printf '  %-40s %3d passed, %d failed (%ds)\n' "$tf" "$ok" "$bad" $(($(date +%s) - start))
+	if [ "$bad" -ne 0 ]; then
+		failures+=("$tf")
+		grep -E '^not ok|^#' "$log" | head -60
+		for l in "$TAPDIR"/tmp_check/log/regress_log_$(basename "$tf" .pl); do
+			[ -f "$l" ] && tail -40 "$l"
+		done
+	fi
+done
+
+note "summary"
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "logs: $WORK"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
