@@ -46,6 +46,7 @@
 
 #include "contender.h"
 #include "lock_recipe.h"
+#include "node_data.h"
 #include "zk_session.h"
 
 /* One acquisition attempt. */
@@ -75,6 +76,7 @@ static bool zk_recover_node(ZkAttempt *at);
 static void zk_create_node(ZkAttempt *at);
 static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
 static void zk_abandon(ZkAttempt *at);
+static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 
 #define WHAT_ACQUIRE	"acquiring lock"
 #define WHAT_WAIT		"waiting for lock"
@@ -575,8 +577,49 @@ ZkReadQueue(const char *lock_node, const char *lock_path,
 		ZkOpFree(gets[i]);
 		nout++;
 	}
+
+	/*
+	 * A reader behind a granted writer of the same backend was granted by
+	 * a downgrade (see lock_table.c), even if other waiters queued between
+	 * the two: show it as granted, to every server.
+	 */
+	for (int i = 0; i < nout; i++)
+	{
+		if (out[i].granted || out[i].mode != ZK_MODE_SHARED)
+			continue;
+		for (int w = 0; w < i; w++)
+		{
+			if (out[w].mode == ZK_MODE_EXCLUSIVE && out[w].granted &&
+				zk_same_owner(out[w].data, out[w].datalen,
+							  out[i].data, out[i].datalen))
+			{
+				out[i].granted = true;
+				break;
+			}
+		}
+	}
 	*entries = out;
 	return nout;
+}
+
+/*
+ * zk_same_owner
+ *		Do two nodes' data name the same backend (cluster, host, port, pid)?
+ *		False when either does not say.
+ */
+static bool
+zk_same_owner(const char *d1, int l1, const char *d2, int l2)
+{
+	ZkOwner		o1;
+	ZkOwner		o2;
+
+	ZkParseNodeData(d1, l1, &o1);
+	ZkParseNodeData(d2, l2, &o2);
+	return o1.host != NULL && o2.host != NULL && o1.pid >= 0 &&
+		o1.pid == o2.pid && o1.port == o2.port &&
+		strcmp(o1.host, o2.host) == 0 &&
+		(o1.cluster_name == NULL) == (o2.cluster_name == NULL) &&
+		(o1.cluster_name == NULL || strcmp(o1.cluster_name, o2.cluster_name) == 0);
 }
 
 /*

@@ -621,10 +621,15 @@ zk_locks_lost(void)
  * zk_locks_pre_commit
  *		Refuse to COMMIT a transaction whose locks are known to be lost.
  *
- * Checked when the transaction took a zklock lock, holds transaction
- * locks, or wrote something while the backend holds locks: the session
- * must not have expired and, with zklock.verify_on_commit, the server must
- * confirm within zklock.connect_timeout that every held node still exists.
+ * When the transaction took a zklock lock, holds transaction locks, or
+ * wrote something while the backend holds locks, the session must not be
+ * known to have expired (a local check, no round trip).  When it wrote
+ * something (it has an XID, so its COMMIT makes changes visible), and
+ * zklock.verify_on_commit is on, the server must also confirm within
+ * zklock.connect_timeout that every held node still exists: one round trip.
+ * A read-only COMMIT makes nothing visible, so it is not worth a round
+ * trip (that would double the cost of every autocommit zk_lock()).
+ *
  * This runs before the commit record is written; a lock lost after the
  * check and before the commit completes is not caught (fencing tokens are
  * the answer to that window).
@@ -639,6 +644,7 @@ zk_locks_pre_commit(void)
 	int			n = 0;
 	int			missing;
 	bool		confirmed;
+	bool		wrote;
 
 	if (zk_xact_lost_locks)
 		ereport(ERROR,
@@ -648,15 +654,15 @@ zk_locks_pre_commit(void)
 
 	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
 		return;
-	if (!zk_xact_took_lock && dlist_is_empty(&zk_xact_entries) &&
-		!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	wrote = TransactionIdIsValid(GetTopTransactionIdIfAny());
+	if (!zk_xact_took_lock && dlist_is_empty(&zk_xact_entries) && !wrote)
 		return;
 
 	/* an expiry already seen by the watcher: report it (raises) */
 	if (ZkSessionIsExpired())
 		ZkSessionEnsure();
 
-	if (!zklock_verify_on_commit)
+	if (!zklock_verify_on_commit || !wrote)
 		return;
 
 	znodes = palloc(sizeof(char *) * hash_get_num_entries(zk_locks));
