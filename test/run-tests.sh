@@ -54,7 +54,7 @@ if [ $# -eq 0 ]; then
 	pg_virtualenv -o "zklock.hosts=127.0.0.1:$ZKPORT" make -k installcheck >"$WORK/installcheck.log" 2>&1
 	ic_rc=$?
 	test/zkctl stop "$ZKDIR"
-	grep -E '^(test| +)[^ ].* \.\.\. ' "$WORK/installcheck.log" | sed 's/^/  /'
+	grep -E '^(test +| +)[^ ].* \.\.\. ' "$WORK/installcheck.log" | sed 's/^/  /'
 	ok=$(grep -cE '\.\.\. ok ' "$WORK/installcheck.log")
 	bad=$(grep -cE '\.\.\. (FAILED|failed)' "$WORK/installcheck.log")
 	if [ "$ic_rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
@@ -84,7 +84,7 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	RUN_AS=()
 fi
-if [ $# -gt 0 ]; then tapfiles=("$@"); else tapfiles=(t/*.pl); fi
+if [ $# -gt 0 ]; then tapfiles=("$@"); else tapfiles=($(cd test && ls t/*.pl)); fi
 for tf in "${tapfiles[@]}"; do
 	tf=t/${tf#t/}
 	[ -f "$TAPDIR/$tf" ] || { echo "  no such TAP file: $tf"; failed=$((failed + 1)); continue; }
