@@ -19,7 +19,8 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
-  pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish);
+  pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish
+  bg_query);
 
 my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
 my @started;
@@ -158,6 +159,18 @@ sub bg_finish
 	return ($out, $err);
 }
 
+# bg_query(SESSION, SQL): run SQL in a background session (started with
+# on_error_stop => 0) that may fail; returns (stdout, stderr) and clears
+# stderr, which BackgroundPsql would otherwise keep and query_safe refuse.
+sub bg_query
+{
+	my ($s, $sql) = @_;
+	my ($out) = $s->query($sql);
+	my $err = $s->{stderr};
+	$s->{stderr} = '';
+	return ($out, $err);
+}
+
 sub elapsed_since
 {
 	my ($t0) = @_;
@@ -169,6 +182,112 @@ END
 	# stop every ZooKeeper server this test started, whatever happened
 	my $rc = $?;
 	system($zkctl, 'stop', $_) for @started;
+	$? = $rc;
+}
+
+# --- command-driven client programs (test/java, test/python) ---------------
+#
+# A client program reads commands on stdin, one per line, and answers each
+# with one line on stdout (see test/java/CuratorClient.java and
+# test/python/kazoo_client.py).  These helpers drive one with IPC::Run,
+# every wait bounded; every client still running when the test ends is
+# killed, by its own harness.
+
+push @EXPORT, qw(client_start client_send client_next client_ask
+  client_alive client_stop);
+
+my @clients;
+
+# client_start(NAME, CMD_ARRAYREF, SECS): start a client and wait (at most
+# SECS, default 60) for its first line, which it prints once connected;
+# that line is in $client->{ready} (undef if none came).
+sub client_start
+{
+	my ($name, $cmd, $secs) = @_;
+	my $c = { name => $name, in => '', out => '', err => '' };
+	$c->{h} = IPC::Run::start($cmd, '<', \$c->{in}, '>', \$c->{out},
+		'2>', \$c->{err});
+	push @clients, $c;
+	$c->{ready} = client_next($c, $secs // 60);
+	note("$name: " . ($c->{ready} // '(no ready line)'));
+	return $c;
+}
+
+# client_send(C, LINE): send one command without waiting for an answer.
+sub client_send
+{
+	my ($c, $line) = @_;
+	$c->{in} .= "$line\n";
+	eval { $c->{h}->pump_nb; 1 };
+	return;
+}
+
+# client_next(C, SECS): the next line the client prints, waiting at most
+# SECS (default 30) for it; undef on timeout or if the client has exited.
+sub client_next
+{
+	my ($c, $secs) = @_;
+	my $deadline = time() + ($secs // 30);
+	for (;;)
+	{
+		if ($c->{out} =~ s/\A([^\n]*)\n//)
+		{
+			return $1;
+		}
+		my $alive = eval { $c->{h}->pumpable && $c->{h}->pump_nb; 1 }
+		  && $c->{h}->pumpable;
+		next if $c->{out} =~ /\n/;
+		if (!$alive || time() >= $deadline)
+		{
+			diag("$c->{name}: "
+				  . ($alive ? "no answer within ${secs}s" : 'exited')
+				  . "; stderr: $c->{err}");
+			return undef;
+		}
+		usleep(5_000);
+	}
+}
+
+# client_ask(C, LINE, SECS): send LINE and return its answer, skipping the
+# "acquiring ..." line an acquire prints before it waits.
+sub client_ask
+{
+	my ($c, $line, $secs) = @_;
+	client_send($c, $line);
+	for (;;)
+	{
+		my $reply = client_next($c, $secs);
+		return $reply unless defined $reply && $reply =~ /^acquiring /;
+	}
+}
+
+# client_alive(C): is the client process still running?
+sub client_alive
+{
+	my ($c) = @_;
+	eval { $c->{h}->pump_nb if $c->{h}->pumpable; 1 };
+	return $c->{h}->pumpable ? 1 : 0;
+}
+
+# client_stop(C, SIGNAL): send SIGNAL (default KILL) and reap the client.
+sub client_stop
+{
+	my ($c, $sig) = @_;
+	$sig //= 'KILL';
+	eval { $c->{h}->signal($sig) if $c->{h}->pumpable; 1 };
+	eval { $c->{h}->kill_kill(grace => 5); 1 };
+	return;
+}
+
+END
+{
+	# kill every client still running (runs before the END above, which
+	# stops the ZooKeeper servers)
+	my $rc = $?;
+	for my $c (@clients)
+	{
+		eval { $c->{h}->kill_kill(grace => 1); 1 };
+	}
 	$? = $rc;
 }
 

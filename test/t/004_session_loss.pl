@@ -1,0 +1,199 @@
+# Loading starts nothing; losing the session is reported, never ignored.
+#
+# - shared_preload_libraries: no thread in the postmaster, none in a
+#   backend before its first zklock call, no ZooKeeper connection either;
+#   the client library logs nothing below error level.
+# - A holder frozen with SIGSTOP past its session timeout: another server
+#   gets the lock; when the holder wakes, its next zklock call names the
+#   lost locks (08006) and the call after that works on a fresh session.
+# - The same with a transaction lock and a write: COMMIT fails and nothing
+#   the transaction wrote becomes visible.
+# - zklock.verify_on_commit: COMMIT fails when the node was deleted behind
+#   the session's back.
+# - ZooKeeper stopped while a backend waits: 08006 once the connection has
+#   been gone for the session timeout.  A release sent while ZooKeeper is
+#   down is delivered when it is back.
+use strict;
+use warnings;
+
+use lib 'lib';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use ZkTest;
+
+my $zk = zk_standalone();
+my $port = $zk->{ports}[0];
+my $a = pg_with_zklock('a', $zk,
+	"shared_preload_libraries = 'zklock'\nzklock.session_timeout = '2s'\n");
+my $b = pg_with_zklock('b', $zk);
+
+sub threads_of
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/status" or return -1;
+	while (<$fh>) { return $1 if /^Threads:\s+(\d+)/; }
+	return -1;
+}
+
+sub queue_len
+{
+	my ($path) = @_;
+	return $b->safe_psql('postgres', "SELECT count(*) FROM zk_lock_queue('$path')");
+}
+
+# --- loading starts nothing
+is(threads_of($a->{_pid}), 1, 'the postmaster (library preloaded) runs one thread');
+my $conns_before = zk_mntr($port)->{zk_num_alive_connections};
+my $s = $a->background_psql('postgres', on_error_stop => 0);
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+is($s->query_safe('SELECT state FROM zk_session()'), 'closed',
+	'a backend that has not locked anything has no session');
+is(threads_of($spid), 1, 'and no extra thread');
+is(zk_mntr($port)->{zk_num_alive_connections}, $conns_before,
+	'and no ZooKeeper connection');
+$s->query_safe(q{SELECT zk_lock('/loss/s')});
+cmp_ok(threads_of($spid), '>', 1, 'the first lock starts the client library threads');
+is(zk_mntr($port)->{zk_num_alive_connections}, $conns_before + 1,
+	'and opens one connection');
+
+# --- a frozen session holder loses its locks, and is told so
+$s->query_safe(q{SELECT zk_rlock('/loss/s2')});
+my $old_sid = $s->query_safe('SELECT session_id FROM zk_session()');
+my $bw = $b->background_psql('postgres');
+bg_begin($bw, q{SELECT zk_lock('/loss/s') > 0}, 'b_got_s');
+ok(wait_for(sub { queue_len('/loss/s') == 2 }, 10, 'B queued'), 'B waits for the lock A holds');
+
+kill 'STOP', $spid;
+my ($out) = bg_finish($bw, 'b_got_s');
+like($out, qr/\bt\b/, "B gets the lock once the frozen holder's session expired");
+kill 'CONT', $spid;
+
+ok( wait_for(sub { $s->query_safe('SELECT state FROM zk_session()') eq 'expired' },
+		10, 'the client to learn of the expiry'),
+	'the woken holder sees its session as expired');
+my ($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
+like($err, qr/ERROR:  ZooKeeper session expired: 2 locks were lost/,
+	'its next zklock call fails, counting the lost locks');
+like($err, qr{DETAIL:  Lost: "/loss/s" \(exclusive, session\), "/loss/s2" \(shared, session\)\.},
+	'and naming them');
+($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
+is($res, 't', 'the call after that works');
+isnt($s->query_safe('SELECT session_id FROM zk_session()'), $old_sid,
+	'on a new session');
+is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
+	'/loss/unrelated', 'holding only what it took since');
+$s->query_safe('SELECT zk_unlock_all()');
+$bw->query_safe(q{SELECT zk_unlock('/loss/s')});
+
+# --- a frozen transaction holder cannot commit
+$a->safe_psql('postgres', 'CREATE TABLE work (who text)');
+$s->query_safe('BEGIN');
+$s->query_safe(q{SELECT zk_xact_lock('/loss/x')});
+$s->query_safe(q{INSERT INTO work VALUES ('frozen holder')});
+bg_begin($bw, q{SELECT zk_lock('/loss/x') > 0}, 'b_got_x');
+ok(wait_for(sub { queue_len('/loss/x') == 2 }, 10, 'B queued'), 'B waits for the transaction lock');
+kill 'STOP', $spid;
+($out) = bg_finish($bw, 'b_got_x');
+like($out, qr/\bt\b/, 'B gets the lock while the holder is frozen');
+kill 'CONT', $spid;
+($res, $err) = bg_query($s, 'COMMIT');
+like($err, qr/ERROR:  (ZooKeeper session expired: 1 lock was lost|lost connection to ZooKeeper)/,
+	'the woken holder cannot COMMIT');
+is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
+	'nothing it wrote is visible');
+$bw->query_safe(q{SELECT zk_unlock('/loss/x')});
+
+# --- verify_on_commit: a node deleted behind our back fails the COMMIT
+sub delete_node_externally
+{
+	my ($znode) = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run(
+		[
+			'python3', '-c',
+			"from kazoo.client import KazooClient\n"
+			  . "c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)\n"
+			  . "c.delete('$znode'); c.stop()\n"
+		],
+		'>', \$stdout, '2>', \$stderr) or die "could not delete $znode: $stderr";
+}
+
+for my $verify ('on', 'off')
+{
+	$a->safe_psql('postgres', 'TRUNCATE work');
+	$s->query_safe("SET zklock.verify_on_commit = $verify");
+	$s->query_safe('BEGIN');
+	$s->query_safe(q{SELECT zk_xact_lock('/loss/v')});
+	my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
+	delete_node_externally($znode);
+	$s->query_safe(q{INSERT INTO work VALUES ('writer')});
+	($res, $err) = bg_query($s, 'COMMIT');
+	if ($verify eq 'on')
+	{
+		like($err, qr/ERROR:  ZooKeeper lock "\/loss\/v" was lost before commit/,
+			'verify_on_commit = on: COMMIT fails when the node is gone');
+		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
+			'and the write is not visible');
+	}
+	else
+	{
+		is($err, '', 'verify_on_commit = off: COMMIT does not ask ZooKeeper');
+		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '1',
+			'and the write is visible (the documented trade-off)');
+	}
+	is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'no lock is left held');
+}
+$s->query_safe('RESET zklock.verify_on_commit');
+
+# --- ZooKeeper stops while a backend waits
+$s->query_safe(q{SELECT zk_lock('/loss/w')});
+my $wb = $b->background_psql('postgres', on_error_stop => 0);
+$wb->query_safe(q{SET zklock.session_timeout = '2s'});
+bg_begin($wb, q{SELECT zk_lock('/loss/w')}, 'w_done');
+ok(wait_for(sub { queue_len('/loss/w') == 2 }, 10, 'B queued'), 'B waits');
+
+# a release while ZooKeeper is down is delivered later
+$s->query_safe(q{SELECT zk_lock('/loss/u')});
+my $t_stop = time();
+zkctl('stop', $zk->{dir});
+my $t0 = time();
+is($s->query_safe(q{SELECT zk_unlock('/loss/u')}), 't',
+	'zk_unlock returns while ZooKeeper is down');
+cmp_ok(1000 * (time() - $t0), '<', 500, 'at once');
+is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
+	'the release is pending');
+
+($out, $err) = bg_finish($wb, 'w_done');
+my $wait_ms = 1000 * (time() - $t_stop);
+like($err, qr/ERROR:  lost connection to ZooKeeper while waiting for lock "\/loss\/w"/,
+	'the waiter fails with a lost connection, naming the operation and path');
+note(sprintf('the waiter gave up %.0f ms after ZooKeeper stopped (session timeout 2 s)',
+		$wait_ms));
+cmp_ok($wait_ms, '>', 1500, 'not before the session timeout');
+
+zkctl('restart', $zk->{dir}, 1);
+ok( wait_for(sub { $s->query_safe('SELECT releases_pending FROM zk_session()') eq '0' },
+		20, 'the pending release'),
+	'the pending release is delivered once ZooKeeper is back');
+is($s->query_safe('SELECT state FROM zk_session()'), 'connected',
+	'the session survived the short outage');
+is(queue_len('/loss/u'), '0', 'and the released node is gone');
+is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}), '/loss/w',
+	'the holder still holds its other lock');
+$s->query_safe(q{SELECT zk_unlock('/loss/w')});
+ok(wait_for(sub { queue_len('/loss/w') == 0 }, 20, 'empty queue'),
+	"the failed waiter's node is gone too");
+
+# --- the client library stayed quiet
+my $log = slurp_file($a->logfile);
+my @noise = grep { /ZOO_(INFO|DEBUG|WARN)/ } split /\n/, $log;
+is(scalar(@noise), 0, 'the client library logged nothing below error level');
+
+$s->quit;
+$bw->quit;
+$wb->quit;
+$a->stop;
+$b->stop;
+done_testing();
