@@ -65,6 +65,8 @@ typedef struct ZkAttempt
 	int			nqueue;
 	int64		deadline;		/* monotonic ms; 0: none */
 	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
+	int64		start;			/* monotonic ms when the attempt began */
+	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
 } ZkAttempt;
 
 static void zk_make_prefix(char *out);
@@ -76,6 +78,8 @@ static bool zk_recover_node(ZkAttempt *at);
 static void zk_create_node(ZkAttempt *at);
 static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
 static void zk_abandon(ZkAttempt *at);
+static char *zk_describe_owner(const char *data, int len);
+static void zk_log_still_waiting(ZkAttempt *at, int me);
 static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 
 #define WHAT_ACQUIRE	"acquiring lock"
@@ -380,7 +384,23 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		if (rc != ZOK)
 			ZkRaiseForRc(rc, WHAT_WAIT, args->lock_path);
 
-		event = ZkWatchWait(at->deadline, WHAT_WAIT, args->lock_path);
+		for (;;)
+		{
+			int64		log_at = 0;
+			int64		until = at->deadline;
+
+			if (log_lock_waits && !at->logged_wait)
+			{
+				log_at = at->start + DeadlockTimeout;
+				if (until == 0 || log_at < until)
+					until = log_at;
+			}
+			event = ZkWatchWait(until, WHAT_WAIT, args->lock_path);
+			if (event != 0 || log_at == 0 || until != log_at)
+				break;
+			/* deadlock_timeout passed while waiting: say so, once */
+			zk_log_still_waiting(at, me);
+		}
 		if (event == 0)
 		{
 			if (at->is_lock_timeout)
@@ -400,6 +420,62 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		}
 		/* any other event (data changed): evaluate and watch again */
 	}
+}
+
+/*
+ * zk_describe_owner
+ *		Who owns a queue node, in words, from its data: our own JSON, or
+ *		whatever another client stored.
+ */
+static char *
+zk_describe_owner(const char *data, int len)
+{
+	ZkOwner		o;
+	char	   *text;
+
+	ZkParseNodeData(data, len, &o);
+	if (o.host != NULL && o.pid >= 0)
+		return psprintf("PostgreSQL backend %d on %s:%d (cluster \"%s\", database \"%s\", application \"%s\")",
+						o.pid, o.host, o.port,
+						o.cluster_name ? o.cluster_name : "",
+						o.database ? o.database : "",
+						o.application_name ? o.application_name : "");
+	text = ZkNodeDataAsText(data, len);
+	if (text != NULL)
+		return psprintf("a client that describes itself as \"%.100s\"", text);
+	return pstrdup("a client that left no description");
+}
+
+/*
+ * zk_log_still_waiting
+ *		log_lock_waits for ZooKeeper locks: once deadlock_timeout has passed,
+ *		log where we are in the queue and who holds the lock, as PostgreSQL
+ *		does for its own locks.  Best effort: one getData on the first node
+ *		of our (possibly slightly stale) copy of the queue.
+ */
+static void
+zk_log_still_waiting(ZkAttempt *at, int me)
+{
+	const ZkAcquireArgs *args = at->args;
+	int64		ms = ZkNowMs() - at->start;
+	char	   *holder = pstrdup("nobody any more");
+	char	   *path;
+	ZkOp	   *op;
+
+	at->logged_wait = true;
+	path = psprintf("%s/%s", args->lock_node, at->queue[0].name);
+	op = ZkGetData(path, false);
+	if (ZkOpWaitUntil(op, ZkNowMs() + zklock_connect_timeout, WHAT_WAIT,
+					  args->lock_path) && op->rc == ZOK)
+		holder = zk_describe_owner(op->value, op->value_len);
+	ZkOpFree(op);
+
+	ereport(LOG,
+			(errmsg("process %d still waiting for ZooKeeper %s lock \"%s\" after %ld ms",
+					MyProcPid, ZkLockModeName(args->mode), args->lock_path,
+					(long) ms),
+			 errdetail("Queue position %d of %d. First in the queue: node \"%s\", held by %s.",
+					   me + 1, at->nqueue, at->queue[0].name, holder)));
 }
 
 /*
@@ -431,6 +507,7 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 
 	at = palloc0(sizeof(ZkAttempt));
 	at->args = args;
+	at->start = ZkNowMs();
 	if (args->wait_ms > 0)
 		at->deadline = ZkNowMs() + args->wait_ms;
 	else if (args->wait_ms < 0 && LockTimeout > 0)
@@ -462,6 +539,15 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 	{
 		grant->znode = at->znode;
 		grant->token = at->token;
+		if (at->logged_wait)
+		{
+			int64		ms = ZkNowMs() - at->start;
+
+			ereport(LOG,
+					(errmsg("process %d acquired ZooKeeper %s lock \"%s\" after %ld ms",
+							MyProcPid, ZkLockModeName(args->mode), args->lock_path,
+							(long) ms)));
+		}
 	}
 	else
 		zk_abandon(at);
