@@ -1,0 +1,160 @@
+# Connection loss at the worst moments, through a loopback proxy
+# (python/zkproxy.py) that parses the ZooKeeper protocol and cuts the
+# connection right after forwarding a create (the server makes the node,
+# the client never hears of it) or right before.
+#
+# After reconnecting (same session), the backend must find its own node by
+# its per-attempt prefix instead of creating a second one: one node, no
+# orphan; the lock is granted, or the wait goes on.  A release sent while
+# ZooKeeper cannot be reached is delivered when it can; a wait cancelled
+# while the connection is down leaves nothing behind either.
+use strict;
+use warnings;
+
+use lib 'lib';
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use ZkTest;
+
+my $zk = zk_standalone();
+
+# the proxy, driven through its stdin
+my ($pin, $pout, $perr) = ('', '', '');
+my $proxy = IPC::Run::start([ 'python3', 'python/zkproxy.py', $zk->{ports}[0] ],
+	'<', \$pin, '>', \$pout, '2>', \$perr);
+my $ptimer = IPC::Run::timer(30);
+pump_until($proxy, $ptimer, \$pout, qr/listening \d+\n/);
+my ($pport) = $pout =~ /listening (\d+)/;
+$pout = '';
+
+sub proxy
+{
+	my ($cmd) = @_;
+	$pin .= "$cmd\n";
+	$ptimer->start(30);
+	pump_until($proxy, $ptimer, \$pout, qr/^ok$/m);
+	$pout =~ s/^ok\n//m;
+	return;
+}
+
+sub proxy_fired
+{
+	my ($what) = @_;
+	$proxy->pump_nb;
+	return $pout =~ /^dropped-$what-create (\S+)$/m ? $1 : undef;
+}
+
+# A: every backend goes through the proxy; B: straight to ZooKeeper
+my $na = pg_with_zklock('a', $zk, "zklock.hosts = '127.0.0.1:$pport'\n");
+my $nb = pg_with_zklock('b', $zk);
+
+sub queue_rows
+{
+	my ($path) = @_;
+	return $nb->safe_psql('postgres',
+		"SELECT string_agg(cluster_name || ':' || granted, ',' ORDER BY position)
+		 FROM zk_lock_queue('$path')");
+}
+
+# --- a create whose reply was lost, on a free lock
+my $s = $na->background_psql('postgres', on_error_stop => 0);
+$s->query_safe(q{SELECT zk_try_lock('/cl/warmup')});    # open the session first
+$s->query_safe(q{SELECT zk_unlock('/cl/warmup')});
+my $sid = $s->query_safe('SELECT session_id FROM zk_session()');
+proxy('drop-after-create /cl/free/');
+is($s->query_safe(q{SELECT zk_lock('/cl/free') > 0}), 't',
+	'a lock whose create reply was cut is granted');
+ok(defined proxy_fired('after'), 'the proxy did cut the connection after the create');
+is(queue_rows('/cl/free'), 'a:true', 'exactly one node: the one the lost create made');
+is( $s->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/cl/free'}),
+	'/zklock/cl/free/'
+	  . $nb->safe_psql('postgres', q{SELECT znode FROM zk_lock_queue('/cl/free')}),
+	'and the backend holds that very node');
+like($nb->safe_psql('postgres', q{SELECT znode FROM zk_lock_queue('/cl/free')}),
+	qr/__WRIT__0000000000$/, 'no second create was made (first sequence number)');
+is($s->query_safe('SELECT session_id FROM zk_session()'), $sid,
+	'on the same session');
+$s->query_safe(q{SELECT zk_unlock('/cl/free')});
+$pout = '';
+
+# --- a create that never reached the server
+proxy('drop-before-create /cl/before/');
+is($s->query_safe(q{SELECT zk_lock('/cl/before') > 0}), 't',
+	'a lock whose create was lost on the way is granted');
+ok(defined proxy_fired('before'), 'the proxy did cut the connection before the create');
+is(queue_rows('/cl/before'), 'a:true', 'exactly one node');
+$s->query_safe(q{SELECT zk_unlock('/cl/before')});
+$pout = '';
+
+# --- the same while another server holds the lock: the wait goes on
+my $h = $nb->background_psql('postgres');
+$h->query_safe(q{SELECT zk_lock('/cl/held')});
+proxy('drop-after-create /cl/held/');
+bg_begin($s, q{SELECT zk_lock('/cl/held') > 0}, 'held_got');
+ok(wait_for(sub { defined proxy_fired('after') }, 10, 'the cut'),
+	'the waiter\'s create reply was cut');
+ok(wait_for(sub { queue_rows('/cl/held') eq 'b:true,a:false' }, 10, 'queue'),
+	'the waiter is queued once, behind the holder');
+usleep(300_000);
+is(queue_rows('/cl/held'), 'b:true,a:false', 'and stays so: no orphan, no duplicate');
+ok(!bg_done($s, 'held_got'), 'the wait goes on');
+$h->query_safe(q{SELECT zk_unlock('/cl/held')});
+my ($out) = bg_finish($s, 'held_got');
+like($out, qr/\bt\b/, 'and ends with the lock when the holder releases');
+is(queue_rows('/cl/held'), 'a:true', 'holding the node it recovered');
+$s->query_safe(q{SELECT zk_unlock('/cl/held')});
+$pout = '';
+
+# --- a try whose create reply was cut returns false and leaves nothing
+$h->query_safe(q{SELECT zk_lock('/cl/try')});
+proxy('drop-after-create /cl/try/');
+is($s->query_safe(q{SELECT zk_try_lock('/cl/try')}), 'f',
+	'a try that lost its create reply returns false');
+ok(defined proxy_fired('after'), 'after the cut');
+ok(wait_for(sub { queue_rows('/cl/try') eq 'b:true' }, 10, 'cleanup'),
+	'and its recovered node is deleted');
+$h->query_safe(q{SELECT zk_unlock('/cl/try')});
+$pout = '';
+
+# --- a release while ZooKeeper is unreachable is delivered later
+$s->query_safe(q{SELECT zk_lock('/cl/release')});
+proxy('down');
+my $t0 = time();
+is($s->query_safe(q{SELECT zk_unlock('/cl/release')}), 't',
+	'zk_unlock returns while ZooKeeper cannot be reached');
+cmp_ok(1000 * (time() - $t0), '<', 500, 'at once');
+is(queue_rows('/cl/release'), 'a:true', 'the node is still there meanwhile');
+is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
+	'and the release is pending');
+proxy('up');
+ok(wait_for(sub { queue_rows('/cl/release') eq '' }, 15, 'delivery'),
+	'once ZooKeeper is reachable again the node is gone');
+is($s->query_safe('SELECT releases_pending || state FROM zk_session()'), '0connected',
+	'the release is confirmed, the session kept');
+
+# --- a wait cancelled while the connection is down leaves nothing behind
+$h->query_safe(q{SELECT zk_lock('/cl/cancel')});
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+proxy('down');
+bg_begin($s, q{SELECT zk_lock('/cl/cancel')}, 'cancel_done');
+usleep(300_000);
+$na->safe_psql('postgres', "SELECT pg_cancel_backend($spid)");
+my ($o, $err) = bg_finish($s, 'cancel_done');
+like($err, qr/canceling statement due to user request/, 'the wait is cancelled');
+proxy('up');
+usleep(500_000);
+ok(wait_for(sub { queue_rows('/cl/cancel') eq 'b:true' }, 15, 'queue'),
+	'and no node of the cancelled attempt is left');
+is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'nothing is held');
+$h->query_safe(q{SELECT zk_unlock('/cl/cancel')});
+
+$s->quit;
+$h->quit;
+$pin .= "quit\n";
+$proxy->finish;
+$na->stop;
+$nb->stop;
+done_testing();
