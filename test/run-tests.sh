@@ -90,7 +90,8 @@ for tf in "${tapfiles[@]}"; do
 	[ -f "$TAPDIR/$tf" ] || { echo "  no such TAP file: $tf"; failed=$((failed + 1)); continue; }
 	log=$WORK/$(basename "$tf" .pl).tap
 	start=$(date +%s)
-	(cd "$TAPDIR" && "${RUN_AS[@]}" env PATH="$PGBIN:$PATH" TESTDIR="$TAPDIR" \
+	(cd "$TAPDIR" && "${RUN_AS[@]}" env $(env | grep '^ZKLOCK_' | tr '\n' ' ') \
+		PATH="$PGBIN:$PATH" TESTDIR="$TAPDIR" \
 		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
 		prove -v -I lib -I "$PGXS_DIR/test/perl" "$tf") >"$log" 2>&1
 	rc=$?
