@@ -193,8 +193,9 @@ END
 # every wait bounded; every client still running when the test ends is
 # killed, by its own harness.
 
-push @EXPORT, qw(client_start client_send client_next client_ask
-  client_alive client_stop);
+push @EXPORT, qw(client_start client_send client_next client_poll client_ask
+  client_alive client_stop curator_missing curator_client kazoo_missing
+  kazoo_client);
 
 my @clients;
 
@@ -224,15 +225,23 @@ sub client_send
 
 # client_next(C, SECS): the next line the client prints, waiting at most
 # SECS (default 30) for it; undef on timeout or if the client has exited.
+# After a timeout the conversation is out of step (a late answer would be
+# taken for the next command's), so every later call returns undef at once.
 sub client_next
 {
 	my ($c, $secs) = @_;
-	my $deadline = time() + ($secs // 30);
+	$secs //= 30;
+	my $deadline = time() + $secs;
 	for (;;)
 	{
 		if ($c->{out} =~ s/\A([^\n]*)\n//)
 		{
 			return $1;
+		}
+		if ($c->{stuck})
+		{
+			diag("$c->{name}: gave up on it after an earlier timeout");
+			return undef;
 		}
 		my $alive = eval { $c->{h}->pumpable && $c->{h}->pump_nb; 1 }
 		  && $c->{h}->pumpable;
@@ -242,10 +251,20 @@ sub client_next
 			diag("$c->{name}: "
 				  . ($alive ? "no answer within ${secs}s" : 'exited')
 				  . "; stderr: $c->{err}");
+			$c->{stuck} = 1;
 			return undef;
 		}
 		usleep(5_000);
 	}
+}
+
+# client_poll(C): the next line if the client has printed one, else undef;
+# does not wait.
+sub client_poll
+{
+	my ($c) = @_;
+	eval { $c->{h}->pump_nb if $c->{h}->pumpable; 1 };
+	return $c->{out} =~ s/\A([^\n]*)\n// ? $1 : undef;
 }
 
 # client_ask(C, LINE, SECS): send LINE and return its answer, skipping the
@@ -277,6 +296,93 @@ sub client_stop
 	eval { $c->{h}->signal($sig) if $c->{h}->pumpable; 1 };
 	eval { $c->{h}->kill_kill(grace => 5); 1 };
 	return;
+}
+
+# The Curator client (test/java/CuratorClient.java), compiled once per test
+# into tmp_check with Debian's jars.
+my @curator_jars = map { "/usr/share/java/$_.jar" }
+  qw(curator-recipes curator-framework curator-client zookeeper
+  zookeeper-jute guava slf4j-api);
+my $curator_cp;
+
+# curator_missing(): why the Curator client cannot run here, or undef.
+sub curator_missing
+{
+	for my $jar (@curator_jars)
+	{
+		return "$jar is missing (libcurator-recipes-java)" unless -f $jar;
+	}
+	return 'javac is missing (default-jdk-headless)'
+	  unless grep { -x "$_/javac" } split /:/, $ENV{PATH};
+	return;
+}
+
+# curator_client(NAME, ZK, LOCK_NODE, SESSION_MS): start a CuratorClient on
+# LOCK_NODE (the znode, e.g. /zklock/a/b).
+sub curator_client
+{
+	my ($name, $zk, $node, $session_ms) = @_;
+	if (!defined $curator_cp)
+	{
+		my $classes = "$PostgreSQL::Test::Utils::tmp_check/curator_classes";
+		# slf4j-nop silences Curator's and ZooKeeper's logging
+		my @jars = (@curator_jars,
+			grep { -f } '/usr/share/java/slf4j-nop.jar');
+		my ($out, $err) = ('', '');
+		IPC::Run::run(
+			[
+				'javac', '-d', $classes, '-cp', join(':', @jars),
+				'java/CuratorClient.java'
+			],
+			'>', \$out, '2>', \$err,
+			IPC::Run::timeout(120))
+		  or die "javac failed: $out$err";
+		$curator_cp = join(':', @jars, $classes);
+	}
+	return client_start(
+		$name,
+		[
+			'java', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC',
+			'-Xmx128m', '-cp', $curator_cp, 'CuratorClient',
+			$zk->{hosts}, $node, $session_ms // 10000
+		]);
+}
+
+# A python3 that has kazoo: Debian's, whatever else PATH offers first.
+sub _kazoo_python
+{
+	for my $py ('/usr/bin/python3', 'python3')
+	{
+		my ($out, $err) = ('', '');
+		return $py
+		  if eval {
+			IPC::Run::run([ $py, '-c', 'import kazoo.recipe.lock' ],
+				'>', \$out, '2>', \$err, IPC::Run::timeout(60));
+		  };
+	}
+	return;
+}
+my $kazoo_python;
+
+# kazoo_missing(): why the kazoo client cannot run here, or undef.
+sub kazoo_missing
+{
+	$kazoo_python //= _kazoo_python();
+	return $kazoo_python ? undef : 'no python3 with kazoo (python3-kazoo)';
+}
+
+# kazoo_client(NAME, ZK, LOCK_NODE, SESSION_SECONDS, IDENTIFIER): start a
+# kazoo_client.py on LOCK_NODE; IDENTIFIER is the data of its nodes.
+sub kazoo_client
+{
+	my ($name, $zk, $node, $session_s, $ident) = @_;
+	$kazoo_python //= _kazoo_python() // 'python3';
+	return client_start(
+		$name,
+		[
+			$kazoo_python, 'python/kazoo_client.py', $zk->{hosts}, $node,
+			$session_s // 10, $ident // $name
+		]);
 }
 
 END
