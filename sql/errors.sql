@@ -25,7 +25,11 @@ SELECT zk_lock('/err/held') > 0 AS locked;
 SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1:2'$$);
 SELECT zk_test_error($$SET zklock.root = '/elsewhere'$$);
 SELECT zk_test_error($$SET zklock.session_timeout = '20s'$$);
-SELECT zk_test_error($$SET zklock.auth = 'user:secret'$$);
+-- zklock.auth has no check hook (its value must never be echoed in an
+-- error); the next call refuses to switch sessions instead.
+SET zklock.auth = 'user:secret';
+SELECT zk_test_error($$SELECT zk_try_lock('/err/other')$$);
+RESET zklock.auth;
 SELECT zk_test_error($$SELECT set_config('zklock.root', '/elsewhere', false)$$);
 -- ... but setting the same value is fine, and so are the user settings.
 SELECT zk_test_error($$SET zklock.root = '/zklock'$$);
@@ -45,7 +49,9 @@ RESET zklock.root;
 SELECT zk_test_error($$SET zklock.root = 'relative'$$);
 SELECT zk_test_error($$SET zklock.root = '/trailing/'$$);
 SELECT zk_test_error($$SET zklock.root = '/a/../b'$$);
-SELECT zk_test_error($$SET zklock.auth = 'no-colon'$$);
+SET zklock.auth = 'no-colon';
+SELECT zk_test_error($$SELECT zk_lock('/err/a')$$);
+RESET zklock.auth;
 SELECT zk_test_error($$SET zklock.session_timeout = 10$$);
 SELECT zk_test_error($$SET zklock.max_locks_per_backend = 0$$);
 SELECT zk_test_error($$SET zklock.nonexistent = 1$$);

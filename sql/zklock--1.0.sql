@@ -97,6 +97,10 @@ COMMENT ON FUNCTION zk_locks() IS
 CREATE VIEW zk_locks AS SELECT * FROM zk_locks();
 COMMENT ON VIEW zk_locks IS
 'the ZooKeeper locks held by this backend, one row per path, mode and scope';
+-- Like pg_advisory_lock, the functions are executable by PUBLIC (the
+-- default for functions); the view follows them.  README.md, "Security",
+-- shows how to restrict zklock to a role.
+GRANT SELECT ON zk_locks TO PUBLIC;
 
 CREATE FUNCTION zk_lock_queue(
     path text,

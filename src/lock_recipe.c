@@ -192,7 +192,8 @@ zk_create_parents(ZkAttempt *at)
 			{
 				char	   *prefix = pnstrdup(lock_node, p - lock_node);
 
-				ops[nops++] = ZkCreate(prefix, "", 0, ZOO_CONTAINER, false);
+				/* protected like queue nodes when authenticated */
+				ops[nops++] = ZkCreate(prefix, "", 0, ZOO_CONTAINER, true);
 				pfree(prefix);
 				if (*p == '\0')
 					break;

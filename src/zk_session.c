@@ -1028,6 +1028,11 @@ zk_connect(void)
 	const char *auth = (zklock_auth && zklock_auth[0]) ? zklock_auth : NULL;
 	int64		deadline;
 
+	if (auth != NULL && strchr(auth, ':') == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("zklock.auth must have the form user:password")));
+
 	if (!zk_exit_callback_registered)
 	{
 		before_shmem_exit(zk_session_at_exit, (Datum) 0);
@@ -1245,6 +1250,13 @@ ZkRaiseForRc(int rc, const char *what, const char *path)
 	if (rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
 		rc == ZAUTHFAILED || ZkSessionIsExpired())
 		zk_session_lost(what, path);
+	if (rc == ZSESSIONCLOSEDREQUIRESASLAUTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+				 errmsg("ZooKeeper requires authentication while %s \"%s\"",
+						what, path),
+				 errdetail("The server closed the session because it was not authenticated with a scheme the server enforces."),
+				 errhint("Set zklock.auth.")));
 	if (rc == ZNOAUTH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -63,7 +63,6 @@ PG_FUNCTION_INFO_V1(zk_session);
 static bool check_locks_not_held(const char *name, bool changed);
 static bool check_zklock_hosts(char **newval, void **extra, GucSource source);
 static bool check_zklock_root(char **newval, void **extra, GucSource source);
-static bool check_zklock_auth(char **newval, void **extra, GucSource source);
 static bool check_zklock_session_timeout(int *newval, void **extra,
 										 GucSource source);
 static int64 lock_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
@@ -136,19 +135,6 @@ check_zklock_root(char **newval, void **extra, GucSource source)
 }
 
 static bool
-check_zklock_auth(char **newval, void **extra, GucSource source)
-{
-	if (*newval != NULL && (*newval)[0] != '\0' && strchr(*newval, ':') == NULL)
-	{
-		GUC_check_errdetail("zklock.auth must have the form user:password.");
-		return false;
-	}
-	return check_locks_not_held("zklock.auth",
-								zklock_auth != NULL && *newval != NULL &&
-								strcmp(*newval, zklock_auth) != 0);
-}
-
-static bool
 check_zklock_session_timeout(int *newval, void **extra, GucSource source)
 {
 	return check_locks_not_held("zklock.session_timeout",
@@ -198,14 +184,20 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	/*
+	 * No check hook: a refused value would be echoed in "invalid value for
+	 * parameter" errors, which may reach a non-superuser (a function's SET
+	 * clause).  The form and the locks-held rule are checked when the value
+	 * is used, by messages that do not repeat it.
+	 */
 	DefineCustomStringVariable("zklock.auth",
 							   "ZooKeeper digest credentials, as user:password.",
-							   "When set, each new session authenticates with them and queue nodes get creator-only ACLs (world-readable).",
+							   "When set, each new session authenticates with them and the nodes it creates get creator-only ACLs (world-readable).",
 							   &zklock_auth,
 							   "",
 							   PGC_SUSET,
 							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
-							   check_zklock_auth, NULL, NULL);
+							   NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("zklock.verify_on_commit",
 							 "Confirms with ZooKeeper at COMMIT that the transaction's locks still exist.",
@@ -226,6 +218,20 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("zklock");
+
+	/*
+	 * Until a backend loads this library, a zklock.auth given in the
+	 * configuration is an ordinary placeholder setting that any user can
+	 * read with SHOW.  Only preloading closes that gap: say so.
+	 */
+	if (!process_shared_preload_libraries_in_progress &&
+		zklock_auth != NULL && zklock_auth[0] != '\0' &&
+		(session_preload_libraries_string == NULL ||
+		 strstr(session_preload_libraries_string, "zklock") == NULL))
+		ereport(WARNING,
+				(errmsg("zklock.auth is set, but zklock is not preloaded"),
+				 errdetail("In a backend that has not loaded zklock, zklock.auth is an ordinary placeholder setting that any user can read."),
+				 errhint("Add zklock to shared_preload_libraries or session_preload_libraries.")));
 }
 
 /*

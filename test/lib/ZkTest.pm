@@ -20,7 +20,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
   pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish
-  bg_query);
+  bg_query kazoo_python);
 
 my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
 my @started;
@@ -51,12 +51,16 @@ sub _free_port_triple
 	die "no free port triple";
 }
 
-# zk_standalone(): start a standalone server; returns a hash with dir,
-# ports (one) and hosts (the zklock.hosts string).
+# zk_standalone(%opts): start a standalone server; returns a hash with
+# dir, ports (one) and hosts (the zklock.hosts string).  Options: cfg
+# (extra zoo.cfg lines), jvm (extra JVM options).
 sub zk_standalone
 {
+	my (%opts) = @_;
 	my $port = _free_port_triple();
 	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_$port";
+	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
+	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
 	zkctl('start', $dir, $port);
 	push @started, $dir;
 	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };
@@ -169,6 +173,13 @@ sub bg_query
 	my $err = $s->{stderr};
 	$s->{stderr} = '';
 	return ($out, $err);
+}
+
+# kazoo_python(): a python3 that can import kazoo (Debian's python3-kazoo
+# is installed for /usr/bin/python3, which may not be first in PATH)
+sub kazoo_python
+{
+	return _kazoo_python() // 'python3';
 }
 
 sub elapsed_since

@@ -112,7 +112,7 @@ sub delete_node_externally
 	my ($stdout, $stderr);
 	IPC::Run::run(
 		[
-			'python3', '-c',
+			kazoo_python(), '-c',
 			"from kazoo.client import KazooClient\n"
 			  . "c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)\n"
 			  . "c.delete('$znode'); c.stop()\n"

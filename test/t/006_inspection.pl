@@ -138,7 +138,7 @@ $w->query_safe(q{SELECT zk_unlock('/inspect/q')});
 my ($in, $out, $err) = ('', '', '');
 my $py = IPC::Run::start(
 	[
-		'python3', '-c', <<"PY"
+		kazoo_python(), '-c', <<"PY"
 import sys
 from kazoo.client import KazooClient
 c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)

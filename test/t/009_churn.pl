@@ -294,7 +294,7 @@ sub children_left
 	my ($out, $err) = ('', '');
 	IPC::Run::run(
 		[
-			'python3', '-c',
+			kazoo_python(), '-c',
 			"from kazoo.client import KazooClient\n"
 			  . "c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)\n"
 			  . "n = 0\n"

@@ -1,0 +1,183 @@
+# Authentication, ACLs and the secrecy of zklock.auth.
+#
+# - With zklock.auth, every node the backend creates carries creator-only
+#   ACLs plus world read: other clients can read who holds a lock but can
+#   neither delete its node nor queue under it; the same credentials on
+#   another server can.  Missing or wrong credentials get 42501, at once.
+# - A server that enforces digest authentication refuses an
+#   unauthenticated backend with 28000.
+# - The password never shows: not to a non-superuser (SHOW, pg_settings,
+#   current_setting, a function's SET clause), and not in the server log.
+use strict;
+use warnings;
+
+use lib 'lib';
+use Digest::SHA qw(sha1_base64);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use ZkTest;
+
+sub digest_id
+{
+	my ($user, $password) = @_;
+	my $d = sha1_base64("$user:$password");
+	$d .= '=' while length($d) % 4;
+	return "$user:$d";
+}
+
+my $secret = 'Wh1sper-' . int(rand(1e9));
+my $zk = zk_standalone(
+	jvm => '-Dzookeeper.DigestAuthenticationProvider.superDigest='
+	  . digest_id('super', 'superpw'));
+my $port = $zk->{ports}[0];
+
+# A authenticates (from postgresql.conf, with zklock preloaded so that the
+# value is never an unprotected placeholder); B does not.  Statement
+# logging is off: some statements of this test carry the password
+# themselves, and the point is that zklock's own messages never do.
+my $na = pg_with_zklock('a', $zk,
+	"zklock.auth = 'pgapp:$secret'\nlog_statement = none\n"
+	  . "shared_preload_libraries = 'zklock'\n");
+my $nb = pg_with_zklock('b', $zk, "log_statement = none\n");
+
+# kazoo as an outside client; prints one line per call
+sub kazoo
+{
+	my ($code, $auth) = @_;
+	my ($out, $err) = ('', '');
+	my $py = "from kazoo.client import KazooClient\n"
+	  . "from kazoo.exceptions import NoAuthError\n"
+	  . "c = KazooClient(hosts='127.0.0.1:$port'"
+	  . ($auth ? ", auth_data=[('digest', '$auth')]" : '')
+	  . "); c.start(timeout=10)\n"
+	  . "try:\n$code\nfinally:\n    c.stop()\n";
+	IPC::Run::run([ kazoo_python(), '-c', $py ], '>', \$out, '2>', \$err)
+	  or die "kazoo failed: $err";
+	chomp $out;
+	return $out;
+}
+
+# --- nodes of an authenticated backend are protected
+my $s = $na->background_psql('postgres');
+$s->query_safe(q{SELECT zk_lock('/sec/a')});
+my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
+my $id = digest_id('pgapp', $secret);
+# (read as the super user: ZooKeeper masks digests to other clients)
+is( kazoo(
+		"    acl, _ = c.get_acls('$znode')\n"
+		  . "    print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
+		'super:superpw'),
+	"['digest:$id:31', 'world:anyone:1']",
+	'the queue node: all rights for its creator, read for the world');
+is( kazoo(
+		"    acl, _ = c.get_acls('/zklock/sec/a')\n"
+		  . "    print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
+		'super:superpw'),
+	"['digest:$id:31', 'world:anyone:1']",
+	'the lock node it created as well');
+is( kazoo(
+		"    try:\n        c.delete('$znode'); print('deleted')\n"
+		  . "    except NoAuthError:\n        print('refused')"),
+	'refused',
+	'another client cannot delete the queue node');
+like(kazoo("    print(c.get('$znode')[0].decode())"),
+	qr/"cluster_name":"a"/, 'but can read who holds it');
+is($nb->safe_psql('postgres', q{SELECT cluster_name FROM zk_lock_queue('/sec/a')}),
+	'a', 'so zk_lock_queue works from an unauthenticated server');
+
+# --- missing or wrong credentials: 42501, at once
+my $b = $nb->background_psql('postgres', on_error_stop => 0);
+my $t0 = time();
+my ($out, $err) = bg_query($b, q{SELECT zk_lock('/sec/a')});
+like($err, qr/ERROR:  ZooKeeper refused access while acquiring lock "\/sec\/a"/,
+	'an unauthenticated backend cannot queue under the protected lock node');
+cmp_ok(1000 * (time() - $t0), '<', 3000, 'and is told at once, not left hanging');
+$b->query_safe(q{SET zklock.auth = 'pgapp:wrong'});
+($out, $err) = bg_query($b, q{SELECT zk_try_lock('/sec/a', 5000)});
+like($err, qr/ERROR:  ZooKeeper refused access/, 'nor can one with a wrong password');
+is($nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/a')}),
+	'1', 'neither left anything in the queue');
+
+# --- the same credentials on another server share the identity
+$b->query_safe(qq{SET zklock.auth = 'pgapp:$secret'});
+is($b->query_safe(q{SELECT zk_try_lock('/sec/a')}), 'f',
+	'the right credentials on another server queue normally');
+$s->query_safe(q{SELECT zk_unlock('/sec/a')});
+is($b->query_safe(q{SELECT zk_try_lock('/sec/a', 5000)}), 't',
+	'and get the lock after the release');
+$b->query_safe(q{SELECT zk_unlock_all()});
+$b->query_safe(q{RESET zklock.auth});
+
+# --- an ACL set by an administrator is enforced
+kazoo(
+	"    from kazoo.security import make_digest_acl\n"
+	  . "    c.create('/restricted', b'', acl=[make_digest_acl('pgapp', '$secret', all=True)])",
+	'super:superpw');
+$s->query_safe(q{SET zklock.root = '/restricted'});
+is($s->query_safe(q{SELECT zk_lock('/job') > 0}), 't',
+	'the permitted identity locks under a restricted root');
+$b->query_safe(q{SET zklock.root = '/restricted'});
+($out, $err) = bg_query($b, q{SELECT zk_lock('/job2')});
+like($err, qr/ERROR:  ZooKeeper refused access while acquiring lock "\/job2"/,
+	'another identity is refused (42501) under it');
+$s->query_safe(q{SELECT zk_unlock_all()});
+
+# --- a server enforcing authentication refuses an unauthenticated backend
+my $ezk = zk_standalone(cfg => "enforce.auth.enabled=true\nenforce.auth.schemes=digest");
+$b->query_safe("SET zklock.hosts = '$ezk->{hosts}'");
+$b->query_safe(q{RESET zklock.root});
+($out, $err) = bg_query($b, q{SELECT zk_lock('/sec/e')});
+like($err, qr/ERROR:  ZooKeeper requires authentication while acquiring lock "\/sec\/e"/,
+	'28000 when the server requires authentication');
+$b->query_safe(qq{SET zklock.auth = 'pgapp:$secret'});
+is($b->query_safe(q{SELECT zk_lock('/sec/e') > 0}), 't', 'and works with it');
+$b->query_safe(q{SELECT zk_unlock_all()});
+$b->query_safe(q{RESET zklock.auth});
+
+# --- the password is not shown to a non-superuser
+$na->safe_psql('postgres', q{CREATE ROLE plain LOGIN});
+my $p = $na->background_psql('postgres', on_error_stop => 0,
+	extra_params => [ '-U', 'plain' ]);
+($out, $err) = bg_query($p, q{SHOW zklock.auth});
+like($err, qr/must be superuser or have privileges of pg_read_all_settings/,
+	'SHOW zklock.auth is refused to a plain role');
+($out, $err) = bg_query($p, q{SELECT current_setting('zklock.auth')});
+like($err, qr/must be superuser/, 'so is current_setting()');
+is($p->query_safe(q{SELECT count(*) FROM pg_settings WHERE name = 'zklock.auth'}),
+	'0', 'and pg_settings does not list it');
+($out, $err) = bg_query($p, q{SET zklock.auth = 'x:y'});
+like($err, qr/permission denied to set parameter "zklock.auth"/,
+	'nor may it be set');
+
+# a superuser's SECURITY DEFINER function with SET zklock.auth, called by
+# the plain role, never echoes the value, even a malformed one
+$na->safe_psql(
+	'postgres', qq{
+	CREATE FUNCTION locked_job() RETURNS boolean
+	LANGUAGE sql SECURITY DEFINER SET zklock.auth = 'pgapp-$secret'
+	AS \$\$ SELECT zk_try_lock('/sec/job') \$\$;
+	GRANT EXECUTE ON FUNCTION locked_job() TO plain});
+($out, $err) = bg_query($p, q{SELECT locked_job()});
+like($err, qr/ERROR:  zklock.auth must have the form user:password/,
+	'a malformed value is reported without the value');
+unlike($err, qr/\Q$secret\E/, 'the error does not contain the password');
+
+my $log = slurp_file($na->logfile) . slurp_file($nb->logfile);
+unlike($log, qr/\Q$secret\E/, 'the password appears in no server log');
+
+# --- without preloading, the first use warns that the value is exposed
+my $nc = pg_with_zklock('c', $zk, "zklock.auth = 'pgapp:$secret'\n");
+my ($cout, $cerr) = ('', '');
+$nc->psql('postgres', q{SELECT zk_try_lock('/sec/c')},
+	stdout => \$cout, stderr => \$cerr);
+like($cerr, qr/WARNING:  zklock.auth is set, but zklock is not preloaded/,
+	'a backend loading zklock late warns that zklock.auth was readable');
+$nc->stop;
+
+$_->quit for ($s, $b, $p);
+$na->stop;
+$nb->stop;
+done_testing();
