@@ -16,6 +16,9 @@ typedef struct ZkContender
 	const char *name;			/* child name (not a full path) */
 	int32		seq;			/* ZooKeeper's sequence suffix, signed */
 	ZkLockMode	mode;
+	bool		blind;			/* written by a recipe that does not see
+								 * zklock's nodes (Curator InterProcessMutex,
+								 * go-zookeeper: "-lock-") */
 } ZkContender;
 
 /* Our own node-name markers (Apache Curator InterProcessReadWriteLock). */

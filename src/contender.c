@@ -29,39 +29,38 @@ typedef struct ZkMarker
 {
 	const char *text;
 	ZkLockMode	mode;
+	bool		blind;			/* its recipe orders by what follows
+								 * "lock-", so it does not see our nodes */
 } ZkMarker;
 
 static const ZkMarker zk_markers[] = {
-	{ZK_WRITE_MARKER, ZK_MODE_EXCLUSIVE},
-	{ZK_READ_MARKER, ZK_MODE_SHARED},
-	{"-lock-", ZK_MODE_EXCLUSIVE},
-	{"__lock__", ZK_MODE_EXCLUSIVE},
-	{"__rlock__", ZK_MODE_SHARED},
+	{ZK_WRITE_MARKER, ZK_MODE_EXCLUSIVE, false},
+	{ZK_READ_MARKER, ZK_MODE_SHARED, false},
+	{"-lock-", ZK_MODE_EXCLUSIVE, true},
+	{"__lock__", ZK_MODE_EXCLUSIVE, false},
+	{"__rlock__", ZK_MODE_SHARED, false},
 };
 
 #define ZK_SEQ_DIGITS 10
 
-static bool ends_with_marker(const char *name, size_t len, ZkLockMode *mode);
+static const ZkMarker *ends_with_marker(const char *name, size_t len);
 static int	contender_cmp(const void *a, const void *b);
 
 /*
  * ends_with_marker
- *		Does name[0..len) end with a contender marker?  Sets *mode if so.
+ *		The contender marker name[0..len) ends with, or NULL.
  */
-static bool
-ends_with_marker(const char *name, size_t len, ZkLockMode *mode)
+static const ZkMarker *
+ends_with_marker(const char *name, size_t len)
 {
 	for (size_t i = 0; i < lengthof(zk_markers); i++)
 	{
 		size_t		mlen = strlen(zk_markers[i].text);
 
 		if (len >= mlen && memcmp(name + len - mlen, zk_markers[i].text, mlen) == 0)
-		{
-			*mode = zk_markers[i].mode;
-			return true;
-		}
+			return &zk_markers[i];
 	}
-	return false;
+	return NULL;
 }
 
 /*
@@ -79,7 +78,7 @@ ZkParseContender(const char *name, ZkContender *out)
 	size_t		len = strlen(name);
 	size_t		digits_at;
 	int64		value = 0;
-	ZkLockMode	mode;
+	const ZkMarker *marker;
 	bool		negative;
 
 	if (len < ZK_SEQ_DIGITS + 1)
@@ -92,10 +91,10 @@ ZkParseContender(const char *name, ZkContender *out)
 		value = value * 10 + (name[i] - '0');
 	}
 
-	if (ends_with_marker(name, digits_at, &mode))
+	if ((marker = ends_with_marker(name, digits_at)) != NULL)
 		negative = false;
 	else if (name[digits_at - 1] == '-' &&
-			 ends_with_marker(name, digits_at - 1, &mode))
+			 (marker = ends_with_marker(name, digits_at - 1)) != NULL)
 		negative = true;
 	else
 		return false;
@@ -107,7 +106,8 @@ ZkParseContender(const char *name, ZkContender *out)
 
 	out->name = name;
 	out->seq = (int32) value;
-	out->mode = mode;
+	out->mode = marker->mode;
+	out->blind = marker->blind;
 	return true;
 }
 

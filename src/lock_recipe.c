@@ -67,6 +67,7 @@ typedef struct ZkAttempt
 	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
 	int64		start;			/* monotonic ms when the attempt began */
 	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
+	bool		warned_blind;	/* a "-lock-" contender was reported */
 } ZkAttempt;
 
 static void zk_make_prefix(char *out);
@@ -79,6 +80,7 @@ static void zk_create_node(ZkAttempt *at);
 static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
 static void zk_abandon(ZkAttempt *at);
 static char *zk_describe_owner(const char *data, int len);
+static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
 static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 
@@ -336,6 +338,8 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		int			event;
 
 		me = ZkFindContender(at->queue, at->nqueue, at->name);
+		if (!at->warned_blind)
+			zk_warn_blind(at);
 		if (me < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -420,6 +424,32 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 			at->nqueue--;
 		}
 		/* any other event (data changed): evaluate and watch again */
+	}
+}
+
+/*
+ * zk_warn_blind
+ *		A Curator InterProcessMutex (or go-zookeeper) node in the queue: that
+ *		recipe orders by what follows "lock-", finds none in our node names,
+ *		and so may take the lock while we hold it.  We wait for its nodes;
+ *		it does not wait for ours.  Nothing can be refused here (the mix
+ *		works in one direction), but the user must know.
+ */
+static void
+zk_warn_blind(ZkAttempt *at)
+{
+	for (int i = 0; i < at->nqueue; i++)
+	{
+		if (!at->queue[i].blind)
+			continue;
+		at->warned_blind = true;
+		ereport(WARNING,
+				(errmsg("ZooKeeper lock \"%s\" is also used by a client that does not see zklock's queue nodes",
+						at->args->lock_path),
+				 errdetail("Node \"%s\" was written by a lock recipe such as Curator's InterProcessMutex, which can take the lock while zklock holds it.",
+						   at->queue[i].name),
+				 errhint("Use Curator's InterProcessReadWriteLock on paths shared with zklock.")));
+		return;
 	}
 }
 

@@ -254,6 +254,12 @@ is(client_ask($c1, 'mutex 3000'), 'acquired mutex',
 is(sql(q{SELECT zk_try_lock('/interop/m')}),
 	'f', 'zk_try_lock fails while the mutex is held');
 is(sql(q{SELECT zk_try_rlock('/interop/m')}), 'f', 'so does zk_try_rlock');
+{
+	my ($rc, $o, $e) = $pg->psql('postgres', q{SELECT zk_try_lock('/interop/m')});
+	like($e,
+		qr/WARNING:  ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
+		'zklock warns that a lock recipe blind to its nodes shares the path');
+}
 queue_is('/interop/m', "1:exclusive:t:$addr",
 	'the failed tries left nothing behind');
 is( sql(
