@@ -34,5 +34,6 @@ extern bool ZkLockHoldsNode(const char *path, const char *znode);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern char *ZkLockNodePath(const char *path);
 extern void ZkLockEnsureSession(void);
+extern void ZkLockReportExpiry(void);
 
 #endif							/* LOCK_TABLE_H */

@@ -374,6 +374,19 @@ zk_drop_entry(ZkLockEntry *entry, bool delete_nodes)
 }
 
 /*
+ * ZkLockReportExpiry
+ *		If the watcher saw the session expire, raise the ERROR naming the
+ *		lost locks now (every zklock call is "the next call" of the
+ *		contract), rather than release locks that are already gone.
+ */
+void
+ZkLockReportExpiry(void)
+{
+	if (zk_locks != NULL && ZkSessionIsExpired())
+		ZkSessionEnsure();
+}
+
+/*
  * ZkLockRelease
  *		Release one session hold on a path: the exclusive one if held (so
  *		that write, read, unlock is a downgrade), else the shared one.
@@ -384,6 +397,7 @@ ZkLockRelease(const char *path)
 {
 	ZkLockEntry *entry = NULL;
 
+	ZkLockReportExpiry();
 	if (zk_locks != NULL)
 	{
 		entry = zk_lookup(path, ZK_MODE_EXCLUSIVE);
@@ -413,6 +427,7 @@ ZkLockReleaseAll(void)
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *entry;
 
+	ZkLockReportExpiry();
 	if (zk_locks == NULL)
 		return;
 	hash_seq_init(&status, zk_locks);

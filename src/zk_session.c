@@ -125,6 +125,7 @@ static zhandle_t *zk_handle(void);
 static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_issue(ZkJob *job);
+static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
@@ -870,28 +871,39 @@ ZkWatchWait(int64 deadline_ms, const char *what, const char *path)
 }
 
 /*
- * ZkDeleteInBackground
- *		Delete a node without waiting for the answer; retried after a lost
- *		connection until it succeeds or the session ends.  Never raises an
- *		ERROR, so it is safe in abort paths.
+ * zk_job_start
+ *		Create and send a background job.  Never raises an ERROR, so it is
+ *		safe in abort paths; without a session there is nothing to do (the
+ *		nodes went with it), and out of memory the node goes with the
+ *		session (counted as a failed release).
  */
-void
-ZkDeleteInBackground(const char *path)
+static void
+zk_job_start(ZkJobKind kind, const char *path, const char *prefix)
 {
 	ZkJob	   *job;
 
 	if (bridge.zh == NULL)
-		return;					/* no session, so no node either */
-	job = zk_job_new(ZKJOB_DELETE, path, NULL);
+		return;
+	job = zk_job_new(kind, path, prefix);
 	if (job == NULL)
 	{
-		/* out of memory: the node goes with the session */
 		pthread_mutex_lock(&bridge.mutex);
 		bridge.jobs_failed++;
 		pthread_mutex_unlock(&bridge.mutex);
 		return;
 	}
 	zk_job_issue(job);
+}
+
+/*
+ * ZkDeleteInBackground
+ *		Delete a node without waiting for the answer; retried after a lost
+ *		connection until it succeeds or the session ends.
+ */
+void
+ZkDeleteInBackground(const char *path)
+{
+	zk_job_start(ZKJOB_DELETE, path, NULL);
 }
 
 /*
@@ -904,19 +916,7 @@ ZkDeleteInBackground(const char *path)
 void
 ZkSweepInBackground(const char *parent, const char *prefix)
 {
-	ZkJob	   *job;
-
-	if (bridge.zh == NULL)
-		return;
-	job = zk_job_new(ZKJOB_SWEEP, parent, prefix);
-	if (job == NULL)
-	{
-		pthread_mutex_lock(&bridge.mutex);
-		bridge.jobs_failed++;
-		pthread_mutex_unlock(&bridge.mutex);
-		return;
-	}
-	zk_job_issue(job);
+	zk_job_start(ZKJOB_SWEEP, parent, prefix);
 }
 
 /* ------------------------------------------------------------------------

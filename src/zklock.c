@@ -368,6 +368,7 @@ zk_locks(PG_FUNCTION_ARGS)
 	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
+	ZkLockReportExpiry();
 	n = ZkLockList(&rows);
 	for (int i = 0; i < n; i++)
 	{

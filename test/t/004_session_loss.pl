@@ -73,9 +73,9 @@ kill 'CONT', $spid;
 ok( wait_for(sub { $s->query_safe('SELECT state FROM zk_session()') eq 'expired' },
 		10, 'the client to learn of the expiry'),
 	'the woken holder sees its session as expired');
-my ($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
+my ($res, $err) = bg_query($s, q{SELECT zk_unlock('/loss/s')});
 like($err, qr/ERROR:  ZooKeeper session expired: 2 locks were lost/,
-	'its next zklock call fails, counting the lost locks');
+	'its next zklock call, even an unlock, fails, counting the lost locks');
 like($err, qr{DETAIL:  Lost: "/loss/s" \(exclusive, session\), "/loss/s2" \(shared, session\)\.},
 	'and naming them');
 ($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
