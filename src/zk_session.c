@@ -96,6 +96,7 @@ static int	zk_session_timeout_requested = 0;
 static int	zk_negotiated_timeout = 0;	/* ms */
 static ZkSessionLostHook zk_lost_hook = NULL;
 static ZkLocksHeldHook zk_held_hook = NULL;
+static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
 
 /* ACLs: world-open, or (with zklock.auth) creator-all plus world read */
 static struct ACL zk_protected_acl_entries[2];
@@ -127,6 +128,7 @@ static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_issue(ZkJob *job);
 static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
+static bool zk_job_done_ok(int rc);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
@@ -447,7 +449,7 @@ zk_job_issue(ZkJob *job)
 	else
 		rc = zoo_aget_children(zh, job->path, 0, zk_job_sweep_done, job);
 	if (rc != ZOK)
-		zk_job_free(job, rc == ZINVALIDSTATE);	/* expired: node is gone */
+		zk_job_free(job, zk_job_done_ok(rc));
 }
 
 /*
@@ -472,6 +474,19 @@ zk_job_retry_later(ZkJob *job)
 		zk_job_issue(job);
 }
 
+/*
+ * zk_job_done_ok
+ *		Is a job's outcome final and harmless?  Done, or nothing to do any
+ *		more because the node or the whole session is gone.
+ */
+static bool
+zk_job_done_ok(int rc)
+{
+	return rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED ||
+		rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZAUTHFAILED ||
+		rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
+}
+
 static void
 zk_job_delete_done(int rc, const void *data)
 {
@@ -480,8 +495,7 @@ zk_job_delete_done(int rc, const void *data)
 	if (ZkIsConnectionLoss(rc))
 		zk_job_retry_later(job);
 	else
-		zk_job_free(job, rc == ZOK || rc == ZNONODE ||
-					rc == ZSESSIONEXPIRED || rc == ZCLOSING);
+		zk_job_free(job, zk_job_done_ok(rc));
 }
 
 static void
@@ -518,8 +532,7 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 				zk_job_issue(del);
 		}
 	}
-	zk_job_free(job, rc == ZOK || rc == ZNONODE ||
-				rc == ZSESSIONEXPIRED || rc == ZCLOSING);
+	zk_job_free(job, zk_job_done_ok(rc));
 }
 
 /* ------------------------------------------------------------------------
@@ -957,10 +970,25 @@ ZkSessionEnsure(void)
 	if (bridge.zh != NULL)
 	{
 		bool		lost;
+		int64		failed;
 
 		pthread_mutex_lock(&bridge.mutex);
 		lost = bridge.expired || bridge.auth_failed;
+		failed = bridge.jobs_failed;
 		pthread_mutex_unlock(&bridge.mutex);
+
+		/* the completion thread cannot log: say it here, once */
+		if (failed > zk_failures_reported)
+		{
+			ereport(WARNING,
+					(errmsg_plural("%lld ZooKeeper release could not be completed",
+								   "%lld ZooKeeper releases could not be completed",
+								   failed - zk_failures_reported,
+								   (long long) (failed - zk_failures_reported)),
+					 errdetail("ZooKeeper refused to delete the queue nodes; they stay until the session ends."),
+					 errhint("See zk_session().releases_failed.")));
+			zk_failures_reported = failed;
+		}
 
 		if (lost)
 		{

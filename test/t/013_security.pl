@@ -125,6 +125,35 @@ like($err, qr/ERROR:  ZooKeeper refused access while acquiring lock "\/job2"/,
 	'another identity is refused (42501) under it');
 $s->query_safe(q{SELECT zk_unlock_all()});
 
+# --- a release ZooKeeper refuses is reported, not silently dropped
+$s->query_safe(q{RESET zklock.root});
+$s->query_safe(q{SELECT zk_lock('/sec/f')});
+# the administrator takes DELETE away on the lock node (deleting a child
+# needs it on the parent)
+kazoo(
+	"    from kazoo.security import make_acl\n"
+	  . "    c.set_acls('/zklock/sec/f', [make_acl('world', 'anyone', read=True)])",
+	'super:superpw');
+is($s->query_safe(q{SELECT zk_unlock('/sec/f')}), 't',
+	'zk_unlock returns (the delete goes in the background)');
+ok( wait_for(
+		sub { $s->query_safe('SELECT releases_failed FROM zk_session()') eq '1' },
+		10, 'the refused delete'),
+	'the refused delete is counted in zk_session().releases_failed');
+($out, $err) = bg_query($s, q{SELECT zk_try_lock('/sec/g') AND zk_unlock('/sec/g')});
+like($err, qr/WARNING:  1 ZooKeeper release could not be completed/,
+	'and reported by a WARNING at the next zklock call');
+($out, $err) = bg_query($s, q{SELECT zk_try_lock('/sec/g') AND zk_unlock('/sec/g')});
+is($err, '', 'once');
+is($nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/f')}),
+	'1', 'the node stays meanwhile');
+$s->quit;
+ok( wait_for(
+		sub { $nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/f')}) eq '0' },
+		10, 'the session to end'),
+	'and goes with the session');
+$s = $na->background_psql('postgres');
+
 # --- a server enforcing authentication refuses an unauthenticated backend
 my $ezk = zk_standalone(cfg => "enforce.auth.enabled=true\nenforce.auth.schemes=digest");
 $b->query_safe("SET zklock.hosts = '$ezk->{hosts}'");
