@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# bench/run.sh: zklock's benchmark harness (issue 6).  Not part of the test
+# suite.
+#
+#   bench/run.sh            full run (about 6-7 minutes): writes bench/out/full/,
+#                           BENCHMARKS.md and bench/latency.png
+#   bench/run.sh --quick    short run (about 2 minutes): writes bench/out/quick/
+#                           only (BENCHMARKS.md is left alone)
+#   options: --rounds N  --seconds S  (override the round count / seconds per
+#            variant and round), --no-docs (never touch BENCHMARKS.md),
+#            --docs-only (no measurement: redo the analysis, plot and
+#            BENCHMARKS.md from the raw data of the last full run, e.g.
+#            after editing bench/NOTES.md)
+#
+# One run starts a standalone ZooKeeper (test/zkctl) and two PostgreSQL 15
+# clusters (as the postgres user, in a temporary directory) on loopback
+# ports that are free, then measures:
+#   (a) the raw C client floor (bench/zkfloor.c): one ephemeral-sequential
+#       create; the textbook create/getChildren/delete cycle; zklock's own
+#       traffic pattern without PostgreSQL
+#   (b) SQL cycles with pgbench -M prepared, 1 client: zk_lock/zk_unlock,
+#       BEGIN/zk_xact_lock/COMMIT, pg_advisory_lock/unlock; the stacked
+#       re-acquire cost (bench/pgclients.c stack)
+#   (c) peers on the same ZooKeeper: kazoo Lock (bench/kazoo_bench.py),
+#       Curator InterProcessMutex and InterProcessReadWriteLock write lock
+#       (bench/CuratorBench.java)
+#   (d) contention: 8 clients on 2 servers on one path; 200 waiters queued
+#       on one path, with ZooKeeper's watch counters (bench/pgclients.c)
+#   (e) scale: one backend holding 10000 distinct locks (2000 with --quick)
+# The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
+# variant once, in an order rotated from round to round, so that drift of
+# this shared machine hits all variants alike.  bench/analyze.py turns the
+# raw samples into the tables and BENCHMARKS.md; gnuplot draws the plot.
+#
+# Everything started here (ZooKeeper, both postmasters, every client) is
+# stopped by pid when the script exits, however it exits.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(dirname "$HERE")
+PGBIN=/usr/lib/postgresql/15/bin
+PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
+JARS=/usr/share/java
+ZKCTL=$REPO/test/zkctl
+
+MODE=full
+ROUNDS=""
+SECONDS_PER=""
+DOCS=1
+CMDLINE="bench/run.sh${*:+ $*}"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) MODE=quick ;;
+	--rounds) ROUNDS=$2; shift ;;
+	--seconds) SECONDS_PER=$2; shift ;;
+	--no-docs) DOCS=0 ;;
+	--docs-only) MODE=docs ;;
+	-h | --help) sed -n '2,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ "$MODE" = docs ]; then
+	OUT=$HERE/out/full
+	[ -f "$OUT/machine.txt" ] || { echo "run.sh: no full run in $OUT" >&2; exit 1; }
+	"$PY" "$HERE/analyze.py" "$OUT"
+	gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
+	cp "$OUT/latency.png" "$HERE/latency.png"
+	cp "$OUT/BENCHMARKS.md" "$REPO/BENCHMARKS.md"
+	cat "$OUT/summary.txt"
+	exit 0
+fi
+if [ "$MODE" = quick ]; then
+	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
+	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
+	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000
+	DOCS=0
+else
+	: "${ROUNDS:=7}" "${SECONDS_PER:=3}"
+	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
+	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000
+fi
+GAP_US=40 # pattern mode: stands for the SQL round trip between unlock and lock
+
+OUT=$HERE/out/$MODE
+RAW=$OUT/raw
+BUILD=$HERE/out/build
+T_START=$(date +%s)
+
+# fds 3 and 4: the script's own stdout and stderr, whatever a command's
+# output is redirected to when log() or die() runs
+exec 3>&1 4>&2
+log() { printf '[%s +%4ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - T_START))" "$*" >&3; }
+die() { log "ERROR: $*" 3>&4; exit 1; }
+
+# ---------------------------------------------------------------------------
+# cleanup: everything we start is recorded here and stopped by pid
+
+TMP=""
+PG_DATADIRS=()
+CHILD_PIDS=()
+
+stop_pid() { # pid, signal
+	local pid=$1 sig=${2:-TERM} i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill "-$sig" "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+	local rc=$? pid d
+	trap - EXIT INT TERM
+	set +e
+	for pid in "${CHILD_PIDS[@]}"; do stop_pid "$pid" TERM; done
+	for d in "${PG_DATADIRS[@]}"; do
+		if [ -f "$d/postmaster.pid" ]; then
+			pid=$(head -1 "$d/postmaster.pid")
+			# fast shutdown; its backends close their ZooKeeper sessions
+			[ -n "$pid" ] && stop_pid "$pid" INT
+		fi
+	done
+	if [ -n "$TMP" ] && [ -d "$TMP/zk" ]; then
+		"$ZKCTL" stop "$TMP/zk" || true
+	fi
+	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
+		mkdir -p "$OUT/logs"
+		for d in "$TMP"/pg*/log "$TMP"/zk/s1/zk.log; do
+			[ -f "$d" ] && cp "$d" "$OUT/logs/$(basename "$(dirname "$d")")-$(basename "$d")" 2>/dev/null
+		done
+		rm -rf "$TMP"
+	fi
+	if [ $rc -ne 0 ]; then
+		log "run.sh failed (exit $rc); logs in $OUT/logs"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# run a command in the background under timeout(1), recorded for cleanup,
+# and wait for it (timeout passes a TERM it receives on to the command)
+run_bounded() { # seconds, command...
+	local limit=$1 pid rc=0
+	shift
+	timeout -k 10 "$limit" "$@" &
+	pid=$!
+	CHILD_PIDS+=("$pid")
+	wait "$pid" || rc=$?
+	return $rc
+}
+
+# ---------------------------------------------------------------------------
+# preflight
+
+[ "$(id -u)" = 0 ] || die "run as root (PostgreSQL is run as the postgres user via runuser)"
+for c in gcc javac java gnuplot runuser "$PY" "$PGBIN/pgbench" "$PGBIN/initdb" "$ZKCTL"; do
+	command -v "$c" >/dev/null || die "missing $c"
+done
+[ -f /usr/share/postgresql/15/extension/zklock.control ] ||
+	die "zklock is not installed (make install in $REPO)"
+"$PY" -c 'import kazoo' 2>/dev/null || die "python3-kazoo is missing"
+CURATOR_CP=""
+for j in curator-recipes curator-framework curator-client zookeeper zookeeper-jute \
+	slf4j-api slf4j-nop guava; do
+	[ -f "$JARS/$j.jar" ] || die "missing $JARS/$j.jar"
+	CURATOR_CP+="${CURATOR_CP:+:}$JARS/$j.jar"
+done
+
+rm -rf "$OUT"
+mkdir -p "$RAW" "$BUILD"
+log "mode $MODE: $ROUNDS rounds x ${SECONDS_PER}s per variant; output in $OUT"
+
+# ---------------------------------------------------------------------------
+# build the helpers
+
+log "building helpers"
+gcc -O2 -Wall -o "$BUILD/zkfloor" "$HERE/zkfloor.c" -lzookeeper_mt -lpthread
+gcc -O2 -Wall -I"$(pg_config --includedir)" -o "$BUILD/pgclients" "$HERE/pgclients.c" -lpq
+javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
+
+# ---------------------------------------------------------------------------
+# machine notes (before)
+
+{
+	echo "date_utc $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "command $CMDLINE"
+	echo "mode $MODE"
+	echo "rounds $ROUNDS"
+	echo "seconds_per_variant $SECONDS_PER"
+	echo "pgbench_warmup_s $PGB_WARMUP"
+	echo "java_warmup_s $JAVA_WARMUP"
+	echo "kazoo_warmup_s $KAZOO_WARMUP"
+	echo "floor_warmup_s $FLOOR_WARMUP"
+	echo "gap_us $GAP_US"
+	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
+	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
+	echo "zklock_so_mtime $(date -u -r /usr/lib/postgresql/15/lib/zklock.so '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "cpu $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+	echo "nproc $(nproc)"
+	echo "mem_gb $(free -g | awk '/^Mem:/ {print $2}')"
+	echo "kernel $(uname -r)"
+	echo "postgres $("$PGBIN/postgres" --version)"
+	echo "libzookeeper_mt $(dpkg-query -W -f='${Version}' libzookeeper-mt2 2>/dev/null)"
+	echo "kazoo $(dpkg-query -W -f='${Version}' python3-kazoo 2>/dev/null)"
+	echo "curator $(dpkg-query -W -f='${Version}' libcurator-recipes-java 2>/dev/null)"
+	echo "java $(java -version 2>&1 | head -1)"
+	echo "loadavg_start $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/machine.txt"
+
+# ---------------------------------------------------------------------------
+# ports, ZooKeeper, PostgreSQL
+
+free_ports() { # count
+	"$PY" - "$1" <<'EOF'
+import random, socket, sys
+n = int(sys.argv[1]); got = []
+while len(got) < n:
+    p = random.randint(20000, 40000)
+    if p in got:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        got.append(p)
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(" ".join(map(str, got)))
+EOF
+}
+read -r ZKPORT PGPORT1 PGPORT2 <<<"$(free_ports 3)"
+TMP=$(mktemp -d /tmp/zklock-bench.XXXXXX)
+chmod 755 "$TMP"
+ZKHOSTS=127.0.0.1:$ZKPORT
+echo "zk_port $ZKPORT" >>"$OUT/machine.txt"
+echo "zk_datadir_fs $(df -T "$TMP" | awk 'NR==2 {print $2" on "$1}')" >>"$OUT/machine.txt"
+
+# who else uses the CPU meanwhile (this machine is shared)
+"$PY" "$HERE/cpuwatch.py" "$RAW/cpu.txt" $$ "$TMP" zkbench &
+CHILD_PIDS+=($!)
+
+log "starting ZooKeeper on port $ZKPORT"
+"$ZKCTL" start "$TMP/zk" "$ZKPORT"
+echo "zk_version $("$ZKCTL" 4lw "$ZKPORT" srvr | sed -n 's/^Zookeeper version: //p' | cut -d, -f1)" >>"$OUT/machine.txt"
+
+start_pg() { # n port
+	local n=$1 port=$2 d=$TMP/pg$1
+	mkdir -p "$d"
+	chown postgres: "$d"
+	runuser -u postgres -- "$PGBIN/initdb" -D "$d/data" -A trust -U postgres -E UTF8 --locale=C >"$d/initdb.log" 2>&1 ||
+		{ cat "$d/initdb.log" >&2; die "initdb $n failed"; }
+	cat >>"$d/data/postgresql.conf" <<EOF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$d'
+cluster_name = 'zkbench$n'
+max_connections = 130
+shared_buffers = 64MB
+zklock.hosts = '$ZKHOSTS'
+zklock.max_locks_per_backend = 20000
+log_line_prefix = '%m [%p] %q%a '
+EOF
+	PG_DATADIRS+=("$d/data")
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d/data" -l "$d/log" -w -t 60 start >/dev/null ||
+		{ tail -20 "$d/log" >&2; die "PostgreSQL $n did not start"; }
+	"$PGBIN/psql" -h "$d" -p "$port" -U postgres -d postgres -Xq -v ON_ERROR_STOP=1 \
+		-c 'CREATE EXTENSION zklock' -c "SELECT zk_try_lock('/bench/hello')" -c 'SELECT zk_unlock_all()' >/dev/null
+}
+log "starting PostgreSQL clusters on ports $PGPORT1 and $PGPORT2"
+start_pg 1 "$PGPORT1"
+start_pg 2 "$PGPORT2"
+CONN1="host=$TMP/pg1 port=$PGPORT1 user=postgres dbname=postgres"
+CONN2="host=$TMP/pg2 port=$PGPORT2 user=postgres dbname=postgres"
+
+# ---------------------------------------------------------------------------
+# the latency variants
+
+cat >"$BUILD/sql_lock.sql" <<'EOF'
+SELECT zk_lock('/bench/x');
+SELECT zk_unlock('/bench/x');
+EOF
+cat >"$BUILD/sql_xact.sql" <<'EOF'
+BEGIN;
+SELECT zk_xact_lock('/bench/x');
+COMMIT;
+EOF
+cat >"$BUILD/sql_advisory.sql" <<'EOF'
+SELECT pg_advisory_lock(1);
+SELECT pg_advisory_unlock(1);
+EOF
+
+VARIANTS=(floor_create floor_createlist floor_pattern floor_cycle sql_lock sql_xact
+	sql_advisory kazoo curator_mutex curator_rw_write)
+
+# pgbench with a per-transaction log; keeps the transactions that started
+# after the warm-up (the first ones open the backend's ZooKeeper session)
+# and writes their latencies, one per line, in microseconds
+run_pgbench() { # script seconds outfile
+	local script=$1 secs=$2 outfile=$3 prefix=$RAW/pgb.$$
+	rm -f "$prefix".*
+	run_bounded $((secs + PGB_WARMUP + 60)) \
+		"$PGBIN/pgbench" -h "$TMP/pg1" -p "$PGPORT1" -U postgres -n -M prepared -c 1 -r \
+		-T $((secs + PGB_WARMUP)) -l --log-prefix="$prefix" -f "$script" postgres \
+		>"$outfile.pgbench" 2>&1 || { cat "$outfile.pgbench" >&2; return 1; }
+	# client_id txn_no latency_us script_no epoch_s epoch_us
+	awk -v w="$PGB_WARMUP" '
+		{ end = $5 + $6 / 1e6; start = end - $3 / 1e6 }
+		NR == 1 { t0 = start }
+		start >= t0 + w { printf "%s\n", $3 }' "$prefix".* >"$outfile"
+	rm -f "$prefix".*
+}
+
+run_variant() { # name round
+	local v=$1 r=$2 f=$RAW/$1.r$2.txt
+	case "$v" in
+	floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	floor_createlist) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" createlist "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	floor_cycle) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" cycle "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
+	sql_lock | sql_xact | sql_advisory) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
+	kazoo) run_bounded 120 "$PY" "$HERE/kazoo_bench.py" "$ZKHOSTS" "$SECONDS_PER" "$f" "$KAZOO_WARMUP" ;;
+	curator_mutex) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" mutex "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
+	curator_rw_write) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" rwwrite "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
+	*) die "unknown variant $v" ;;
+	esac
+}
+
+log "warm-up (not recorded)"
+run_bounded 60 "$BUILD/zkfloor" "$ZKHOSTS" cycle 1 /dev/null 0.2 >/dev/null
+run_pgbench "$BUILD/sql_lock.sql" 1 "$RAW/warmup.txt" >/dev/null
+rm -f "$RAW"/warmup.txt*
+
+echo "variant round t_start t_end loadavg1" >"$RAW/noise.txt"
+NV=${#VARIANTS[@]}
+for ((r = 1; r <= ROUNDS; r++)); do
+	order=()
+	for ((i = 0; i < NV; i++)); do
+		order+=("${VARIANTS[$(((i + (r - 1) * 3) % NV))]}")
+	done
+	log "round $r/$ROUNDS: ${order[*]}"
+	for v in "${order[@]}"; do
+		ts=$(date +%s.%N)
+		run_variant "$v" "$r" >"$RAW/$v.r$r.log" 2>&1 || { cat "$RAW/$v.r$r.log" >&2; die "variant $v failed in round $r"; }
+		echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
+	done
+done
+
+# ---------------------------------------------------------------------------
+# (b) stacked re-acquire
+
+phase_begin() { PHASE_T0=$(date +%s.%N); }
+phase_end() { echo "$1 $PHASE_T0 $(date +%s.%N)" >>"$RAW/phases.txt"; }
+
+log "stacked re-acquire ($STACK_CALLS calls per statement)"
+phase_begin
+run_bounded 300 "$BUILD/pgclients" stack "$CONN1" /bench/s "$STACK_CALLS" >"$RAW/stack.txt" 2>&1 ||
+	{ cat "$RAW/stack.txt" >&2; die "stack test failed"; }
+phase_end stack
+
+# ---------------------------------------------------------------------------
+# (d) contention and the 200-waiter queue
+
+log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
+phase_begin
+run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" 4 /bench/contend \
+	"$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt" >"$RAW/contend.txt" 2>&1 ||
+	{ cat "$RAW/contend.txt" >&2; echo "contend_failed 1" >>"$RAW/contend.txt"; }
+phase_end contend
+
+log "queue of $((2 * HERD_PER_SERVER)) waiters on one path ($HERD_PER_SERVER per server)"
+phase_begin
+run_bounded 300 "$BUILD/pgclients" herd "$CONN1" "$CONN2" "$HERD_PER_SERVER" /bench/herd "$ZKPORT" \
+	"$RAW/herd_grants.txt" >"$RAW/herd.txt" 2>&1 ||
+	{ cat "$RAW/herd.txt" >&2; echo "herd_failed 1" >>"$RAW/herd.txt"; }
+phase_end herd
+
+# ---------------------------------------------------------------------------
+# (e) one backend holding many locks
+
+log "scale: one backend taking $SCALE_LOCKS distinct locks"
+phase_begin
+run_bounded 900 "$BUILD/pgclients" scale "$CONN1" "$SCALE_LOCKS" /bench/scale >"$RAW/scale.txt" 2>&1 ||
+	{ cat "$RAW/scale.txt" >&2; echo "scale_failed 1" >>"$RAW/scale.txt"; }
+phase_end scale
+
+"$ZKCTL" 4lw "$ZKPORT" mntr >"$RAW/mntr_end.txt"
+{
+	echo "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "zklock_so_md5_end $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
+	echo "elapsed_s $(($(date +%s) - T_START))"
+} >>"$OUT/machine.txt"
+
+# ---------------------------------------------------------------------------
+# analysis, plot, documents
+
+log "analysing"
+"$PY" "$HERE/analyze.py" "$OUT"
+gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
+if [ "$DOCS" = 1 ]; then
+	cp "$OUT/latency.png" "$HERE/latency.png"
+	cp "$OUT/BENCHMARKS.md" "$REPO/BENCHMARKS.md"
+	log "wrote $REPO/BENCHMARKS.md and $HERE/latency.png"
+fi
+cat "$OUT/summary.txt"
+log "done in $(($(date +%s) - T_START)) s"
