@@ -555,7 +555,7 @@ def main():
               "holder releases, and every waiter releases as soon as it is granted. The harness checks "
               "that every waiter was granted and that fencing tokens arrive in strictly increasing order "
               "(one holder at a time, FIFO), waits until the queue is empty, and reads `mntr` again.\n\n")
-    md.append("\n**How watch events are counted (server side).** ZooKeeper 3.8's `mntr` exposes, for each "
+    md.append("**How watch events are counted (server side).** ZooKeeper 3.8's `mntr` exposes, for each "
               "kind of watch trigger, a summary of how many watchers one event fired: "
               "`zk_{cnt,sum}_node_deleted_watch_count`, `..._node_changed_...`, `..._node_children_...`, "
               "`..._node_created_...` (`WatchManager.triggerWatch` adds one sample, the number of watchers "
