@@ -49,7 +49,7 @@ extern bool ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant);
 extern void ZkRelease(const char *znode);
 extern int	ZkReadQueue(const char *lock_node, const char *lock_path,
 						ZkQueueEntry **entries);
-extern int	ZkVerifyNodes(const char *const *znodes, int n, int64 timeout_ms,
-						  bool *confirmed);
+extern bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,
+						 int64 quiet_ms);
 
 #endif							/* LOCK_RECIPE_H */

@@ -77,7 +77,16 @@ extern int64 ZkNowMs(void);
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
 extern ZkOp *ZkGetChildren(const char *path);
-extern ZkOp *ZkGetData(const char *path, bool watch);
+/* which watch a getData leaves on its node */
+typedef enum ZkWatchKind
+{
+	ZK_NO_WATCH,
+	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
+	ZK_WATCH_HELD				/* a node this backend holds: deletions are
+								 * collected for ZkTakeDeletedHeld() */
+} ZkWatchKind;
+
+extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExists(const char *path);
 extern ZkOp *ZkSync(const char *path);
 extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
@@ -94,6 +103,8 @@ extern void ZkRaiseForRc(int rc, const char *what, const char *path) pg_attribut
 
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
+
+extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
 
 extern void ZkDeleteInBackground(const char *path);
 extern void ZkSweepInBackground(const char *parent, const char *prefix);

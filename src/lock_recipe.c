@@ -368,7 +368,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 
 		blocker = psprintf("%s/%s", args->lock_node, at->queue[b].name);
 		ZkWatchArm(blocker);
-		op = ZkGetData(blocker, true);
+		op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
 		ZkOpWait(op, WHAT_WAIT, args->lock_path);
 		rc = op->rc;
 		ZkOpFree(op);
@@ -495,7 +495,7 @@ zk_log_still_waiting(ZkAttempt *at, int me)
 
 	at->logged_wait = true;
 	path = psprintf("%s/%s", args->lock_node, at->queue[0].name);
-	op = ZkGetData(path, false);
+	op = ZkGetData(path, ZK_NO_WATCH);
 	if (ZkOpWaitUntil(op, ZkNowMs() + zklock_connect_timeout, WHAT_WAIT,
 					  args->lock_path) && op->rc == ZOK)
 		holder = zk_describe_owner(op->value, op->value_len);
@@ -650,7 +650,7 @@ ZkReadQueue(const char *lock_node, const char *lock_path,
 	{
 		char	   *path = psprintf("%s/%s", lock_node, queue[i].name);
 
-		gets[i] = ZkGetData(path, false);
+		gets[i] = ZkGetData(path, ZK_NO_WATCH);
 		pfree(path);
 	}
 
@@ -740,64 +740,73 @@ zk_same_owner(const char *d1, int l1, const char *d2, int l2)
 }
 
 /*
- * ZkVerifyNodes
- *		Ask the server whether these nodes still exist: a sync (so that a
- *		lagging follower cannot answer from stale state), then an exists per
- *		node, all pipelined: one round trip.  Gives up at timeout_ms from
- *		now, setting *confirmed = false.  Returns the index of a node that
- *		is gone, or -1 if all exist (or nothing could be confirmed).
+ * ZkVerifyHeld
+ *		Confirm with the server, before a COMMIT, that this backend's held
+ *		nodes still exist: one round trip, however many nodes it holds.
+ *
+ * A sync, then a getData leaving a held-node watch (ZK_WATCH_HELD) on
+ * each node given (those not watched yet), all pipelined.  ZooKeeper
+ * delivers a watch notification before any later response on the session,
+ * so once the sync has answered, the deletion of any node watched before
+ * has been collected for ZkTakeDeletedHeld(); the getData answers say the
+ * same for the nodes given, and leave their watches for next time.  The
+ * sync's answer also proves the session alive when it was processed.
+ *
+ * Sets gone[i] for the given nodes found missing.  Returns false if the
+ * server stopped answering for quiet_ms: the deadline moves with every
+ * answer, so many nodes take as long as they need.
  */
-int
-ZkVerifyNodes(const char *const *znodes, int n, int64 timeout_ms,
-			  bool *confirmed)
+bool
+ZkVerifyHeld(const char *const *znodes, int n, bool *gone, int64 quiet_ms)
 {
 	const char *what = "verifying lock";
-	int64		deadline = ZkNowMs() + timeout_ms;
 	ZkOp	  **ops = palloc(sizeof(ZkOp *) * (n + 1));
+	int64		deadline = ZkNowMs() + quiet_ms;
 
-	*confirmed = false;
+	memset(gone, 0, sizeof(bool) * n);
 	for (;;)
 	{
 		bool		lost = false;
 		bool		timed_out = false;
-		int			missing = -1;
 
 		ops[0] = ZkSync("/");
 		for (int i = 0; i < n; i++)
-			ops[i + 1] = ZkExists(znodes[i]);
+			ops[i + 1] = ZkGetData(znodes[i], ZK_WATCH_HELD);
 
 		for (int i = 0; i <= n; i++)
 		{
+			const char *path = i > 0 ? znodes[i - 1] : "/";
 			int			rc;
 
-			if (!timed_out && !ZkOpWaitUntil(ops[i], deadline, what,
-											  i > 0 ? znodes[i - 1] : "/"))
+			if (!timed_out && !ZkOpWaitUntil(ops[i], deadline, what, path))
 				timed_out = true;
 			if (timed_out)
 			{
 				ZkOpFree(ops[i]);
 				continue;
 			}
+			deadline = ZkNowMs() + quiet_ms;	/* it answers: keep going */
 			rc = ops[i]->rc;
 			ZkOpFree(ops[i]);
 			if (ZkIsConnectionLoss(rc))
 				lost = true;
-			else if (i > 0 && rc == ZNONODE && missing < 0)
-				missing = i - 1;
-			else if (rc != ZOK && rc != ZNONODE)
-				ZkRaiseForRc(rc, what, i > 0 ? znodes[i - 1] : "/");
+			else if (i > 0 && rc == ZNONODE)
+				gone[i - 1] = true;
+			else if (rc != ZOK)
+				ZkRaiseForRc(rc, what, path);
 		}
 		if (timed_out)
 			break;
 		if (!lost)
 		{
-			*confirmed = true;
 			pfree(ops);
-			return missing;
+			return true;
 		}
+		/* the connection dropped meanwhile: once it is back, ask again */
 		if (!ZkWaitConnectedUntil(deadline, what, "/"))
 			break;
+		memset(gone, 0, sizeof(bool) * n);
 	}
 	pfree(ops);
-	return -1;
+	return false;
 }

@@ -35,6 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "contender.h"
 #include "lock_recipe.h"
 #include "lock_table.h"
 #include "node_data.h"
@@ -69,6 +70,8 @@ typedef struct ZkLockEntry
 	TimestampTz acquired_at;
 	int64		waited_us;
 	char	   *guard_znode;	/* downgrade guard, see file header */
+	bool		watched;		/* a held-node watch is set on znode */
+	bool		lost;			/* znode is known to have been deleted */
 } ZkLockEntry;
 
 static MemoryContext ZkLockContext = NULL;
@@ -97,6 +100,9 @@ static void zk_locks_subxact_callback(SubXactEvent event,
 									  SubTransactionId parentSubid,
 									  void *arg);
 static int	zk_info_cmp(const void *a, const void *b);
+static ZkLockEntry *zk_entry_for_znode(const char *znode);
+static void zk_collect_held_events(void);
+static void zk_raise_lost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -221,6 +227,87 @@ zk_add_hold(ZkLockEntry *entry, ZkLockScope scope)
 }
 
 /*
+ * zk_entry_for_znode
+ *		The held entry whose queue node this is, or NULL.  The lock path and
+ *		mode are read back from the node's path (root, path, name).
+ */
+static ZkLockEntry *
+zk_entry_for_znode(const char *znode)
+{
+	size_t		rootlen = strlen(zklock_root);
+	const char *slash = strrchr(znode, '/');
+	ZkContender c;
+	ZkLockEntry *entry;
+	char	   *path;
+
+	if (slash == NULL || strncmp(znode, zklock_root, rootlen) != 0 ||
+		slash <= znode + rootlen || !ZkParseContender(slash + 1, &c))
+		return NULL;
+	path = pnstrdup(znode + rootlen, slash - (znode + rootlen));
+	entry = zk_lookup(path, c.mode);
+	pfree(path);
+	if (entry == NULL || strcmp(entry->znode, znode) != 0)
+		return NULL;
+	return entry;
+}
+
+/*
+ * zk_collect_held_events
+ *		Take the events the held-node watches reported: a deleted node's lock
+ *		is lost; a changed node's watch is spent and must be set again.
+ *		Events on nodes no longer held (our own releases) are ignored.
+ */
+static void
+zk_collect_held_events(void)
+{
+	char	  **paths;
+	bool	   *deleted;
+	int			n;
+
+	if (zk_locks == NULL)
+		return;
+	n = ZkTakeDeletedHeld(&paths, &deleted);
+	for (int i = 0; i < n; i++)
+	{
+		ZkLockEntry *entry = zk_entry_for_znode(paths[i]);
+
+		if (entry == NULL)
+			continue;
+		entry->watched = false;
+		if (deleted[i])
+			entry->lost = true;
+	}
+}
+
+/*
+ * zk_raise_lost
+ *		A held node is known to be gone: forget the lost locks and raise the
+ *		ERROR naming one of them.
+ */
+static void
+zk_raise_lost(ZkLockEntry *entry, int nlost)
+{
+	char	   *path = pstrdup(entry->key.path);
+	char	   *znode = pstrdup(entry->znode);
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *e;
+
+	hash_seq_init(&status, zk_locks);
+	while ((e = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (e->lost)
+			zk_drop_entry(e, false);
+	}
+	if (IsTransactionState())
+		zk_xact_lost_locks = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("ZooKeeper lock \"%s\" was lost", path),
+			 errdetail("Its node \"%s\" no longer exists.", znode),
+			 nlost > 1 ? errhint("%d locks of this backend were lost that way.", nlost) : 0));
+}
+
+/*
  * ZkLockAcquire
  *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
  *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
@@ -240,9 +327,12 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 
 	zk_locks_init();
 	ZkSessionEnsure();
+	zk_collect_held_events();
 
 	/* stacking: no ZooKeeper call */
 	entry = zk_lookup(path, mode);
+	if (entry != NULL && entry->lost)
+		zk_raise_lost(entry, 1);
 	if (entry != NULL)
 	{
 		zk_add_hold(entry, scope);
@@ -398,6 +488,7 @@ ZkLockRelease(const char *path)
 	ZkLockEntry *entry = NULL;
 
 	ZkLockReportExpiry();
+	zk_collect_held_events();
 	if (zk_locks != NULL)
 	{
 		entry = zk_lookup(path, ZK_MODE_EXCLUSIVE);
@@ -428,6 +519,7 @@ ZkLockReleaseAll(void)
 	ZkLockEntry *entry;
 
 	ZkLockReportExpiry();
+	zk_collect_held_events();
 	if (zk_locks == NULL)
 		return;
 	hash_seq_init(&status, zk_locks);
@@ -638,12 +730,14 @@ zk_locks_lost(void)
  *
  * When the transaction took a zklock lock, holds transaction locks, or
  * wrote something while the backend holds locks, the session must not be
- * known to have expired (a local check, no round trip).  When it wrote
- * something (it has an XID, so its COMMIT makes changes visible), and
- * zklock.verify_on_commit is on, the server must also confirm within
- * zklock.connect_timeout that every held node still exists: one round trip.
- * A read-only COMMIT makes nothing visible, so it is not worth a round
- * trip (that would double the cost of every autocommit zk_lock()).
+ * known to have expired, and no held node known to have been deleted
+ * (local checks, no round trip).  When it wrote something (it has an XID,
+ * so its COMMIT makes changes visible) and zklock.verify_on_commit is on,
+ * the server must also confirm that every held node still exists
+ * (ZkVerifyHeld: one round trip, a sync once every held node is watched),
+ * answering at least every zklock.connect_timeout.  A read-only COMMIT
+ * makes nothing visible, so it is not worth a round trip (that would
+ * double the cost of every autocommit zk_lock()).
  *
  * This runs before the commit record is written; a lock lost after the
  * check and before the commit completes is not caught (fencing tokens are
@@ -654,18 +748,15 @@ zk_locks_pre_commit(void)
 {
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *entry;
-	const char **znodes;
-	ZkLockEntry **entries;
-	int			n = 0;
-	int			missing;
-	bool		confirmed;
+	ZkLockEntry *first_lost = NULL;
+	int			nlost = 0;
 	bool		wrote;
 
 	if (zk_xact_lost_locks)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
-				 errdetail("The ZooKeeper session expired during the transaction.")));
+				 errdetail("The ZooKeeper session expired or a held node was deleted during the transaction.")));
 
 	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
 		return;
@@ -676,37 +767,54 @@ zk_locks_pre_commit(void)
 	/* an expiry already seen by the watcher: report it (raises) */
 	if (ZkSessionIsExpired())
 		ZkSessionEnsure();
+	zk_collect_held_events();
 
-	if (!zklock_verify_on_commit || !wrote)
-		return;
+	if (zklock_verify_on_commit && wrote)
+	{
+		long		nheld = hash_get_num_entries(zk_locks);
+		const char **znodes = palloc(sizeof(char *) * nheld);
+		ZkLockEntry **unwatched = palloc(sizeof(ZkLockEntry *) * nheld);
+		bool	   *gone = palloc(sizeof(bool) * nheld);
+		int			n = 0;
 
-	znodes = palloc(sizeof(char *) * hash_get_num_entries(zk_locks));
-	entries = palloc(sizeof(ZkLockEntry *) * hash_get_num_entries(zk_locks));
+		hash_seq_init(&status, zk_locks);
+		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+		{
+			if (!entry->watched && !entry->lost)
+			{
+				unwatched[n] = entry;
+				znodes[n++] = entry->znode;
+			}
+		}
+		if (!ZkVerifyHeld(znodes, n, gone, zklock_connect_timeout))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("could not confirm ZooKeeper locks before commit"),
+					 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms).",
+							   zklock_connect_timeout)));
+		for (int i = 0; i < n; i++)
+		{
+			if (gone[i])
+				unwatched[i]->lost = true;
+			else
+				unwatched[i]->watched = true;
+		}
+		/* deletions of nodes watched before, notified before the sync's answer */
+		zk_collect_held_events();
+	}
+
 	hash_seq_init(&status, zk_locks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
-		entries[n] = entry;
-		znodes[n++] = entry->znode;
+		if (entry->lost)
+		{
+			nlost++;
+			if (first_lost == NULL)
+				first_lost = entry;
+		}
 	}
-
-	missing = ZkVerifyNodes(znodes, n, zklock_connect_timeout, &confirmed);
-	if (!confirmed)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("could not confirm ZooKeeper locks before commit"),
-				 errdetail("ZooKeeper did not answer within zklock.connect_timeout (%d ms).",
-						   zklock_connect_timeout)));
-	if (missing >= 0)
-	{
-		char	   *path = pstrdup(entries[missing]->key.path);
-		char	   *znode = pstrdup(entries[missing]->znode);
-
-		zk_drop_entry(entries[missing], false);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("ZooKeeper lock \"%s\" was lost before commit", path),
-				 errdetail("Its node \"%s\" no longer exists.", znode)));
-	}
+	if (first_lost != NULL)
+		zk_raise_lost(first_lost, nlost);
 }
 
 /*

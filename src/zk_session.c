@@ -63,6 +63,14 @@ typedef struct ZkJob
 	struct ZkJob *next;			/* in bridge.deferred */
 } ZkJob;
 
+/* An event on a node watched with ZK_WATCH_HELD (its watch is now spent). */
+typedef struct ZkDeletedNode
+{
+	char	   *path;
+	bool		deleted;		/* else changed: only the watch is gone */
+	struct ZkDeletedNode *next;
+} ZkDeletedNode;
+
 /*
  * State shared between the backend thread and the library's threads.
  * Everything below 'mutex' is read and written under it.
@@ -83,6 +91,7 @@ typedef struct ZkBridge
 	ZkJob	   *deferred;		/* jobs to send again once reconnected */
 	int			jobs_pending;
 	int64		jobs_failed;
+	ZkDeletedNode *deleted_held;	/* held nodes seen deleted */
 } ZkBridge;
 
 static ZkBridge bridge = {.mutex = PTHREAD_MUTEX_INITIALIZER};
@@ -106,6 +115,8 @@ static struct ACL_vector zk_protected_acl = {2, zk_protected_acl_entries};
 static void zk_session_watcher(zhandle_t *zh, int type, int state,
 							   const char *path, void *ctx);
 static void zk_node_watcher(zhandle_t *zh, int type, int state,
+							const char *path, void *ctx);
+static void zk_held_watcher(zhandle_t *zh, int type, int state,
 							const char *path, void *ctx);
 static void zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 						 char *value, int value_len,
@@ -251,6 +262,42 @@ zk_node_watcher(zhandle_t *zh, int type, int state, const char *path,
 	latch = bridge.latch;
 	pthread_mutex_unlock(&bridge.mutex);
 
+	if (latch)
+		SetLatch(latch);
+}
+
+/*
+ * zk_held_watcher
+ *		Data watch on a node this backend holds.  A deletion it did not ask
+ *		for means the lock is gone: record the path for the backend.  (Our
+ *		own releases are reported too; the backend ignores paths it no
+ *		longer holds.)  Any other event is recorded as well: it spent the
+ *		watch, which the next verification must set again.
+ */
+static void
+zk_held_watcher(zhandle_t *zh, int type, int state, const char *path,
+				void *ctx)
+{
+	ZkDeletedNode *node;
+	Latch	   *latch;
+
+	if (type == ZOO_SESSION_EVENT || path == NULL)
+		return;
+	node = malloc(sizeof(ZkDeletedNode));
+	if (node != NULL && (node->path = strdup(path)) == NULL)
+	{
+		free(node);
+		node = NULL;
+	}
+	pthread_mutex_lock(&bridge.mutex);
+	if (node != NULL)
+	{
+		node->deleted = (type == ZOO_DELETED_EVENT);
+		node->next = bridge.deleted_held;
+		bridge.deleted_held = node;
+	}
+	latch = bridge.latch;
+	pthread_mutex_unlock(&bridge.mutex);
 	if (latch)
 		SetLatch(latch);
 }
@@ -616,19 +663,59 @@ ZkGetChildren(const char *path)
 
 /*
  * ZkGetData
- *		Start a getData; with 'watch', leave a data watch on the node that
- *		fires for the path armed with ZkWatchArm().  A data watch is only
- *		set when the node exists, so a vanished node leaves nothing behind.
+ *		Start a getData, optionally leaving a data watch on the node: for a
+ *		waiter, one that fires for the path armed with ZkWatchArm(); for a
+ *		held node, one that records its deletion.  A data watch is only set
+ *		when the node exists, so a vanished node leaves nothing behind.
  */
 ZkOp *
-ZkGetData(const char *path, bool watch)
+ZkGetData(const char *path, ZkWatchKind watch)
 {
 	ZkOp	   *op = zk_op_new(ZKOP_GET);
+	watcher_fn	fn = NULL;
 
-	zk_op_issued(op, zoo_awget(zk_handle(), path,
-							   watch ? zk_node_watcher : NULL, NULL,
+	if (watch == ZK_WATCH_BLOCKER)
+		fn = zk_node_watcher;
+	else if (watch == ZK_WATCH_HELD)
+		fn = zk_held_watcher;
+	zk_op_issued(op, zoo_awget(zk_handle(), path, fn, NULL,
 							   zk_op_data_done, op));
 	return op;
+}
+
+/*
+ * ZkTakeDeletedHeld
+ *		The events on watched held nodes since the last call: palloc'd
+ *		paths, with deleted[i] true for a deletion (false: the watch was
+ *		spent by a data change).  Returns how many.
+ */
+int
+ZkTakeDeletedHeld(char ***paths, bool **deleted)
+{
+	ZkDeletedNode *list;
+	int			n = 0;
+
+	pthread_mutex_lock(&bridge.mutex);
+	list = bridge.deleted_held;
+	bridge.deleted_held = NULL;
+	pthread_mutex_unlock(&bridge.mutex);
+
+	for (ZkDeletedNode *d = list; d != NULL; d = d->next)
+		n++;
+	*paths = palloc(sizeof(char *) * Max(n, 1));
+	*deleted = palloc(sizeof(bool) * Max(n, 1));
+	n = 0;
+	while (list != NULL)
+	{
+		ZkDeletedNode *next = list->next;
+
+		(*deleted)[n] = list->deleted;
+		(*paths)[n++] = pstrdup(list->path);
+		free(list->path);
+		free(list);
+		list = next;
+	}
+	return n;
 }
 
 /* ZkExists: start an exists (no watch). */
@@ -1215,6 +1302,14 @@ zk_close_handle(void)
 	bridge.watch_path = NULL;
 	bridge.watch_event = 0;
 	bridge.jobs_pending = 0;
+	while (bridge.deleted_held != NULL)
+	{
+		ZkDeletedNode *next = bridge.deleted_held->next;
+
+		free(bridge.deleted_held->path);
+		free(bridge.deleted_held);
+		bridge.deleted_held = next;
+	}
 	pthread_mutex_unlock(&bridge.mutex);
 
 	/* ops that never got an answer will not get one now */
