@@ -20,7 +20,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
   pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish
-  bg_query kazoo_python);
+  bg_query kazoo_python kazoo_run);
 
 my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
 my @started;
@@ -182,6 +182,27 @@ sub kazoo_python
 	return _kazoo_python() // 'python3';
 }
 
+# kazoo_run(ZK, CODE, AUTH): run the Python statements CODE with "c", a
+# KazooClient connected to ZK (the hash zk_standalone returns), and with
+# digest credentials AUTH ("user:password") if given; returns what CODE
+# printed, without the final newline; dies if the script fails.
+sub kazoo_run
+{
+	my ($zk, $code, $auth) = @_;
+	(my $body = $code) =~ s/^/    /mg;
+	my $py =
+	    "from kazoo.client import KazooClient\n"
+	  . "c = KazooClient(hosts='$zk->{hosts}'"
+	  . ($auth ? ", auth_data=[('digest', '$auth')]" : '')
+	  . "); c.start(timeout=10)\n"
+	  . "try:\n$body\nfinally:\n    c.stop()\n";
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ kazoo_python(), '-c', $py ], '>', \$out, '2>', \$err)
+	  or die "kazoo script failed: $err";
+	chomp $out;
+	return $out;
+}
+
 sub elapsed_since
 {
 	my ($t0) = @_;
@@ -194,6 +215,73 @@ END
 	my $rc = $?;
 	system($zkctl, 'stop', $_) for @started;
 	$? = $rc;
+}
+
+# --- zk_lock_queue(PATH) as seen from a server ------------------------------
+#
+# NODE is the PostgreSQL::Test::Cluster that asks, in database postgres.
+
+push @EXPORT, qw(queue_len wait_queue_len wait_queues_empty queue_rows
+  queue_is);
+
+# queue_len(NODE, PATH): how many nodes the queue of PATH holds.
+sub queue_len
+{
+	my ($node, $path) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM zk_lock_queue('$path')");
+}
+
+# wait_queue_len(NODE, PATH, N, SECS, WHAT): wait_for (at most SECS) the
+# queue of PATH to hold N nodes.
+sub wait_queue_len
+{
+	my ($node, $path, $n, $secs, $what) = @_;
+	return wait_for(sub { queue_len($node, $path) eq $n }, $secs, $what);
+}
+
+# wait_queues_empty(NODE, PATHS, SECS, WHAT): wait_for (at most SECS) the
+# queues of every path in the array PATHS to be empty.
+sub wait_queues_empty
+{
+	my ($node, $paths, $secs, $what) = @_;
+	my $list = join(', ', map { "'$_'" } @$paths);
+	return wait_for(
+		sub {
+			$node->safe_psql('postgres',
+				"SELECT count(*) FROM unnest(ARRAY[$list]) AS p, LATERAL zk_lock_queue(p)"
+			) eq '0';
+		},
+		$secs, $what);
+}
+
+# queue_rows(NODE, PATH, ROW): the queue of PATH as one string: the SQL
+# expression ROW (over zk_lock_queue's columns) for each node, in queue
+# order, joined by commas; '' for an empty queue.  (A boolean reads
+# "true" in ROW built with ||, "t" in one built with format().)
+sub queue_rows
+{
+	my ($node, $path, $row) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT coalesce(string_agg($row, ',' ORDER BY position), '')
+		 FROM zk_lock_queue('$path')");
+}
+
+# queue_is(NODE, PATH, EXPECTED, NAME): test that the queue of PATH, as
+# "position:mode:granted:owner,..." (granted t or f, owner the cluster_name
+# for zklock's nodes and the raw data for anybody else's), becomes EXPECTED
+# within 10 s (a release by another session, or a backend's exit, reaches
+# the server a moment after the SQL that caused it has returned).
+sub queue_is
+{
+	my ($node, $path, $expected, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $row = q{format('%s:%s:%s:%s', position, mode, granted,
+	                   coalesce(cluster_name, data))};
+	my $got;
+	wait_for(sub { ($got = queue_rows($node, $path, $row)) eq $expected },
+		10, "queue $expected");
+	return is($got, $expected, $name);
 }
 
 # --- command-driven client programs (test/java, test/python) ---------------

@@ -30,23 +30,14 @@ my $hb = $b->background_psql('postgres');
 $hb->query_safe(q{SET application_name = 'b_waiter'});
 bg_begin($hb, q{SELECT zk_lock('/jobs/nightly') > 0 AS got}, 'b_got_it');
 
-ok( wait_for(
-		sub {
-			$b->safe_psql('postgres',
-				q{SELECT count(*) FROM zk_lock_queue('/jobs/nightly')}) eq '2';
-		},
-		10,
-		"B's node in the queue"),
+ok(wait_queue_len($b, '/jobs/nightly', 2, 10, "B's node in the queue"),
 	"B's waiter is queued");
 is( $b->safe_psql(
 		'postgres',
 		q{SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'b_waiter'}),
 	'Extension',
 	'a waiting backend shows wait_event_type Extension');
-is( $b->safe_psql(
-		'postgres',
-		q{SELECT string_agg(cluster_name || ':' || mode || ':' || granted, ',' ORDER BY position)
-		  FROM zk_lock_queue('/jobs/nightly')}),
+is( queue_rows($b, '/jobs/nightly', q{cluster_name || ':' || mode || ':' || granted}),
 	'a:exclusive:true,b:exclusive:false',
 	"B sees A's holder first in the queue, itself waiting");
 ok(!bg_done($hb, 'b_got_it'), 'B is still waiting');
@@ -62,13 +53,7 @@ cmp_ok($handoff_ms, '<', 2000, 'the handoff takes well under a second or two');
 # --- pg_terminate_backend of the holder frees the lock at once
 my $holder_pid = $hb->query_safe(q{SELECT pg_backend_pid()});
 bg_begin($ha, q{SELECT zk_lock('/jobs/nightly') > 0 AS got}, 'a_got_it');
-ok( wait_for(
-		sub {
-			$a->safe_psql('postgres',
-				q{SELECT count(*) FROM zk_lock_queue('/jobs/nightly')}) eq '2';
-		},
-		10,
-		"A's node in the queue"),
+ok(wait_queue_len($a, '/jobs/nightly', 2, 10, "A's node in the queue"),
 	'A waits for B');
 $t0 = time();
 $b->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
@@ -91,13 +76,7 @@ is($hk->query_safe(q{SELECT timeout_ms FROM zk_session()}),
 my $killed_pid = $hk->query_safe(q{SELECT pg_backend_pid()});
 
 bg_begin($ha, q{SELECT zk_lock('/jobs/killed') > 0 AS got}, 'a_got_killed');
-ok( wait_for(
-		sub {
-			$a->safe_psql('postgres',
-				q{SELECT count(*) FROM zk_lock_queue('/jobs/killed')}) eq '2';
-		},
-		10,
-		"A's node in the queue"),
+ok(wait_queue_len($a, '/jobs/killed', 2, 10, "A's node in the queue"),
 	'A waits for the holder on B');
 $t0 = time();
 kill 'KILL', $killed_pid;
@@ -117,14 +96,7 @@ eval { $hk->quit };
 
 # --- nothing is left behind
 $ha->quit;
-ok( wait_for(
-		sub {
-			$b->safe_psql('postgres',
-				q{SELECT (SELECT count(*) FROM zk_lock_queue('/jobs/nightly'))
-				       + (SELECT count(*) FROM zk_lock_queue('/jobs/killed'))}) eq '0';
-		},
-		10,
-		'empty queues'),
+ok(wait_queues_empty($b, [ '/jobs/nightly', '/jobs/killed' ], 10, 'empty queues'),
 	'no queue node is left once every holder is gone');
 
 $a->stop;

@@ -17,21 +17,11 @@ my $a = pg_with_zklock('a', $zk);
 my $b = pg_with_zklock('b', $zk);
 my @servers = ($a, $b);
 
-# number of nodes in the queue of a path, seen from server A
-sub queue_len
-{
-	my ($path) = @_;
-	return $a->safe_psql('postgres',
-		"SELECT count(*) FROM zk_lock_queue('$path')");
-}
-
-# "mode:granted,..." in queue order
+# "mode:granted,..." in queue order, seen from server A
 sub queue_shape
 {
 	my ($path) = @_;
-	return $a->safe_psql('postgres',
-		"SELECT string_agg(mode || ':' || granted, ',' ORDER BY position)
-		 FROM zk_lock_queue('$path')");
+	return queue_rows($a, $path, q{mode || ':' || granted});
 }
 
 # start SQL in a new background session on a server; wait until the
@@ -41,7 +31,7 @@ sub queue_up
 	my ($node, $sql, $marker, $path, $n) = @_;
 	my $s = $node->background_psql('postgres');
 	bg_begin($s, $sql, $marker);
-	wait_for(sub { queue_len($path) == $n }, 10, "$n nodes in $path")
+	wait_queue_len($a, $path, $n, 10, "$n nodes in $path")
 	  or die "queue of $path never reached $n nodes";
 	return $s;
 }
@@ -143,7 +133,7 @@ sub settle { usleep(300_000) }
 	$d->query_safe("SELECT zk_lock('$path')");
 	my $w = queue_up($b, "SELECT zk_lock('$path') > 0", 'w_got', $path, 2);
 	$d->query_safe("SELECT zk_rlock('$path')");
-	is(queue_len($path), 3, 'the read node joins the queue behind the waiter');
+	is(queue_len($a, $path), 3, 'the read node joins the queue behind the waiter');
 	$d->query_safe("SELECT zk_unlock('$path')");
 	is($d->query_safe("SELECT string_agg(mode, ',') FROM zk_locks"),
 		'shared', 'after unlock only the shared hold is left');
@@ -181,13 +171,12 @@ sub settle { usleep(300_000) }
 }
 
 # --- nothing is left behind
-ok( wait_for(
-		sub {
-			$b->safe_psql('postgres',
-				"SELECT count(*) FROM unnest(ARRAY['/order/fifo', '/order/no-starvation',
-				   '/order/readers-first', '/order/readers-together', '/order/downgrade']) p,
-				 LATERAL zk_lock_queue(p)") eq '0';
-		},
+ok( wait_queues_empty(
+		$b,
+		[
+			'/order/fifo', '/order/no-starvation', '/order/readers-first',
+			'/order/readers-together', '/order/downgrade'
+		],
 		10,
 		'empty queues'),
 	'no queue node is left');

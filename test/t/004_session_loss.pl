@@ -37,12 +37,6 @@ sub threads_of
 	return -1;
 }
 
-sub queue_len
-{
-	my ($path) = @_;
-	return $b->safe_psql('postgres', "SELECT count(*) FROM zk_lock_queue('$path')");
-}
-
 # --- loading starts nothing
 is(threads_of($a->{_pid}), 1, 'the postmaster (library preloaded) runs one thread');
 my $conns_before = zk_mntr($port)->{zk_num_alive_connections};
@@ -63,7 +57,7 @@ $s->query_safe(q{SELECT zk_rlock('/loss/s2')});
 my $old_sid = $s->query_safe('SELECT session_id FROM zk_session()');
 my $bw = $b->background_psql('postgres');
 bg_begin($bw, q{SELECT zk_lock('/loss/s') > 0}, 'b_got_s');
-ok(wait_for(sub { queue_len('/loss/s') == 2 }, 10, 'B queued'), 'B waits for the lock A holds');
+ok(wait_queue_len($b, '/loss/s', 2, 10, 'B queued'), 'B waits for the lock A holds');
 
 kill 'STOP', $spid;
 my ($out) = bg_finish($bw, 'b_got_s');
@@ -93,7 +87,7 @@ $s->query_safe('BEGIN');
 $s->query_safe(q{SELECT zk_xact_lock('/loss/x')});
 $s->query_safe(q{INSERT INTO work VALUES ('frozen holder')});
 bg_begin($bw, q{SELECT zk_lock('/loss/x') > 0}, 'b_got_x');
-ok(wait_for(sub { queue_len('/loss/x') == 2 }, 10, 'B queued'), 'B waits for the transaction lock');
+ok(wait_queue_len($b, '/loss/x', 2, 10, 'B queued'), 'B waits for the transaction lock');
 kill 'STOP', $spid;
 ($out) = bg_finish($bw, 'b_got_x');
 like($out, qr/\bt\b/, 'B gets the lock while the holder is frozen');
@@ -109,15 +103,7 @@ $bw->query_safe(q{SELECT zk_unlock('/loss/x')});
 sub delete_node_externally
 {
 	my ($znode) = @_;
-	my ($stdout, $stderr);
-	IPC::Run::run(
-		[
-			kazoo_python(), '-c',
-			"from kazoo.client import KazooClient\n"
-			  . "c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)\n"
-			  . "c.delete('$znode'); c.stop()\n"
-		],
-		'>', \$stdout, '2>', \$stderr) or die "could not delete $znode: $stderr";
+	kazoo_run($zk, "c.delete('$znode')");
 }
 
 for my $verify ('on', 'off')
@@ -185,7 +171,7 @@ $s->query_safe(q{SELECT zk_lock('/loss/w')});
 my $wb = $b->background_psql('postgres', on_error_stop => 0);
 $wb->query_safe(q{SET zklock.session_timeout = '2s'});
 bg_begin($wb, q{SELECT zk_lock('/loss/w')}, 'w_done');
-ok(wait_for(sub { queue_len('/loss/w') == 2 }, 10, 'B queued'), 'B waits');
+ok(wait_queue_len($b, '/loss/w', 2, 10, 'B queued'), 'B waits');
 
 # a release while ZooKeeper is down is delivered later
 $s->query_safe(q{SELECT zk_lock('/loss/u')});
@@ -212,11 +198,11 @@ ok( wait_for(sub { $s->query_safe('SELECT releases_pending FROM zk_session()') e
 	'the pending release is delivered once ZooKeeper is back');
 is($s->query_safe('SELECT state FROM zk_session()'), 'connected',
 	'the session survived the short outage');
-is(queue_len('/loss/u'), '0', 'and the released node is gone');
+is(queue_len($b, '/loss/u'), '0', 'and the released node is gone');
 is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}), '/loss/w',
 	'the holder still holds its other lock');
 $s->query_safe(q{SELECT zk_unlock('/loss/w')});
-ok(wait_for(sub { queue_len('/loss/w') == 0 }, 20, 'empty queue'),
+ok(wait_queue_len($b, '/loss/w', 0, 20, 'empty queue'),
 	"the failed waiter's node is gone too");
 
 # --- the client library stayed quiet

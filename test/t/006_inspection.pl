@@ -39,26 +39,12 @@ my $r = $nb->background_psql('postgres');
 $r->query_safe(q{SET application_name = 'reader'});
 my $reader_pid = $r->query_safe('SELECT pg_backend_pid()');
 bg_begin($r, q{SELECT zk_rlock('/inspect/q') > 0}, 'r_got');
-ok( wait_for(
-		sub {
-			$na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/inspect/q')})
-			  eq '2';
-		},
-		10,
-		'reader queued'),
-	'the reader waits');
+ok(wait_queue_len($na, '/inspect/q', 2, 10, 'reader queued'), 'the reader waits');
 my $w = $na->background_psql('postgres');
 $w->query_safe(q{SET application_name = 'writer'});
 my $writer_pid = $w->query_safe('SELECT pg_backend_pid()');
 bg_begin($w, q{SELECT zk_lock('/inspect/q') > 0}, 'w_got');
-ok( wait_for(
-		sub {
-			$na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/inspect/q')})
-			  eq '3';
-		},
-		10,
-		'writer queued'),
-	'the writer waits');
+ok(wait_queue_len($na, '/inspect/q', 3, 10, 'writer queued'), 'the writer waits');
 
 my $rows = $nb->safe_psql(
 	'postgres', q{
@@ -124,10 +110,7 @@ like( $r->query_safe(
 		         (waited > '300 ms') || '|' || (acquired_at <= now()) FROM zk_locks}),
 	qr/^\/inspect\/q\|shared\|session\|1\|true\|true$/,
 	'zk_locks: the reader\'s hold, with how long it waited');
-is( $na->safe_psql(
-		'postgres',
-		q{SELECT string_agg(mode || ':' || granted, ',' ORDER BY position)
-		  FROM zk_lock_queue('/inspect/q')}),
+is( queue_rows($na, '/inspect/q', q{mode || ':' || granted}),
 	'shared:true,exclusive:false',
 	'the writer now waits for the reader');
 $r->query_safe(q{SELECT zk_unlock('/inspect/q')});

@@ -36,13 +36,7 @@ $holder->query_safe(q{SELECT zk_lock('/fo/leader')});
 my $sid = $holder->query_safe('SELECT session_id FROM zk_session()');
 my $waiter = $nb->background_psql('postgres');
 bg_begin($waiter, q{SELECT zk_lock('/fo/leader') > 0}, 'waiter_got');
-ok( wait_for(
-		sub {
-			$nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/fo/leader')})
-			  eq '2';
-		},
-		10,
-		'waiter queued'),
+ok(wait_queue_len($nb, '/fo/leader', 2, 10, 'waiter queued'),
 	'one server holds, the other waits');
 
 my $checker = $nb->background_psql('postgres', on_error_stop => 0);

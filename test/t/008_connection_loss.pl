@@ -51,12 +51,11 @@ sub proxy_fired
 my $na = pg_with_zklock('a', $zk, "zklock.hosts = '127.0.0.1:$pport'\n");
 my $nb = pg_with_zklock('b', $zk);
 
-sub queue_rows
+# "cluster:granted,..." in queue order, seen from server B
+sub queue_grants
 {
 	my ($path) = @_;
-	return $nb->safe_psql('postgres',
-		"SELECT string_agg(cluster_name || ':' || granted, ',' ORDER BY position)
-		 FROM zk_lock_queue('$path')");
+	return queue_rows($nb, $path, q{cluster_name || ':' || granted});
 }
 
 # --- a create whose reply was lost, on a free lock
@@ -68,7 +67,7 @@ proxy('drop-after-create /cl/free/');
 is($s->query_safe(q{SELECT zk_lock('/cl/free') > 0}), 't',
 	'a lock whose create reply was cut is granted');
 ok(defined proxy_fired('after'), 'the proxy did cut the connection after the create');
-is(queue_rows('/cl/free'), 'a:true', 'exactly one node: the one the lost create made');
+is(queue_grants('/cl/free'), 'a:true', 'exactly one node: the one the lost create made');
 is( $s->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/cl/free'}),
 	'/zklock/cl/free/'
 	  . $nb->safe_psql('postgres', q{SELECT znode FROM zk_lock_queue('/cl/free')}),
@@ -85,7 +84,7 @@ proxy('drop-before-create /cl/before/');
 is($s->query_safe(q{SELECT zk_lock('/cl/before') > 0}), 't',
 	'a lock whose create was lost on the way is granted');
 ok(defined proxy_fired('before'), 'the proxy did cut the connection before the create');
-is(queue_rows('/cl/before'), 'a:true', 'exactly one node');
+is(queue_grants('/cl/before'), 'a:true', 'exactly one node');
 $s->query_safe(q{SELECT zk_unlock('/cl/before')});
 $pout = '';
 
@@ -96,15 +95,15 @@ proxy('drop-after-create /cl/held/');
 bg_begin($s, q{SELECT zk_lock('/cl/held') > 0}, 'held_got');
 ok(wait_for(sub { defined proxy_fired('after') }, 10, 'the cut'),
 	'the waiter\'s create reply was cut');
-ok(wait_for(sub { queue_rows('/cl/held') eq 'b:true,a:false' }, 10, 'queue'),
+ok(wait_for(sub { queue_grants('/cl/held') eq 'b:true,a:false' }, 10, 'queue'),
 	'the waiter is queued once, behind the holder');
 usleep(300_000);
-is(queue_rows('/cl/held'), 'b:true,a:false', 'and stays so: no orphan, no duplicate');
+is(queue_grants('/cl/held'), 'b:true,a:false', 'and stays so: no orphan, no duplicate');
 ok(!bg_done($s, 'held_got'), 'the wait goes on');
 $h->query_safe(q{SELECT zk_unlock('/cl/held')});
 my ($out) = bg_finish($s, 'held_got');
 like($out, qr/\bt\b/, 'and ends with the lock when the holder releases');
-is(queue_rows('/cl/held'), 'a:true', 'holding the node it recovered');
+is(queue_grants('/cl/held'), 'a:true', 'holding the node it recovered');
 $s->query_safe(q{SELECT zk_unlock('/cl/held')});
 $pout = '';
 
@@ -114,7 +113,7 @@ proxy('drop-after-create /cl/try/');
 is($s->query_safe(q{SELECT zk_try_lock('/cl/try')}), 'f',
 	'a try that lost its create reply returns false');
 ok(defined proxy_fired('after'), 'after the cut');
-ok(wait_for(sub { queue_rows('/cl/try') eq 'b:true' }, 10, 'cleanup'),
+ok(wait_for(sub { queue_grants('/cl/try') eq 'b:true' }, 10, 'cleanup'),
 	'and its recovered node is deleted');
 $h->query_safe(q{SELECT zk_unlock('/cl/try')});
 $pout = '';
@@ -126,11 +125,11 @@ my $t0 = time();
 is($s->query_safe(q{SELECT zk_unlock('/cl/release')}), 't',
 	'zk_unlock returns while ZooKeeper cannot be reached');
 cmp_ok(1000 * (time() - $t0), '<', 500, 'at once');
-is(queue_rows('/cl/release'), 'a:true', 'the node is still there meanwhile');
+is(queue_grants('/cl/release'), 'a:true', 'the node is still there meanwhile');
 is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
 	'and the release is pending');
 proxy('up');
-ok(wait_for(sub { queue_rows('/cl/release') eq '' }, 15, 'delivery'),
+ok(wait_for(sub { queue_grants('/cl/release') eq '' }, 15, 'delivery'),
 	'once ZooKeeper is reachable again the node is gone');
 is($s->query_safe('SELECT releases_pending || state FROM zk_session()'), '0connected',
 	'the release is confirmed, the session kept');
@@ -146,7 +145,7 @@ my ($o, $err) = bg_finish($s, 'cancel_done');
 like($err, qr/canceling statement due to user request/, 'the wait is cancelled');
 proxy('up');
 usleep(500_000);
-ok(wait_for(sub { queue_rows('/cl/cancel') eq 'b:true' }, 15, 'queue'),
+ok(wait_for(sub { queue_grants('/cl/cancel') eq 'b:true' }, 15, 'queue'),
 	'and no node of the cancelled attempt is left');
 is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'nothing is held');
 $h->query_safe(q{SELECT zk_unlock('/cl/cancel')});

@@ -17,7 +17,6 @@ use strict;
 use warnings;
 
 use lib 'lib';
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -144,24 +143,26 @@ sub release
 		}
 		my $end_cmd = rand() < 0.5 ? 'COMMIT' : 'ROLLBACK';
 		$stats{ $end_cmd eq 'COMMIT' ? 'commits' : 'rollbacks' }++;
-		send_sql($w, "SELECT " . server_now_sql() . "; $end_cmd",
-			sub {
-				my ($o) = @_;
-				my ($t) = split /\n/, $o;
-				end_hold($w, $t);
-				$w->{state} = 'idle';
-			});
+		send_sql($w, "SELECT " . server_now_sql() . "; $end_cmd", hold_ended($w));
 		return;
 	}
 	my $fn = 'zk_unlock';
 	send_sql($w, "SELECT " . server_now_sql() . "; SELECT $fn('$h->{path}'); SELECT zk_unlock_all()",
-		sub {
-			my ($o) = @_;
-			my ($t) = split /\n/, $o;
-			end_hold($w, $t);
-			$w->{state} = 'idle';
-		});
+		hold_ended($w));
 	return;
+}
+
+# the on_done of a release that starts with server_now_sql(): the hold
+# ended at that time, the worker is idle again
+sub hold_ended
+{
+	my ($w) = @_;
+	return sub {
+		my ($o) = @_;
+		my ($t) = split /\n/, $o;
+		end_hold($w, $t);
+		$w->{state} = 'idle';
+	};
 }
 
 my @workers = map { { i => $_ } } 0 .. $#nodes;
@@ -288,23 +289,13 @@ is($violations, 0, 'no two writers, no writer and reader at once (0 violations)'
 is($stats{errors}, 0, 'no error other than the cancels');
 
 # every backend is gone: nothing may be left under the root
-my $port = $zk->{ports}[0];
 sub children_left
 {
-	my ($out, $err) = ('', '');
-	IPC::Run::run(
-		[
-			kazoo_python(), '-c',
-			"from kazoo.client import KazooClient\n"
-			  . "c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)\n"
-			  . "n = 0\n"
-			  . "for p in ['/zklock/churn/p1', '/zklock/churn/p2', '/zklock/churn/noise']:\n"
-			  . "    if c.exists(p): n += len(c.get_children(p))\n"
-			  . "print(n); c.stop()\n"
-		],
-		'>', \$out, '2>', \$err) or die "kazoo: $err";
-	chomp $out;
-	return $out;
+	return kazoo_run($zk,
+		    "n = 0\n"
+		  . "for p in ['/zklock/churn/p1', '/zklock/churn/p2', '/zklock/churn/noise']:\n"
+		  . "    if c.exists(p): n += len(c.get_children(p))\n"
+		  . "print(n)");
 }
 ok(wait_for(sub { children_left() eq '0' }, 20, 'empty queues'),
 	'no queue node is left once every backend is gone');

@@ -37,40 +37,6 @@ $addr //= '?';
 
 sub sql { return $pg->safe_psql('postgres', $_[0]); }
 
-# the queue as "position:mode:granted:owner,...", owner being the
-# cluster_name for zklock's nodes and the raw data for anybody else's
-sub queue
-{
-	my ($path) = @_;
-	return sql(
-		qq{SELECT coalesce(string_agg(format('%s:%s:%s:%s', position, mode,
-		          granted, coalesce(cluster_name, data)), ',' ORDER BY position), '')
-		   FROM zk_lock_queue('$path')});
-}
-
-# queue_is(PATH, EXPECTED, NAME): the queue becomes EXPECTED within 10 s
-# (a release by another session, or a backend's exit, reaches the server a
-# moment after the SQL that caused it has returned)
-sub queue_is
-{
-	my ($path, $expected, $name) = @_;
-	my $got;
-	wait_for(sub { ($got = queue($path)) eq $expected }, 10, "queue $expected");
-	return is($got, $expected, $name);
-}
-
-sub queue_len
-{
-	my ($path) = @_;
-	return sql(qq{SELECT count(*) FROM zk_lock_queue('$path')});
-}
-
-sub wait_queue_len
-{
-	my ($path, $n, $what) = @_;
-	return wait_for(sub { queue_len($path) eq $n }, 15, $what);
-}
-
 my $h1 = $pg->background_psql('postgres');
 my $h2 = $pg->background_psql('postgres');
 
@@ -81,7 +47,7 @@ is(sql(q{SELECT zk_try_lock('/interop/w')}),
 	'f', 'zk_try_lock fails while Curator holds the write lock');
 is(sql(q{SELECT zk_try_rlock('/interop/w', 200)}),
 	'f', 'so does zk_try_rlock, after waiting 200 ms');
-queue_is('/interop/w', "1:exclusive:t:$addr",
+queue_is($pg, '/interop/w', "1:exclusive:t:$addr",
 	'the failed tries left nothing behind');
 is( sql(
 		q{SELECT znode ~ '^_c_[0-9a-f-]{36}-__WRIT__[0-9]{10}$', mode, granted,
@@ -92,9 +58,9 @@ is( sql(
 );
 
 bg_begin($h1, q{SELECT zk_lock('/interop/w') > 0 AS got}, 'h1_got_w');
-ok(wait_queue_len('/interop/w', 2, 'zk_lock queued behind Curator'),
+ok(wait_queue_len($pg, '/interop/w', 2, 15, 'zk_lock queued behind Curator'),
 	'zk_lock queues behind Curator');
-queue_is('/interop/w', "1:exclusive:t:$addr,2:exclusive:f:a",
+queue_is($pg, '/interop/w', "1:exclusive:t:$addr,2:exclusive:f:a",
 	'the queue: Curator holding, zklock waiting');
 ok(!bg_done($h1, 'h1_got_w'), 'zk_lock is still waiting');
 
@@ -110,14 +76,14 @@ is(client_ask($c1, 'write 300'), 'timeout write',
 	"Curator's write lock times out while zklock holds the lock");
 is(client_ask($c1, 'read 300'), 'timeout read',
 	"so does Curator's read lock");
-queue_is('/interop/w', '1:exclusive:t:a',
+queue_is($pg, '/interop/w', '1:exclusive:t:a',
 	'the timed-out Curator attempts left no node behind');
 
 client_send($c1, 'write');
 is(client_next($c1), 'acquiring write', 'Curator waits for the write lock');
-ok(wait_queue_len('/interop/w', 2, 'Curator queued behind zklock'),
+ok(wait_queue_len($pg, '/interop/w', 2, 15, 'Curator queued behind zklock'),
 	'Curator queues behind zklock');
-queue_is('/interop/w', "1:exclusive:t:a,2:exclusive:f:$addr",
+queue_is($pg, '/interop/w', "1:exclusive:t:a,2:exclusive:f:$addr",
 	'the queue: zklock holding, Curator waiting');
 is(client_poll($c1), undef, 'Curator is still waiting');
 
@@ -136,12 +102,12 @@ is(client_ask($c1, 'read 3000'), 'acquired read',
 	"Curator's read lock shares with zklock's read lock (zklock first)");
 is(sql(q{SELECT zk_try_rlock('/interop/r')}),
 	't', 'another zklock reader gets in too');
-queue_is('/interop/r', "1:shared:t:a,2:shared:t:$addr",
+queue_is($pg, '/interop/r', "1:shared:t:a,2:shared:t:$addr",
 	'the queue: both readers granted');
 is(sql(q{SELECT zk_try_lock('/interop/r', 200)}),
 	'f', 'a zklock writer cannot get in');
 $h1->query_safe(q{SELECT zk_unlock('/interop/r')});
-queue_is('/interop/r', "1:shared:t:$addr", 'the Curator reader remains');
+queue_is($pg, '/interop/r', "1:shared:t:$addr", 'the Curator reader remains');
 is(sql(q{SELECT zk_try_rlock('/interop/r', 2000)}),
 	't', "zk_rlock shares with Curator's read lock (Curator first)");
 is(sql(q{SELECT zk_try_lock('/interop/r')}),
@@ -154,7 +120,7 @@ is(client_ask($c1, 'path /zklock/interop/q'), 'path /zklock/interop/q',
 $h1->query_safe(q{SELECT zk_rlock('/interop/q')});
 client_send($c1, 'write');
 is(client_next($c1), 'acquiring write', 'Curator asks for the write lock');
-ok(wait_queue_len('/interop/q', 2, 'Curator writer queued'),
+ok(wait_queue_len($pg, '/interop/q', 2, 15, 'Curator writer queued'),
 	'the Curator writer queues behind the zklock reader');
 is( sql(
 		q{SELECT position, mode, granted, data FROM zk_lock_queue('/interop/q')
@@ -165,20 +131,20 @@ is(sql(q{SELECT zk_try_rlock('/interop/q')}),
 	'f', 'a later zklock reader does not overtake the Curator writer');
 is(sql(q{SELECT zk_try_rlock('/interop/q', 300)}),
 	'f', 'not even after waiting 300 ms');
-queue_is('/interop/q', "1:shared:t:a,2:exclusive:f:$addr",
+queue_is($pg, '/interop/q', "1:shared:t:a,2:exclusive:f:$addr",
 	'the failed tries left nothing behind');
 
 bg_begin($h2, q{SELECT zk_rlock('/interop/q') > 0 AS got}, 'h2_got_q');
-ok(wait_queue_len('/interop/q', 3, 'second zklock reader queued'),
+ok(wait_queue_len($pg, '/interop/q', 3, 15, 'second zklock reader queued'),
 	'the second zklock reader queues behind the Curator writer');
-queue_is('/interop/q', "1:shared:t:a,2:exclusive:f:$addr,3:shared:f:a",
+queue_is($pg, '/interop/q', "1:shared:t:a,2:exclusive:f:$addr,3:shared:f:a",
 	'the queue: reader, Curator writer, reader');
 
 $h1->query_safe(q{SELECT zk_unlock('/interop/q')});
 is(client_next($c1, 10), 'acquired write',
 	'the Curator writer gets the lock when the first reader leaves');
 ok(!bg_done($h2, 'h2_got_q'), 'the second reader still waits');
-queue_is('/interop/q', "1:exclusive:t:$addr,2:shared:f:a",
+queue_is($pg, '/interop/q', "1:exclusive:t:$addr,2:shared:f:a",
 	'the queue: Curator writer holding, zklock reader waiting');
 is(client_ask($c1, 'release write'), 'released write',
 	'the Curator writer releases');
@@ -191,7 +157,7 @@ my $c2 = curator_client('curator2', $zk, '/zklock/interop/d', 4000);
 like($c2->{ready}, qr/ session_ms=4000 /, 'curator2 has a 4 s session');
 is(client_ask($c2, 'write 3000'), 'acquired write', 'curator2 holds the lock');
 bg_begin($h1, q{SELECT zk_lock('/interop/d') > 0 AS got}, 'h1_got_d');
-ok(wait_queue_len('/interop/d', 2, 'zk_lock queued behind curator2'),
+ok(wait_queue_len($pg, '/interop/d', 2, 15, 'zk_lock queued behind curator2'),
 	'zk_lock waits for curator2');
 $t0 = time();
 is(client_ask($c2, 'close'), 'closed', 'curator2 closes its client');
@@ -210,7 +176,7 @@ my $c3 = curator_client('curator3', $zk, '/zklock/interop/k', 3000);
 like($c3->{ready}, qr/ session_ms=3000 /, 'curator3 has a 3 s session');
 is(client_ask($c3, 'write 3000'), 'acquired write', 'curator3 holds the lock');
 bg_begin($h1, q{SELECT zk_lock('/interop/k') > 0 AS got}, 'h1_got_k');
-ok(wait_queue_len('/interop/k', 2, 'zk_lock queued behind curator3'),
+ok(wait_queue_len($pg, '/interop/k', 2, 15, 'zk_lock queued behind curator3'),
 	'zk_lock waits for curator3');
 $t0 = time();
 client_stop($c3, 'KILL');
@@ -233,7 +199,7 @@ is(client_ask($c1, 'path /zklock/interop/t'), 'path /zklock/interop/t',
 	'Curator client switches to /interop/t');
 client_send($c1, 'write');
 is(client_next($c1), 'acquiring write', 'Curator asks for the write lock');
-ok(wait_queue_len('/interop/t', 2, 'Curator queued behind zklock'),
+ok(wait_queue_len($pg, '/interop/t', 2, 15, 'Curator queued behind zklock'),
 	'Curator queues behind the zklock holder');
 is(client_poll($c1), undef, 'Curator is still waiting');
 $t0 = time();
@@ -260,7 +226,7 @@ is(sql(q{SELECT zk_try_rlock('/interop/m')}), 'f', 'so does zk_try_rlock');
 		qr/WARNING:  ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
 		'zklock warns that a lock recipe blind to its nodes shares the path');
 }
-queue_is('/interop/m', "1:exclusive:t:$addr",
+queue_is($pg, '/interop/m', "1:exclusive:t:$addr",
 	'the failed tries left nothing behind');
 is( sql(
 		q{SELECT znode ~ '^_c_[0-9a-f-]{36}-lock-[0-9]{10}$', mode, granted, data
@@ -268,7 +234,7 @@ is( sql(
 	"t|exclusive|t|$addr",
 	'zk_lock_queue shows the mutex node as an exclusive holder');
 bg_begin($h1, q{SELECT zk_lock('/interop/m') > 0 AS got}, 'h1_got_m');
-ok(wait_queue_len('/interop/m', 2, 'zk_lock queued behind the mutex'),
+ok(wait_queue_len($pg, '/interop/m', 2, 15, 'zk_lock queued behind the mutex'),
 	'zk_lock waits for the mutex');
 ok(!bg_done($h1, 'h1_got_m'), 'zk_lock is still waiting');
 is(client_ask($c1, 'release mutex'), 'released mutex',
@@ -285,7 +251,7 @@ like($out, qr/^t$/m, 'zk_lock gets the lock once the mutex is released');
 is(client_ask($c1, 'mutex 1000'), 'acquired mutex',
 	'INCOMPATIBLE, as documented: InterProcessMutex takes the lock zklock holds'
 );
-queue_is('/interop/m', "1:exclusive:t:a,2:exclusive:f:$addr",
+queue_is($pg, '/interop/m', "1:exclusive:t:a,2:exclusive:f:$addr",
 	'zk_lock_queue orders the queue as zklock does: the mutex node shows as waiting'
 );
 is(client_ask($c1, 'release mutex'), 'released mutex',
@@ -296,14 +262,12 @@ $h1->query_safe(q{SELECT zk_unlock('/interop/m')});
 is(client_ask($c1, 'close'), 'closed', 'the Curator client closes');
 $h1->quit;
 $h2->quit;
-ok( wait_for(
-		sub {
-			sql(
-				q{SELECT sum((SELECT count(*) FROM zk_lock_queue(p)))
-				  FROM unnest(ARRAY['/interop/w', '/interop/r', '/interop/q',
-				       '/interop/d', '/interop/k', '/interop/t',
-				       '/interop/m']) AS p}) eq '0';
-		},
+ok( wait_queues_empty(
+		$pg,
+		[
+			'/interop/w', '/interop/r', '/interop/q', '/interop/d',
+			'/interop/k', '/interop/t', '/interop/m'
+		],
 		10,
 		'empty queues'),
 	'no queue node is left');

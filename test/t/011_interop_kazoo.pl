@@ -33,40 +33,6 @@ like($k1->{ready}, qr/^ready session=0x[0-9a-f]+ /, 'the kazoo client is connect
 
 sub sql { return $pg->safe_psql('postgres', $_[0]); }
 
-# the queue as "position:mode:granted:owner,...", owner being the
-# cluster_name for zklock's nodes and the raw data for anybody else's
-sub queue
-{
-	my ($path) = @_;
-	return sql(
-		qq{SELECT coalesce(string_agg(format('%s:%s:%s:%s', position, mode,
-		          granted, coalesce(cluster_name, data)), ',' ORDER BY position), '')
-		   FROM zk_lock_queue('$path')});
-}
-
-# queue_is(PATH, EXPECTED, NAME): the queue becomes EXPECTED within 10 s
-# (a release by another session, or a backend's exit, reaches the server a
-# moment after the SQL that caused it has returned)
-sub queue_is
-{
-	my ($path, $expected, $name) = @_;
-	my $got;
-	wait_for(sub { ($got = queue($path)) eq $expected }, 10, "queue $expected");
-	return is($got, $expected, $name);
-}
-
-sub queue_len
-{
-	my ($path) = @_;
-	return sql(qq{SELECT count(*) FROM zk_lock_queue('$path')});
-}
-
-sub wait_queue_len
-{
-	my ($path, $n, $what) = @_;
-	return wait_for(sub { queue_len($path) eq $n }, 15, $what);
-}
-
 # the session timeout ZooKeeper granted a client, from "cons"
 sub granted_timeout
 {
@@ -85,7 +51,7 @@ is(sql(q{SELECT zk_try_lock('/kz/w')}),
 	'f', 'zk_try_lock fails while kazoo holds the lock');
 is(sql(q{SELECT zk_try_rlock('/kz/w', 200)}),
 	'f', 'so does zk_try_rlock, after waiting 200 ms');
-queue_is('/kz/w', '1:exclusive:t:kazoo-one',
+queue_is($pg, '/kz/w', '1:exclusive:t:kazoo-one',
 	'the failed tries left nothing behind');
 is( sql(
 		q{SELECT znode ~ '^[0-9a-f]{32}__lock__[0-9]{10}$', mode, granted, data,
@@ -96,9 +62,9 @@ is( sql(
 );
 
 bg_begin($h1, q{SELECT zk_lock('/kz/w') > 0 AS got}, 'h1_got_w');
-ok(wait_queue_len('/kz/w', 2, 'zk_lock queued behind kazoo'),
+ok(wait_queue_len($pg, '/kz/w', 2, 15, 'zk_lock queued behind kazoo'),
 	'zk_lock queues behind kazoo');
-queue_is('/kz/w', '1:exclusive:t:kazoo-one,2:exclusive:f:a',
+queue_is($pg, '/kz/w', '1:exclusive:t:kazoo-one,2:exclusive:f:a',
 	'the queue: kazoo holding, zklock waiting');
 ok(!bg_done($h1, 'h1_got_w'), 'zk_lock is still waiting');
 
@@ -112,7 +78,7 @@ note(sprintf('kazoo release -> zk_lock handoff: %.1f ms', $ms));
 # --- zklock's write lock excludes kazoo's Lock, not a plain one
 is(client_ask($k1, 'lock 300'), 'timeout lock',
 	"kazoo's Lock times out while zklock holds the lock");
-queue_is('/kz/w', '1:exclusive:t:a',
+queue_is($pg, '/kz/w', '1:exclusive:t:a',
 	'the timed-out kazoo attempt left no node behind');
 is(client_ask($k1, 'plainlock 2000'), 'acquired plainlock',
 	'a kazoo Lock without extra_lock_patterns does not see zklock (why they are needed)');
@@ -121,9 +87,9 @@ is(client_ask($k1, 'release plainlock'), 'released plainlock',
 
 client_send($k1, 'lock');
 is(client_next($k1), 'acquiring lock', 'kazoo waits for its Lock');
-ok(wait_queue_len('/kz/w', 2, 'kazoo queued behind zklock'),
+ok(wait_queue_len($pg, '/kz/w', 2, 15, 'kazoo queued behind zklock'),
 	'kazoo queues behind zklock');
-queue_is('/kz/w', '1:exclusive:t:a,2:exclusive:f:kazoo-one',
+queue_is($pg, '/kz/w', '1:exclusive:t:a,2:exclusive:f:kazoo-one',
 	'the queue: zklock holding, kazoo waiting');
 is(client_poll($k1), undef, 'kazoo is still waiting');
 
@@ -148,7 +114,7 @@ is( sql(
 	"zk_lock_queue shows kazoo's ReadLock node as a granted shared holder");
 is(sql(q{SELECT zk_try_lock('/kz/r', 200)}), 'f', 'a zklock writer cannot get in');
 $h1->query_safe(q{SELECT zk_unlock('/kz/r')});
-queue_is('/kz/r', '1:shared:t:kazoo-one', 'the kazoo reader remains');
+queue_is($pg, '/kz/r', '1:shared:t:kazoo-one', 'the kazoo reader remains');
 is(sql(q{SELECT zk_try_rlock('/kz/r', 2000)}),
 	't', "zk_rlock shares with kazoo's ReadLock (kazoo first)");
 is(sql(q{SELECT zk_try_lock('/kz/r')}),
@@ -168,9 +134,9 @@ is(client_ask($k1, 'wlock 300'), 'timeout wlock',
 	"kazoo's WriteLock times out while zklock holds the read lock");
 client_send($k1, 'wlock');
 is(client_next($k1), 'acquiring wlock', 'kazoo waits for its WriteLock');
-ok(wait_queue_len('/kz/x', 2, 'kazoo WriteLock queued'),
+ok(wait_queue_len($pg, '/kz/x', 2, 15, 'kazoo WriteLock queued'),
 	"kazoo's WriteLock queues behind the zklock reader");
-queue_is('/kz/x', '1:shared:t:a,2:exclusive:f:kazoo-one',
+queue_is($pg, '/kz/x', '1:shared:t:a,2:exclusive:f:kazoo-one',
 	'the queue: zklock reader holding, kazoo writer waiting');
 $t0 = time();
 $h1->query_safe(q{SELECT zk_unlock('/kz/x')});
@@ -189,7 +155,7 @@ is(client_ask($k1, 'path /zklock/kz/q'), 'path /zklock/kz/q',
 $h1->query_safe(q{SELECT zk_rlock('/kz/q')});
 client_send($k1, 'lock');
 is(client_next($k1), 'acquiring lock', 'kazoo asks for its Lock');
-ok(wait_queue_len('/kz/q', 2, 'kazoo writer queued'),
+ok(wait_queue_len($pg, '/kz/q', 2, 15, 'kazoo writer queued'),
 	'the kazoo writer queues behind the zklock reader');
 is( sql(
 		q{SELECT position, mode, granted, data FROM zk_lock_queue('/kz/q')
@@ -199,17 +165,17 @@ is( sql(
 is(sql(q{SELECT zk_try_rlock('/kz/q')}),
 	'f', 'a later zklock reader does not overtake the kazoo writer');
 is(sql(q{SELECT zk_try_rlock('/kz/q', 300)}), 'f', 'not even after 300 ms');
-queue_is('/kz/q', '1:shared:t:a,2:exclusive:f:kazoo-one',
+queue_is($pg, '/kz/q', '1:shared:t:a,2:exclusive:f:kazoo-one',
 	'the failed tries left nothing behind');
 
 bg_begin($h2, q{SELECT zk_rlock('/kz/q') > 0 AS got}, 'h2_got_q');
-ok(wait_queue_len('/kz/q', 3, 'second zklock reader queued'),
+ok(wait_queue_len($pg, '/kz/q', 3, 15, 'second zklock reader queued'),
 	'the second zklock reader queues behind the kazoo writer');
 $h1->query_safe(q{SELECT zk_unlock('/kz/q')});
 is(client_next($k1, 10), 'acquired lock',
 	'the kazoo writer gets the lock when the first reader leaves');
 ok(!bg_done($h2, 'h2_got_q'), 'the second reader still waits');
-queue_is('/kz/q', '1:exclusive:t:kazoo-one,2:shared:f:a',
+queue_is($pg, '/kz/q', '1:exclusive:t:kazoo-one,2:shared:f:a',
 	'the queue: kazoo writer holding, zklock reader waiting');
 is(client_ask($k1, 'release lock'), 'released lock', 'the kazoo writer releases');
 ($out) = bg_finish($h2, 'h2_got_q');
@@ -221,7 +187,7 @@ my $k2 = kazoo_client('kazoo2', $zk, '/zklock/kz/d', 4, 'kazoo-two');
 is(granted_timeout($k2->{ready}), '4000', 'kazoo2 has a 4 s session');
 is(client_ask($k2, 'lock 3000'), 'acquired lock', 'kazoo2 holds the lock');
 bg_begin($h1, q{SELECT zk_lock('/kz/d') > 0 AS got}, 'h1_got_d');
-ok(wait_queue_len('/kz/d', 2, 'zk_lock queued behind kazoo2'),
+ok(wait_queue_len($pg, '/kz/d', 2, 15, 'zk_lock queued behind kazoo2'),
 	'zk_lock waits for kazoo2');
 $t0 = time();
 is(client_ask($k2, 'close'), 'closed', 'kazoo2 stops and closes its client');
@@ -241,7 +207,7 @@ my $k3 = kazoo_client('kazoo3', $zk, '/zklock/kz/k', 3, 'kazoo-three');
 is(granted_timeout($k3->{ready}), '3000', 'kazoo3 has a 3 s session');
 is(client_ask($k3, 'lock 3000'), 'acquired lock', 'kazoo3 holds the lock');
 bg_begin($h1, q{SELECT zk_lock('/kz/k') > 0 AS got}, 'h1_got_k');
-ok(wait_queue_len('/kz/k', 2, 'zk_lock queued behind kazoo3'),
+ok(wait_queue_len($pg, '/kz/k', 2, 15, 'zk_lock queued behind kazoo3'),
 	'zk_lock waits for kazoo3');
 $t0 = time();
 is(client_ask($k3, 'die'), 'dying', 'kazoo3 exits without releasing');
@@ -274,14 +240,14 @@ SKIP:
 	$h1->query_safe(q{SELECT zk_lock('/kz/all')});
 	client_send($c, 'write');
 	is(client_next($c), 'acquiring write', 'Curator asks for the write lock');
-	ok(wait_queue_len('/kz/all', 2, 'Curator queued'), 'Curator queues second');
+	ok(wait_queue_len($pg, '/kz/all', 2, 15, 'Curator queued'), 'Curator queues second');
 	client_send($k1, 'lock');
 	is(client_next($k1), 'acquiring lock', 'kazoo asks for its Lock');
-	ok(wait_queue_len('/kz/all', 3, 'kazoo queued'), 'kazoo queues third');
+	ok(wait_queue_len($pg, '/kz/all', 3, 15, 'kazoo queued'), 'kazoo queues third');
 	bg_begin($h2, q{SELECT zk_rlock('/kz/all') > 0 AS got}, 'h2_got_all');
-	ok(wait_queue_len('/kz/all', 4, 'zklock reader queued'),
+	ok(wait_queue_len($pg, '/kz/all', 4, 15, 'zklock reader queued'),
 		'a zklock reader queues fourth');
-	queue_is( '/kz/all',
+	queue_is($pg, '/kz/all',
 		"1:exclusive:t:a,2:exclusive:f:$addr,3:exclusive:f:kazoo-one,4:shared:f:a",
 		'zk_lock_queue: zklock, Curator, kazoo, zklock');
 
@@ -315,7 +281,7 @@ SKIP:
 	is(client_ask($c, 'read 300'), 'timeout read',
 		"so does Curator's read lock");
 	is(sql(q{SELECT zk_try_rlock('/kz/all')}), 'f', 'and zklock');
-	queue_is('/kz/all', '1:exclusive:t:kazoo-one',
+	queue_is($pg, '/kz/all', '1:exclusive:t:kazoo-one',
 		'the failed try left nothing behind');
 	is( sql(
 			q{SELECT znode ~ '^[0-9a-f]{32}__WRIT__[0-9]{10}$', mode, granted, data
@@ -334,13 +300,9 @@ SKIP:
 is(client_ask($k1, 'close'), 'closed', 'the kazoo client closes');
 $h1->quit;
 $h2->quit;
-ok( wait_for(
-		sub {
-			sql(
-				q{SELECT sum((SELECT count(*) FROM zk_lock_queue(p)))
-				  FROM unnest(ARRAY['/kz/w', '/kz/r', '/kz/x', '/kz/q', '/kz/d',
-				       '/kz/k', '/kz/all']) AS p}) eq '0';
-		},
+ok( wait_queues_empty(
+		$pg,
+		[ '/kz/w', '/kz/r', '/kz/x', '/kz/q', '/kz/d', '/kz/k', '/kz/all' ],
 		10,
 		'empty queues'),
 	'no queue node is left');

@@ -13,7 +13,6 @@ use warnings;
 
 use lib 'lib';
 use Digest::SHA qw(sha1_base64);
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -32,7 +31,6 @@ my $secret = 'Wh1sper-' . int(rand(1e9));
 my $zk = zk_standalone(
 	jvm => '-Dzookeeper.DigestAuthenticationProvider.superDigest='
 	  . digest_id('super', 'superpw'));
-my $port = $zk->{ports}[0];
 
 # A authenticates (from postgresql.conf, with zklock preloaded so that the
 # value is never an unprotected placeholder); B does not.  Statement
@@ -43,47 +41,34 @@ my $na = pg_with_zklock('a', $zk,
 	  . "shared_preload_libraries = 'zklock'\n");
 my $nb = pg_with_zklock('b', $zk, "log_statement = none\n");
 
-# kazoo as an outside client; prints one line per call
-sub kazoo
-{
-	my ($code, $auth) = @_;
-	my ($out, $err) = ('', '');
-	my $py = "from kazoo.client import KazooClient\n"
-	  . "from kazoo.exceptions import NoAuthError\n"
-	  . "c = KazooClient(hosts='127.0.0.1:$port'"
-	  . ($auth ? ", auth_data=[('digest', '$auth')]" : '')
-	  . "); c.start(timeout=10)\n"
-	  . "try:\n$code\nfinally:\n    c.stop()\n";
-	IPC::Run::run([ kazoo_python(), '-c', $py ], '>', \$out, '2>', \$err)
-	  or die "kazoo failed: $err";
-	chomp $out;
-	return $out;
-}
-
 # --- nodes of an authenticated backend are protected
 my $s = $na->background_psql('postgres');
 $s->query_safe(q{SELECT zk_lock('/sec/a')});
 my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
 my $id = digest_id('pgapp', $secret);
 # (read as the super user: ZooKeeper masks digests to other clients)
-is( kazoo(
-		"    acl, _ = c.get_acls('$znode')\n"
-		  . "    print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
+is( kazoo_run(
+		$zk,
+		"acl, _ = c.get_acls('$znode')\n"
+		  . "print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
 		'super:superpw'),
 	"['digest:$id:31', 'world:anyone:1']",
 	'the queue node: all rights for its creator, read for the world');
-is( kazoo(
-		"    acl, _ = c.get_acls('/zklock/sec/a')\n"
-		  . "    print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
+is( kazoo_run(
+		$zk,
+		"acl, _ = c.get_acls('/zklock/sec/a')\n"
+		  . "print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
 		'super:superpw'),
 	"['digest:$id:31', 'world:anyone:1']",
 	'the lock node it created as well');
-is( kazoo(
-		"    try:\n        c.delete('$znode'); print('deleted')\n"
-		  . "    except NoAuthError:\n        print('refused')"),
+is( kazoo_run(
+		$zk,
+		"from kazoo.exceptions import NoAuthError\n"
+		  . "try:\n    c.delete('$znode'); print('deleted')\n"
+		  . "except NoAuthError:\n    print('refused')"),
 	'refused',
 	'another client cannot delete the queue node');
-like(kazoo("    print(c.get('$znode')[0].decode())"),
+like(kazoo_run($zk, "print(c.get('$znode')[0].decode())"),
 	qr/"cluster_name":"a"/, 'but can read who holds it');
 is($nb->safe_psql('postgres', q{SELECT cluster_name FROM zk_lock_queue('/sec/a')}),
 	'a', 'so zk_lock_queue works from an unauthenticated server');
@@ -98,8 +83,7 @@ cmp_ok(1000 * (time() - $t0), '<', 3000, 'and is told at once, not left hanging'
 $b->query_safe(q{SET zklock.auth = 'pgapp:wrong'});
 ($out, $err) = bg_query($b, q{SELECT zk_try_lock('/sec/a', 5000)});
 like($err, qr/ERROR:  ZooKeeper refused access/, 'nor can one with a wrong password');
-is($nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/a')}),
-	'1', 'neither left anything in the queue');
+is(queue_len($nb, '/sec/a'), '1', 'neither left anything in the queue');
 
 # --- the same credentials on another server share the identity
 $b->query_safe(qq{SET zklock.auth = 'pgapp:$secret'});
@@ -112,9 +96,10 @@ $b->query_safe(q{SELECT zk_unlock_all()});
 $b->query_safe(q{RESET zklock.auth});
 
 # --- an ACL set by an administrator is enforced
-kazoo(
-	"    from kazoo.security import make_digest_acl\n"
-	  . "    c.create('/restricted', b'', acl=[make_digest_acl('pgapp', '$secret', all=True)])",
+kazoo_run(
+	$zk,
+	"from kazoo.security import make_digest_acl\n"
+	  . "c.create('/restricted', b'', acl=[make_digest_acl('pgapp', '$secret', all=True)])",
 	'super:superpw');
 $s->query_safe(q{SET zklock.root = '/restricted'});
 is($s->query_safe(q{SELECT zk_lock('/job') > 0}), 't',
@@ -130,9 +115,10 @@ $s->query_safe(q{RESET zklock.root});
 $s->query_safe(q{SELECT zk_lock('/sec/f')});
 # the administrator takes DELETE away on the lock node (deleting a child
 # needs it on the parent)
-kazoo(
-	"    from kazoo.security import make_acl\n"
-	  . "    c.set_acls('/zklock/sec/f', [make_acl('world', 'anyone', read=True)])",
+kazoo_run(
+	$zk,
+	"from kazoo.security import make_acl\n"
+	  . "c.set_acls('/zklock/sec/f', [make_acl('world', 'anyone', read=True)])",
 	'super:superpw');
 is($s->query_safe(q{SELECT zk_unlock('/sec/f')}), 't',
 	'zk_unlock returns (the delete goes in the background)');
@@ -145,12 +131,9 @@ like($err, qr/WARNING:  1 ZooKeeper release could not be completed/,
 	'and reported by a WARNING at the next zklock call');
 ($out, $err) = bg_query($s, q{SELECT zk_try_lock('/sec/g') AND zk_unlock('/sec/g')});
 is($err, '', 'once');
-is($nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/f')}),
-	'1', 'the node stays meanwhile');
+is(queue_len($nb, '/sec/f'), '1', 'the node stays meanwhile');
 $s->quit;
-ok( wait_for(
-		sub { $nb->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/sec/f')}) eq '0' },
-		10, 'the session to end'),
+ok(wait_queue_len($nb, '/sec/f', 0, 10, 'the session to end'),
 	'and goes with the session');
 $s = $na->background_psql('postgres');
 
