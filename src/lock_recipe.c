@@ -280,6 +280,8 @@ zk_create_node(ZkAttempt *at)
 						  ZOO_EPHEMERAL_SEQUENTIAL, true);
 		list = ZkGetChildren(args->lock_node);
 
+		/* answers come in order: once the listing is in, so is the create */
+		ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
 		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
 		rc = create->rc;
 		if (rc == ZOK)
@@ -291,7 +293,6 @@ zk_create_node(ZkAttempt *at)
 			at->token = create->stat.czxid;
 			ZkOpFree(create);
 
-			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
 			ok = zk_take_queue(at, list);
 			ZkOpFree(list);
 			if (!ok)

@@ -92,6 +92,7 @@ typedef struct ZkBridge
 	int			jobs_pending;
 	int64		jobs_failed;
 	ZkDeletedNode *deleted_held;	/* held nodes seen deleted */
+	ZkOp	   *awaited;		/* the op the backend waits for, if any */
 } ZkBridge;
 
 static ZkBridge bridge = {.mutex = PTHREAD_MUTEX_INITIALIZER};
@@ -316,6 +317,12 @@ zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 
 	pthread_mutex_lock(&bridge.mutex);
 	abandoned = op->abandoned;
+	/*
+	 * Wake the backend only for the op it waits for: the answers to
+	 * pipelined requests come in order, so it waits for the last one, and
+	 * waking it for each would cost a context switch per answer.
+	 */
+	latch = (op == bridge.awaited) ? bridge.latch : NULL;
 	if (!abandoned)
 	{
 		op->rc = rc;
@@ -327,7 +334,6 @@ zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 		op->nchildren = nchildren;
 		op->done = true;
 	}
-	latch = bridge.latch;
 	pthread_mutex_unlock(&bridge.mutex);
 
 	if (abandoned)
@@ -885,7 +891,7 @@ zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 void
 ZkOpWait(ZkOp *op, const char *what, const char *path)
 {
-	(void) zk_wait(zk_cond_op_done, op, 0, what, path);
+	(void) ZkOpWaitUntil(op, 0, what, path);
 }
 
 /*
@@ -895,7 +901,18 @@ ZkOpWait(ZkOp *op, const char *what, const char *path)
 bool
 ZkOpWaitUntil(ZkOp *op, int64 deadline_ms, const char *what, const char *path)
 {
-	return zk_wait(zk_cond_op_done, op, deadline_ms, what, path);
+	bool		done;
+
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = op;
+	pthread_mutex_unlock(&bridge.mutex);
+
+	done = zk_wait(zk_cond_op_done, op, deadline_ms, what, path);
+
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = NULL;
+	pthread_mutex_unlock(&bridge.mutex);
+	return done;
 }
 
 /*
