@@ -68,9 +68,7 @@ typedef int (*ZkLocksHeldHook) (void);
 
 extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
 extern void ZkSessionEnsure(void);
-extern bool ZkSessionIsOpen(void);
 extern bool ZkSessionIsExpired(void);
-extern const char *ZkSessionHosts(void);
 extern void ZkSessionGetStatus(ZkSessionStatus *status);
 extern int64 ZkNowMs(void);
 
@@ -93,7 +91,6 @@ extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms,
 						  const char *what, const char *path);
 extern void ZkOpFree(ZkOp *op);
-extern void ZkAbandonOps(int nest_level);
 
 extern bool ZkIsConnectionLoss(int rc);
 extern void ZkWaitConnected(const char *what, const char *path);

@@ -159,6 +159,7 @@ static bool zk_cond_op_done(void *arg);
 static bool zk_cond_connected(void *arg);
 static bool zk_cond_watch_fired(void *arg);
 static bool zk_settings_changed(void);
+static void zk_abandon_ops(int nest_level);
 
 /*
  * ZkNowMs
@@ -781,12 +782,12 @@ zk_op_release(ZkOp *op)
 }
 
 /*
- * ZkAbandonOps
+ * zk_abandon_ops
  *		Give up every op started at or below the given transaction nesting
  *		level: an ERROR left them behind.  Called at (sub)transaction abort.
  */
-void
-ZkAbandonOps(int nest_level)
+static void
+zk_abandon_ops(int nest_level)
 {
 	dlist_mutable_iter iter;
 
@@ -1116,12 +1117,6 @@ ZkSessionEnsure(void)
 	zk_connect();
 }
 
-bool
-ZkSessionIsOpen(void)
-{
-	return bridge.zh != NULL;
-}
-
 /*
  * ZkSessionIsExpired
  *		Has the watcher seen the session expire (without waiting)?
@@ -1137,12 +1132,6 @@ ZkSessionIsExpired(void)
 	lost = bridge.expired || bridge.auth_failed;
 	pthread_mutex_unlock(&bridge.mutex);
 	return lost;
-}
-
-const char *
-ZkSessionHosts(void)
-{
-	return zk_session_hosts ? zk_session_hosts : zklock_hosts;
 }
 
 /*
@@ -1474,7 +1463,7 @@ zk_session_xact_callback(XactEvent event, void *arg)
 	if (dlist_is_empty(&zk_live_ops))
 		return;
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		ZkAbandonOps(0);
+		zk_abandon_ops(0);
 }
 
 static void
@@ -1484,5 +1473,5 @@ zk_session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (dlist_is_empty(&zk_live_ops))
 		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)
-		ZkAbandonOps(GetCurrentTransactionNestLevel());
+		zk_abandon_ops(GetCurrentTransactionNestLevel());
 }
