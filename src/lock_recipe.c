@@ -21,12 +21,11 @@
  * Round trips.  The create and the getChildren are sent back to back: the
  * server answers them in order, so the listing already contains our node,
  * and an uncontended acquire costs one write round trip.  When the watched
- * node is deleted, the queue we read is still a complete list of everything
- * before us (sequence numbers only grow, and deleted nodes never return),
- * so the deletion is struck from our copy: if nothing blocking is left the
- * lock is ours with no further request; otherwise the next blocker is
- * watched, and a blocker found gone already makes us read the queue anew.
- * A release is a delete sent in the background (zk_session.c) and
+ * node is deleted, the waiter reads the queue once more and decides again:
+ * one read per handoff.  (Deciding from the copy it had would save that
+ * read, but would not notice if our own node had been deleted meanwhile by
+ * another client, and the backend would believe it held a lock it does
+ * not.)  A release is a delete sent in the background (zk_session.c) and
  * retried until done.
  *
  * Connection loss.  A create whose answer was lost may or may not have made
@@ -418,12 +417,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 			return false;
 		}
 		if (event == ZOO_DELETED_EVENT)
-		{
-			/* strike it from our copy; see the file header */
-			memmove(&at->queue[b], &at->queue[b + 1],
-					sizeof(ZkContender) * (at->nqueue - b - 1));
-			at->nqueue--;
-		}
+			zk_reread_queue(at);	/* one read; see the file header */
 		/* any other event (data changed): evaluate and watch again */
 	}
 }

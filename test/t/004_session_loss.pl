@@ -146,6 +146,45 @@ is($a->safe_psql('postgres', q{SELECT string_agg(who, ',') FROM work}),
 	'first', 'only the write made while the lock existed is visible');
 is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'the lost lock is forgotten');
 
+# a lock known to be lost: a stacking call on it fails, and a transaction
+# that caught that error still cannot commit
+$a->safe_psql('postgres', 'TRUNCATE work');
+$s->query_safe(q{SELECT zk_lock('/loss/watched2')});
+$s->query_safe(q{INSERT INTO work VALUES ('w2 first')});    # now watched
+delete_node_externally($s->query_safe(q{SELECT znode FROM zk_locks}));
+usleep(500_000);    # the deletion notice reaches the watch (no SQL shows it)
+($res, $err) = bg_query(
+	$s, q{BEGIN;
+	INSERT INTO work VALUES ('w2 second');
+	DO $$ BEGIN PERFORM zk_lock('/loss/watched2');
+	      EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'caught: %', SQLERRM; END $$;
+	COMMIT});
+like($err, qr/NOTICE:  caught: ZooKeeper lock "\/loss\/watched2" was lost/,
+	'taking a lock again that is known to be lost fails');
+like($err, qr/ERROR:  cannot commit a transaction whose ZooKeeper locks were lost/,
+	'and the transaction that caught the error cannot commit');
+is($a->safe_psql('postgres', q{SELECT string_agg(who, ',') FROM work}),
+	'w2 first', 'nothing it wrote is visible');
+
+# a waiter whose own node another client deletes finds out at the handoff
+# (it reads the queue again) instead of believing it holds the lock
+my $g = $a->background_psql('postgres', on_error_stop => 0);
+my $gpid = $g->query_safe('SELECT pg_backend_pid()');
+$bw->query_safe(q{SELECT zk_lock('/loss/gone')});
+bg_begin($g, q{SELECT zk_lock('/loss/gone')}, 'gone_done');
+ok(wait_queue_len($b, '/loss/gone', 2, 10, 'the waiter queued'), 'a waiter queues');
+delete_node_externally('/zklock/loss/gone/'
+	  . $b->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/loss/gone') WHERE pid = $gpid"));
+$bw->query_safe(q{SELECT zk_unlock('/loss/gone')});
+($res, $err) = bg_finish($g, 'gone_done');
+like($err,
+	qr/ERROR:  ZooKeeper queue node "[^"]+" disappeared while acquiring lock "\/loss\/gone"/,
+	'the waiter whose node was deleted fails instead of taking the lock');
+is($g->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+ok(wait_queue_len($b, '/loss/gone', 0, 10, 'empty queue'), 'nothing is left in the queue');
+$g->quit;
+
 # many held locks: the first writing COMMIT asks about every node, in one
 # pipelined round trip that may take longer than zklock.connect_timeout as
 # long as ZooKeeper keeps answering; later ones only sync
@@ -183,6 +222,18 @@ is($s->query_safe(q{SELECT zk_unlock('/loss/u')}), 't',
 cmp_ok(1000 * (time() - $t0), '<', 500, 'at once');
 is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
 	'the release is pending');
+
+# a writing COMMIT that ZooKeeper cannot confirm fails (within
+# connect_timeout, or the session timeout if that comes first)
+$a->safe_psql('postgres', 'TRUNCATE work');
+$s->query_safe(q{SET zklock.connect_timeout = '300ms'});
+($res, $err) = bg_query($s, q{INSERT INTO work VALUES ('unconfirmed')});
+like($err,
+	qr/ERROR:  (could not confirm ZooKeeper locks before commit|lost connection to ZooKeeper while verifying lock)/,
+	'a writing COMMIT fails while ZooKeeper cannot confirm the locks');
+is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
+	'and its write is not visible');
+$s->query_safe(q{RESET zklock.connect_timeout});
 
 ($out, $err) = bg_finish($wb, 'w_done');
 my $wait_ms = 1000 * (time() - $t_stop);
