@@ -8,7 +8,7 @@
 #ifndef CONTENDER_H
 #define CONTENDER_H
 
-#include "zklock.h"
+#include "vocabulary.h"
 
 /* One queue node of a lock, whoever wrote it. */
 typedef struct ZkContender

@@ -8,7 +8,8 @@
 #ifndef LOCK_RECIPE_H
 #define LOCK_RECIPE_H
 
-#include "zklock.h"
+#include "vocabulary.h"
+#include "zk_session.h"
 
 /* What to acquire. */
 typedef struct ZkAcquireArgs
@@ -30,6 +31,7 @@ typedef struct ZkGrant
 	bool		needs_guard;	/* downgrade with contenders between our write
 								 * node and this one: the write node must
 								 * outlive this read node */
+	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
 /* One row of zk_lock_queue(). */
@@ -46,7 +48,9 @@ typedef struct ZkQueueEntry
 } ZkQueueEntry;
 
 extern bool ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant);
-extern void ZkRelease(const char *znode);
+extern ZkOp *ZkReleaseSend(const char *const *znodes, int n, bool wait);
+extern bool ZkReleaseWait(ZkOp *op, bool interruptible);
+extern void ZkReleaseInBackground(const char *znode);
 extern int	ZkReadQueue(const char *lock_node, const char *lock_path,
 						ZkQueueEntry **entries);
 extern bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,

@@ -10,7 +10,7 @@
 
 #include "datatype/timestamp.h"
 
-#include "zklock.h"
+#include "vocabulary.h"
 
 /* One row of the zk_locks view. */
 typedef struct ZkLockInfo

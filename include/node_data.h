@@ -8,7 +8,7 @@
 #ifndef NODE_DATA_H
 #define NODE_DATA_H
 
-#include "zklock.h"
+#include "vocabulary.h"
 
 /* Owner fields read back from a node; NULL / -1 where absent or invalid. */
 typedef struct ZkOwner

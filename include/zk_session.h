@@ -20,8 +20,13 @@ typedef enum ZkOpKind
 	ZKOP_GET,
 	ZKOP_EXISTS,
 	ZKOP_SYNC,
-	ZKOP_AUTH
+	ZKOP_AUTH,
+	ZKOP_CREATE_COUNTED,		/* multi: create, and count the parent's
+								 * children in the same transaction */
+	ZKOP_RELEASE				/* a batch of background deletes */
 } ZkOpKind;
+
+struct ZkMultiAux;
 
 /*
  * One asynchronous request.  The result fields are written once, by the
@@ -40,7 +45,12 @@ typedef struct ZkOp
 	int			value_len;
 	char	  **children;		/* getChildren: names */
 	int			nchildren;
+	int32		parent_children;	/* counted create: children of the
+									 * parent right after ours was made */
+	struct ZkMultiAux *multi;	/* counted create: request and results */
+	int64		sent_at;		/* monotonic ms when the request was sent */
 	/* under the bridge mutex */
+	int			pending;		/* release: deletes not yet answered */
 	bool		done;
 	bool		abandoned;
 	/* backend thread only */
@@ -74,6 +84,8 @@ extern int64 ZkNowMs(void);
 
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
+extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
+							 const char *parent);
 extern ZkOp *ZkGetChildren(const char *path);
 /* which watch a getData leaves on its node */
 typedef enum ZkWatchKind
@@ -102,6 +114,28 @@ extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
 
 extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
+extern int	ZkHeldNodeEvent(const char *path);
+
+/* how a waiting backend may be interrupted while it waits */
+typedef enum ZkWaitFlags
+{
+	ZK_WAIT_QUIET = 0,			/* interrupts are held: bounded, no ERROR */
+	ZK_WAIT_INTERRUPTIBLE = 1	/* CHECK_FOR_INTERRUPTS may end the wait */
+} ZkWaitFlags;
+
+extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
+extern bool ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags);
+
+/* what ZkSessionConfirmAlive found */
+typedef enum ZkAliveResult
+{
+	ZK_SESSION_ALIVE,
+	ZK_SESSION_EXPIRED,
+	ZK_SESSION_UNCONFIRMED
+} ZkAliveResult;
+
+extern bool ZkSessionLeaseFresh(void);
+extern ZkAliveResult ZkSessionConfirmAlive(void);
 
 extern void ZkDeleteInBackground(const char *path);
 extern void ZkSweepInBackground(const char *parent, const char *prefix);

@@ -20,7 +20,7 @@
 
 #include "contender.h"
 #include "lock_path.h"
-#include "zklock.h"
+#include "vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
 static char *zk_path_for_message(const char *path, size_t len);

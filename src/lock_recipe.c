@@ -18,15 +18,30 @@
  * watches exactly one node (ZkBlockingContender): the one whose deletion
  * may let it through; so a release wakes only the waiters it unblocks.
  *
- * Round trips.  The create and the getChildren are sent back to back: the
- * server answers them in order, so the listing already contains our node,
- * and an uncontended acquire costs one write round trip.  When the watched
- * node is deleted, the waiter reads the queue once more and decides again:
- * one read per handoff.  (Deciding from the copy it had would save that
- * read, but would not notice if our own node had been deleted meanwhile by
- * another client, and the backend would believe it held a lock it does
- * not.)  A release is a delete sent in the background (zk_session.c) and
- * retried until done.
+ * Round trips.  The create is sent as one ZooKeeper multi together with
+ * an (empty) setData of the lock node, whose answer carries the lock
+ * node's child count right after our create (ZkCreateCounted).  A count of
+ * one means our node is alone: the lock is ours, and an uncontended
+ * acquire costs one write and no read.  Otherwise the queue is read once.
+ *
+ * Waiting.  The contenders ahead of us can only go away: a node created
+ * after ours always has a larger sequence number (until the parent's
+ * counter wraps, see zk_may_wrap), so nobody can join the queue ahead of
+ * us.  So the queue as read once, minus the nodes seen deleted since, is
+ * exactly the set ahead of us.  When the watched node is deleted the
+ * waiter drops it from its copy and decides again without reading: if
+ * nothing that conflicts is left ahead, the lock is granted on the
+ * notification itself, and a handoff costs the holder's delete plus one
+ * notification.  Otherwise it watches the next blocker (one getData).
+ * Our own node is watched too, from the first time we wait: ZooKeeper
+ * delivers notifications in the order of the changes, so if another
+ * client deleted our node, we learn it before the notification that
+ * would grant us the lock.
+ *
+ * Release.  ZkReleaseSend deletes the nodes of released locks, one
+ * delete or multis of deletes however many they are, and ZkReleaseWait
+ * waits until ZooKeeper applied them (synchronous release) or returns at
+ * once; the deletes are retried after a lost connection until done.
  *
  * Connection loss.  A create whose answer was lost may or may not have made
  * a node.  After reconnecting we look for a child with our attempt's prefix
@@ -67,17 +82,22 @@ typedef struct ZkAttempt
 	int64		start;			/* monotonic ms when the attempt began */
 	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
 	bool		warned_blind;	/* a "-lock-" contender was reported */
+	bool		own_watched;	/* a held-node watch is set on our node */
 } ZkAttempt;
 
 static void zk_make_prefix(char *out);
 static const char *zk_last_component(const char *path);
 static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
+static void zk_queue_alone(ZkAttempt *at);
+static void zk_forget(ZkAttempt *at, int i);
+static bool zk_may_wrap(const ZkAttempt *at, int me);
+static void zk_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
 static void zk_reread_queue(ZkAttempt *at);
 static void zk_create_parents(ZkAttempt *at);
 static bool zk_recover_node(ZkAttempt *at);
 static void zk_create_node(ZkAttempt *at);
 static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
-static void zk_abandon(ZkAttempt *at);
+static void zk_abandon(ZkAttempt *at, bool wait);
 static char *zk_describe_owner(const char *data, int len);
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
@@ -141,6 +161,65 @@ zk_take_queue(ZkAttempt *at, ZkOp *op)
 	at->nqueue = ZkSortContenders(at->names, op->nchildren, at->queue);
 	MemoryContextSwitchTo(old);
 	return true;
+}
+
+/*
+ * zk_queue_alone
+ *		Our node is the lock node's only child: the queue is just us.
+ */
+static void
+zk_queue_alone(ZkAttempt *at)
+{
+	MemoryContext old;
+
+	MemoryContextReset(at->cxt);
+	old = MemoryContextSwitchTo(at->cxt);
+	at->names = palloc(sizeof(char *));
+	at->queue = palloc(sizeof(ZkContender));
+	at->names[0] = pstrdup(at->name);
+	at->nqueue = ZkSortContenders(at->names, 1, at->queue);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * zk_forget
+ *		The contender at position i was deleted: drop it from our copy.
+ */
+static void
+zk_forget(ZkAttempt *at, int i)
+{
+	memmove(&at->queue[i], &at->queue[i + 1],
+			sizeof(ZkContender) * (at->nqueue - i - 1));
+	at->nqueue--;
+}
+
+/*
+ * zk_may_wrap
+ *		Could a node created after ours sort before it?  Only once the
+ *		parent's signed sequence counter wraps: when our number is
+ *		negative (wrapped already) or within 2^24 creations of the top.
+ *		Then the queue is read again rather than trusted to only shrink.
+ */
+static bool
+zk_may_wrap(const ZkAttempt *at, int me)
+{
+	int32		seq = at->queue[me].seq;
+
+	return seq < 0 || seq > PG_INT32_MAX - (1 << 24);
+}
+
+/*
+ * zk_raise_disappeared
+ *		Our own queue node was deleted by another client while we waited.
+ */
+static void
+zk_raise_disappeared(ZkAttempt *at)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring lock \"%s\"",
+					at->znode, at->args->lock_path),
+			 errdetail("Another client deleted the node.")));
 }
 
 /*
@@ -259,41 +338,63 @@ zk_recover_node(ZkAttempt *at)
 
 /*
  * zk_create_node
- *		Create our queue node and read the queue, in one round trip when all
- *		goes well.  Returns with at->znode set and the queue read.
+ *		Create our queue node and learn the queue: one write when the node
+ *		is alone (ZkCreateCounted), plus one read of the queue otherwise.
+ *		Returns with at->znode set and the queue known.
+ *
+ * Where the lock node's data cannot be set (an ACL that allows creating
+ * children but not writing the node), the create and a getChildren are
+ * sent back to back instead: still one round trip.
  */
 static void
 zk_create_node(ZkAttempt *at)
 {
 	const ZkAcquireArgs *args = at->args;
+	bool		counted = true;
 
 	for (;;)
 	{
 		ZkOp	   *create;
-		ZkOp	   *list;
+		ZkOp	   *list = NULL;
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
 		at->create_sent = true;
-		create = ZkCreate(at->node_base, args->data, args->datalen,
-						  ZOO_EPHEMERAL_SEQUENTIAL, true);
-		list = ZkGetChildren(args->lock_node);
+		if (counted)
+			create = ZkCreateCounted(at->node_base, args->data, args->datalen,
+									 args->lock_node);
+		else
+		{
+			create = ZkCreate(at->node_base, args->data, args->datalen,
+							  ZOO_EPHEMERAL_SEQUENTIAL, true);
+			list = ZkGetChildren(args->lock_node);
+		}
 
 		/* answers come in order: once the listing is in, so is the create */
-		ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
+		if (list != NULL)
+			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
 		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
 		rc = create->rc;
 		if (rc == ZOK)
 		{
-			bool		ok;
+			bool		alone = counted && create->parent_children == 1;
+			bool		ok = false;
 
 			at->znode = pstrdup(create->value);
 			at->name = zk_last_component(at->znode);
 			at->token = create->stat.czxid;
 			ZkOpFree(create);
 
-			ok = zk_take_queue(at, list);
-			ZkOpFree(list);
+			if (alone)
+			{
+				zk_queue_alone(at);
+				return;
+			}
+			if (list != NULL)
+			{
+				ok = zk_take_queue(at, list);
+				ZkOpFree(list);
+			}
 			if (!ok)
 			{
 				ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
@@ -306,6 +407,8 @@ zk_create_node(ZkAttempt *at)
 
 		if (rc == ZNONODE)
 			zk_create_parents(at);
+		else if (rc == ZNOAUTH && counted)
+			counted = false;	/* maybe only the setData was refused */
 		else if (ZkIsConnectionLoss(rc))
 		{
 			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
@@ -321,7 +424,8 @@ zk_create_node(ZkAttempt *at)
  * zk_wait_turn
  *		With our node in the queue, wait until it holds the lock.  Returns
  *		false when the wait's deadline passed (for zk_try_*), raises 55P03
- *		when it was lock_timeout's.
+ *		when it was lock_timeout's.  See the file header for why the copy
+ *		of the queue is only ever shrunk, never read again, while waiting.
  */
 static bool
 zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
@@ -333,19 +437,18 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		int			me;
 		int			b;
 		char	   *blocker;
+		ZkOp	   *own = NULL;
 		ZkOp	   *op;
 		int			rc;
+		int			own_rc = ZOK;
 		int			event;
+		int			own_event;
 
 		me = ZkFindContender(at->queue, at->nqueue, at->name);
 		if (!at->warned_blind)
 			zk_warn_blind(at);
 		if (me < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring lock \"%s\"",
-							at->znode, args->lock_path),
-					 errdetail("Another client deleted the node.")));
+			zk_raise_disappeared(at);
 
 		if (args->held_write_znode != NULL)
 		{
@@ -366,6 +469,9 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		if (args->wait_ms == 0)
 			return false;
 
+		/* our own node, once; then the blocker: answers come in order */
+		if (!at->own_watched)
+			own = ZkGetData(at->znode, ZK_WATCH_HELD);
 		blocker = psprintf("%s/%s", args->lock_node, at->queue[b].name);
 		ZkWatchArm(blocker);
 		op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
@@ -373,17 +479,32 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		rc = op->rc;
 		ZkOpFree(op);
 		pfree(blocker);
-
-		if (rc == ZNONODE)
+		if (own != NULL)
 		{
-			/* gone already: our copy is stale, read the queue anew */
-			zk_reread_queue(at);
-			continue;
+			ZkOpWait(own, WHAT_WAIT, args->lock_path);
+			own_rc = own->rc;
+			ZkOpFree(own);
+			if (own_rc == ZNONODE)
+				zk_raise_disappeared(at);
+			if (own_rc == ZOK)
+				at->own_watched = true;
+			else if (!ZkIsConnectionLoss(own_rc))
+				ZkRaiseForRc(own_rc, WHAT_WAIT, args->lock_path);
 		}
-		if (ZkIsConnectionLoss(rc))
+
+		if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
 		{
 			ZkWaitConnected(WHAT_WAIT, args->lock_path);
 			zk_reread_queue(at);
+			continue;
+		}
+		if (rc == ZNONODE)
+		{
+			/* gone already: drop it and decide again */
+			if (zk_may_wrap(at, me))
+				zk_reread_queue(at);
+			else
+				zk_forget(at, b);
 			continue;
 		}
 		if (rc != ZOK)
@@ -416,8 +537,20 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 								   args->lock_path)));
 			return false;
 		}
+
+		/* a change of our own node spent its watch: set it again */
+		own_event = ZkHeldNodeEvent(at->znode);
+		if (own_event == ZOO_DELETED_EVENT)
+			zk_raise_disappeared(at);
+		else if (own_event != 0)
+			at->own_watched = false;
 		if (event == ZOO_DELETED_EVENT)
-			zk_reread_queue(at);	/* one read; see the file header */
+		{
+			if (zk_may_wrap(at, me))
+				zk_reread_queue(at);
+			else
+				zk_forget(at, b);
+		}
 		/* any other event (data changed): evaluate and watch again */
 	}
 }
@@ -506,14 +639,29 @@ zk_log_still_waiting(ZkAttempt *at, int me)
 
 /*
  * zk_abandon
- *		The attempt ends without the lock: make sure its node goes.  Must
- *		not raise an ERROR (it runs in PG_CATCH).
+ *		The attempt ends without the lock: make sure its node goes.  With
+ *		'wait' (a try that returns false) and synchronous release, the
+ *		delete is waited for like a release, so that no attempt starting
+ *		afterwards finds our node in its way; otherwise (it runs in
+ *		PG_CATCH, and must not raise an ERROR) it goes in the background.
  */
 static void
-zk_abandon(ZkAttempt *at)
+zk_abandon(ZkAttempt *at, bool wait)
 {
 	if (at->znode != NULL)
-		ZkDeleteInBackground(at->znode);
+	{
+		if (wait && zklock_synchronous_release)
+		{
+			const char *znode = at->znode;
+			ZkOp	   *op = ZkDeleteNodes(&znode, 1, true);
+
+			(void) ZkOpWaitQuiet(op, zklock_connect_timeout,
+								 ZK_WAIT_INTERRUPTIBLE);
+			ZkOpFree(op);
+		}
+		else
+			ZkDeleteInBackground(at->znode);
+	}
 	else if (at->create_sent)
 		ZkSweepInBackground(at->args->lock_node, at->prefix);
 }
@@ -556,7 +704,7 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 	}
 	PG_CATCH();
 	{
-		zk_abandon(at);
+		zk_abandon(at, false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -565,6 +713,7 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 	{
 		grant->znode = at->znode;
 		grant->token = at->token;
+		grant->own_watched = at->own_watched;
 		if (at->logged_wait)
 		{
 			int64		ms = ZkNowMs() - at->start;
@@ -576,7 +725,7 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 		}
 	}
 	else
-		zk_abandon(at);
+		zk_abandon(at, true);
 	MemoryContextDelete(at->cxt);
 	pfree(at->node_base);
 	pfree(at);
@@ -584,11 +733,45 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 }
 
 /*
- * ZkRelease
- *		Release a hold: delete its node in the background.
+ * ZkReleaseSend
+ *		Send the deletes that release these nodes: one request for one node,
+ *		multis of deletes for many, so that any number costs one round trip.
+ *		With 'wait', returns an op for ZkReleaseWait; else NULL, and the
+ *		deletes complete in the background.  The caller may free 'znodes'
+ *		at once.  Does not raise an ERROR without 'wait'.
+ */
+ZkOp *
+ZkReleaseSend(const char *const *znodes, int n, bool wait)
+{
+	return ZkDeleteNodes(znodes, n, wait);
+}
+
+/*
+ * ZkReleaseWait
+ *		Wait until ZooKeeper applied the deletes ZkReleaseSend sent: true
+ *		once it has (or the session, which owned the nodes, ended); false if
+ *		no answer came for zklock.connect_timeout, the deletes then going on
+ *		in the background.  'interruptible': where PostgreSQL does not hold
+ *		interrupts, a cancel ends the wait with its ERROR (and the deletes
+ *		go on); otherwise no ERROR is raised.  Frees the op.
+ */
+bool
+ZkReleaseWait(ZkOp *op, bool interruptible)
+{
+	bool		confirmed;
+
+	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout,
+							  interruptible ? ZK_WAIT_INTERRUPTIBLE : ZK_WAIT_QUIET);
+	ZkOpFree(op);
+	return confirmed;
+}
+
+/*
+ * ZkReleaseInBackground
+ *		Delete one node without waiting (cleanup on an error path).
  */
 void
-ZkRelease(const char *znode)
+ZkReleaseInBackground(const char *znode)
 {
 	ZkDeleteInBackground(znode);
 }

@@ -19,6 +19,22 @@
  * contenders cannot be granted while we still read.  Upgrade (write while
  * holding only read) would wait on ourselves forever and is an ERROR.
  *
+ * Releases.  Nodes whose last hold went are collected and released
+ * together when the operation that released them ends (zk_unlock,
+ * zk_unlock_all, COMMIT, ROLLBACK, ROLLBACK TO SAVEPOINT): one batch, one
+ * round trip however many nodes.  With zklock.synchronous_release (the
+ * default) the operation returns only once ZooKeeper applied the deletes,
+ * so any lock attempt that starts afterwards, on any server, finds the
+ * locks free.  At COMMIT and ROLLBACK PostgreSQL holds interrupts, so the
+ * wait there is bounded by zklock.connect_timeout and raises no ERROR; in
+ * zk_unlock a cancel ends the wait (the lock is released all the same, its
+ * delete completing in the background).  A release not confirmed within
+ * zklock.connect_timeout is reported by a WARNING and goes on in the
+ * background until it succeeds or the session ends.
+ *
+ * Lease-checked COMMIT.  While the backend holds any lock, a COMMIT
+ * succeeds only if the session is known to be alive (zk_locks_pre_commit).
+ *
  * Everything lives in the "zklock" memory context under TopMemoryContext;
  * entries are freed when released, so nothing grows with the number of
  * lock/unlock cycles.
@@ -31,6 +47,7 @@
 #include "common/hashfn.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -40,7 +57,7 @@
 #include "lock_table.h"
 #include "node_data.h"
 #include "zk_session.h"
-#include "zklock.h"
+#include "vocabulary.h"
 
 /* hash key: the user's lock path and the mode */
 typedef struct ZkLockKey
@@ -78,9 +95,13 @@ static MemoryContext ZkLockContext = NULL;
 static HTAB *zk_locks = NULL;
 static dlist_head zk_xact_entries = DLIST_STATIC_INIT(zk_xact_entries);
 
-/* this top-level transaction took a lock / lost locks to an expiry */
-static bool zk_xact_took_lock = false;
+/* this top-level transaction lost locks to an expiry or a deletion */
 static bool zk_xact_lost_locks = false;
+
+/* nodes released and not yet sent (ZkLockContext); see zk_flush_releases */
+static char **zk_released = NULL;
+static int	zk_nreleased = 0;
+static int	zk_maxreleased = 0;
 
 static uint32 zk_key_hash(const void *key, Size keysize);
 static int	zk_key_match(const void *key1, const void *key2, Size keysize);
@@ -103,6 +124,9 @@ static int	zk_info_cmp(const void *a, const void *b);
 static ZkLockEntry *zk_entry_for_znode(const char *znode);
 static void zk_collect_held_events(void);
 static void zk_raise_lost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
+static void zk_queue_release(char *znode);
+static void zk_flush_releases(bool interrupts_held);
+static void zk_describe_held(StringInfo buf);
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -336,8 +360,6 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	if (entry != NULL)
 	{
 		zk_add_hold(entry, scope);
-		if (scope == ZK_SCOPE_TRANSACTION)
-			zk_xact_took_lock = true;
 		*token = entry->token;
 		return true;
 	}
@@ -389,7 +411,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	}
 	PG_CATCH();
 	{
-		ZkRelease(grant.znode);
+		ZkReleaseInBackground(grant.znode);
 		entry = zk_lookup(path, mode);
 		if (entry != NULL)
 			hash_search(zk_locks, &key, HASH_REMOVE, NULL);
@@ -398,10 +420,10 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	PG_END_TRY();
 
 	entry->token = grant.token;
+	entry->watched = grant.own_watched;
 	entry->acquired_at = GetCurrentTimestamp();
 	entry->waited_us = entry->acquired_at - start;
 	zk_add_hold(entry, scope);
-	zk_xact_took_lock = true;
 	*token = grant.token;
 	return true;
 }
@@ -419,8 +441,9 @@ zk_maybe_drop(ZkLockEntry *entry)
 
 /*
  * zk_drop_entry
- *		Remove an entry; with delete_nodes, delete its node (in the
- *		background), minding the downgrade guard.  Never raises an ERROR.
+ *		Remove an entry; with delete_nodes, queue its node for release
+ *		(zk_flush_releases sends it), minding the downgrade guard.  Never
+ *		raises an ERROR but out of memory.
  */
 static void
 zk_drop_entry(ZkLockEntry *entry, bool delete_nodes)
@@ -436,17 +459,24 @@ zk_drop_entry(ZkLockEntry *entry, bool delete_nodes)
 			/* kept alive as a guard while our read lock lasts */
 			if (reader == NULL || reader->guard_znode == NULL ||
 				strcmp(reader->guard_znode, entry->znode) != 0)
-				ZkRelease(entry->znode);
+			{
+				zk_queue_release(entry->znode);
+				entry->znode = NULL;
+			}
 		}
 		else
 		{
-			ZkRelease(entry->znode);
+			zk_queue_release(entry->znode);
+			entry->znode = NULL;
 			if (entry->guard_znode != NULL)
 			{
 				ZkLockEntry *writer = zk_lookup(path, ZK_MODE_EXCLUSIVE);
 
 				if (writer == NULL || strcmp(writer->znode, entry->guard_znode) != 0)
-					ZkRelease(entry->guard_znode);
+				{
+					zk_queue_release(entry->guard_znode);
+					entry->guard_znode = NULL;
+				}
 			}
 		}
 	}
@@ -461,6 +491,62 @@ zk_drop_entry(ZkLockEntry *entry, bool delete_nodes)
 		pfree(entry->xact);
 	hash_search(zk_locks, &entry->key, HASH_REMOVE, NULL);
 	pfree(path);
+}
+
+/*
+ * zk_queue_release
+ *		Take over a released node's path (palloc'd in ZkLockContext) until
+ *		zk_flush_releases sends its delete.  The array only grows to the
+ *		largest batch, which zklock.max_locks_per_backend bounds.
+ */
+static void
+zk_queue_release(char *znode)
+{
+	if (zk_nreleased == zk_maxreleased)
+	{
+		int			newmax = Max(16, zk_maxreleased * 2);
+
+		if (zk_released == NULL)
+			zk_released = MemoryContextAlloc(ZkLockContext,
+											 sizeof(char *) * newmax);
+		else
+			zk_released = repalloc(zk_released, sizeof(char *) * newmax);
+		zk_maxreleased = newmax;
+	}
+	zk_released[zk_nreleased++] = znode;
+}
+
+/*
+ * zk_flush_releases
+ *		Send the deletes of every node released since the last flush, in
+ *		one batch, and with zklock.synchronous_release wait until ZooKeeper
+ *		applied them (see the file header).  'interrupts_held': called from
+ *		a transaction callback, where the wait must raise no ERROR.
+ */
+static void
+zk_flush_releases(bool interrupts_held)
+{
+	int			n = zk_nreleased;
+	bool		wait = zklock_synchronous_release && !proc_exit_inprogress;
+	ZkOp	   *op;
+
+	if (n == 0)
+		return;
+
+	/* sent once, whatever happens next: forget them first */
+	zk_nreleased = 0;
+	op = ZkReleaseSend((const char *const *) zk_released, n, wait);
+	for (int i = 0; i < n; i++)
+		pfree(zk_released[i]);
+
+	if (op != NULL && !ZkReleaseWait(op, !interrupts_held))
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg_plural("release of %d ZooKeeper lock is not yet confirmed",
+							   "release of %d ZooKeeper locks is not yet confirmed",
+							   n, n),
+				 errdetail("ZooKeeper did not answer within zklock.connect_timeout (%d ms). The release is retried in the background until it succeeds or the session ends; other servers may see the lock held until then.",
+						   zklock_connect_timeout)));
 }
 
 /*
@@ -505,6 +591,7 @@ ZkLockRelease(const char *path)
 	}
 	entry->session_holds--;
 	zk_maybe_drop(entry);
+	zk_flush_releases(false);
 	return true;
 }
 
@@ -531,6 +618,7 @@ ZkLockReleaseAll(void)
 			zk_maybe_drop(entry);
 		}
 	}
+	zk_flush_releases(false);
 }
 
 /*
@@ -692,15 +780,17 @@ zk_locks_lost(void)
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *entry;
 
+	/* nodes released before the expiry went with the session */
+	for (int i = 0; i < zk_nreleased; i++)
+		pfree(zk_released[i]);
+	zk_nreleased = 0;
+
 	n = ZkLockList(&rows);
 	if (n == 0)
 		return;
 
 	initStringInfo(&list);
-	for (int i = 0; i < n; i++)
-		appendStringInfo(&list, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
-						 rows[i].path, ZkLockModeName(rows[i].mode),
-						 ZkLockScopeName(rows[i].scope));
+	zk_describe_held(&list);
 
 	hash_seq_init(&status, zk_locks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
@@ -725,23 +815,46 @@ zk_locks_lost(void)
 }
 
 /*
+ * zk_describe_held
+ *		Append the locks this backend holds, as error messages name them:
+ *		"/a" (exclusive, session), "/b" (shared, transaction), ...
+ */
+static void
+zk_describe_held(StringInfo buf)
+{
+	ZkLockInfo *rows;
+	int			n = ZkLockList(&rows);
+
+	for (int i = 0; i < n; i++)
+		appendStringInfo(buf, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
+						 rows[i].path, ZkLockModeName(rows[i].mode),
+						 ZkLockScopeName(rows[i].scope));
+}
+
+/*
  * zk_locks_pre_commit
- *		Refuse to COMMIT a transaction whose locks are known to be lost.
+ *		Refuse to COMMIT while the backend's locks may be lost.
  *
- * When the transaction took a zklock lock, holds transaction locks, or
- * wrote something while the backend holds locks, the session must not be
- * known to have expired, and no held node known to have been deleted
- * (local checks, no round trip).  When it wrote something (it has an XID,
- * so its COMMIT makes changes visible) and zklock.verify_on_commit is on,
- * the server must also confirm that every held node still exists
- * (ZkVerifyHeld: one round trip, a sync once every held node is watched),
- * answering at least every zklock.connect_timeout.  A read-only COMMIT
- * makes nothing visible, so it is not worth a round trip (that would
- * double the cost of every autocommit zk_lock()).
+ * Every COMMIT of a backend that holds any zklock lock (session or
+ * transaction scope, read-only transactions included: their effects may
+ * live outside this database, through dblink, postgres_fdw, NOTIFY or
+ * files) requires that the session be known alive:
  *
- * This runs before the commit record is written; a lock lost after the
- * check and before the commit completes is not caught (fencing tokens are
- * the answer to that window).
+ *	- no expiry seen by the watcher, no held node seen deleted (local);
+ *	- a fresh lease: the server answered a request sent less than a third
+ *	  of the session timeout ago, which costs nothing for a transaction
+ *	  that just took or used its locks; or else one round trip now (a
+ *	  sync), waiting for a lost connection no longer than the session could
+ *	  still be alive (ZkSessionConfirmAlive).
+ *
+ * With zklock.verify_on_commit, the server must moreover confirm that each
+ * held node still exists (ZkVerifyHeld: one round trip however many, a
+ * sync once every held node is watched).
+ *
+ * This runs before the commit record is written.  A session lost between
+ * this check and the end of the COMMIT is not caught; the lease makes
+ * that window at most the rest of the session timeout after the last
+ * answer, and fencing tokens are the answer to it outside the database.
  */
 static void
 zk_locks_pre_commit(void)
@@ -750,7 +863,6 @@ zk_locks_pre_commit(void)
 	ZkLockEntry *entry;
 	ZkLockEntry *first_lost = NULL;
 	int			nlost = 0;
-	bool		wrote;
 
 	if (zk_xact_lost_locks)
 		ereport(ERROR,
@@ -760,16 +872,13 @@ zk_locks_pre_commit(void)
 
 	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
 		return;
-	wrote = TransactionIdIsValid(GetTopTransactionIdIfAny());
-	if (!zk_xact_took_lock && dlist_is_empty(&zk_xact_entries) && !wrote)
-		return;
 
 	/* an expiry already seen by the watcher: report it (raises) */
 	if (ZkSessionIsExpired())
 		ZkSessionEnsure();
 	zk_collect_held_events();
 
-	if (zklock_verify_on_commit && wrote)
+	if (zklock_verify_on_commit)
 	{
 		long		nheld = hash_get_num_entries(zk_locks);
 		const char **znodes = palloc(sizeof(char *) * nheld);
@@ -787,11 +896,17 @@ zk_locks_pre_commit(void)
 			}
 		}
 		if (!ZkVerifyHeld(znodes, n, gone, zklock_connect_timeout))
+		{
+			StringInfoData held;
+
+			initStringInfo(&held);
+			zk_describe_held(&held);
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("could not confirm ZooKeeper locks before commit"),
-					 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms).",
-							   zklock_connect_timeout)));
+					 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms); these locks may be lost: %s.",
+							   zklock_connect_timeout, held.data)));
+		}
 		for (int i = 0; i < n; i++)
 		{
 			if (gone[i])
@@ -800,6 +915,33 @@ zk_locks_pre_commit(void)
 				unwatched[i]->watched = true;
 		}
 		/* deletions of nodes watched before, notified before the sync's answer */
+		zk_collect_held_events();
+	}
+	else
+	{
+		switch (ZkSessionConfirmAlive())
+		{
+			case ZK_SESSION_ALIVE:
+				break;
+			case ZK_SESSION_EXPIRED:
+				/* closes the session and raises the ERROR naming the locks */
+				ZkSessionEnsure();
+				/* FALLTHROUGH */
+			case ZK_SESSION_UNCONFIRMED:
+				{
+					StringInfoData held;
+
+					initStringInfo(&held);
+					zk_describe_held(&held);
+					ereport(ERROR,
+							(errcode(ERRCODE_CONNECTION_FAILURE),
+							 errmsg("could not confirm the ZooKeeper session before commit"),
+							 errdetail("ZooKeeper did not answer before the session could have expired; these locks may be lost: %s.",
+									   held.data),
+							 errhint("The transaction is rolled back. Check zk_session() and the connection to ZooKeeper.")));
+				}
+		}
+		/* held-node deletions notified before the answers that renewed the lease */
 		zk_collect_held_events();
 	}
 
@@ -845,7 +987,8 @@ zk_locks_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			if (!dlist_is_empty(&zk_xact_entries))
 				zk_release_xact_holds(1);
-			zk_xact_took_lock = false;
+			/* PostgreSQL holds interrupts here: a bounded wait, no ERROR */
+			zk_flush_releases(true);
 			zk_xact_lost_locks = false;
 			break;
 	}
@@ -855,10 +998,13 @@ static void
 zk_locks_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						  SubTransactionId parentSubid, void *arg)
 {
-	if (dlist_is_empty(&zk_xact_entries))
+	if (dlist_is_empty(&zk_xact_entries) && zk_nreleased == 0)
 		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
 		zk_release_xact_holds(GetCurrentTransactionNestLevel());
+		zk_flush_releases(true);
+	}
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 		zk_promote_xact_holds(GetCurrentTransactionNestLevel());
 }

@@ -19,12 +19,22 @@
  * runs CHECK_FOR_INTERRUPTS() on every wakeup.
  *
  * The one thing the completion thread does beyond recording results is to
- * send a background delete (a lock release) again when it failed because
- * the connection was lost: it calls the thread-safe client library, never
- * PostgreSQL, so that a release completes once the connection is back even
- * while the backend sits idle waiting for its client.  Such a delete is
- * retried until it succeeds or the session ends, which deletes the node
- * anyway.
+ * send a release (a delete, or a multi of deletes) again when it failed
+ * because the connection was lost: it calls the thread-safe client
+ * library, never PostgreSQL, so that a release completes once the
+ * connection is back even while the backend sits idle waiting for its
+ * client.  Such a delete is retried until it succeeds or the session ends,
+ * which deletes the node anyway.  A backend that wants to know when its
+ * releases are applied (synchronous release) waits for a ZKOP_RELEASE op
+ * that the last of the batch's deletes completes.
+ *
+ * The session lease.  Every answer the server sends to one of our requests
+ * proves that the session was alive when the server processed it, which
+ * was after the request was sent.  The completion thread records the send
+ * time of the latest request so answered (bridge.lease_sent_at): a session
+ * the server heard from at that time cannot expire before that time plus
+ * the session timeout, so a COMMIT within a third of the timeout of it
+ * needs no round trip (ZkSessionLeaseFresh, ZkSessionConfirmAlive).
  *
  *-------------------------------------------------------------------------
  */
@@ -42,7 +52,7 @@
 #include "utils/memutils.h"
 
 #include "zk_session.h"
-#include "zklock.h"
+#include "vocabulary.h"
 
 /*
  * A background request: delete one node, or delete the children of a node
@@ -52,6 +62,7 @@
 typedef enum ZkJobKind
 {
 	ZKJOB_DELETE,
+	ZKJOB_MULTI_DELETE,
 	ZKJOB_SWEEP
 } ZkJobKind;
 
@@ -60,8 +71,30 @@ typedef struct ZkJob
 	ZkJobKind	kind;
 	char	   *path;			/* node to delete, or parent to sweep */
 	char	   *prefix;			/* sweep only */
+	char	  **paths;			/* multi delete: the nodes */
+	int			npaths;
+	zoo_op_t   *ops;			/* multi delete: request and results, */
+	zoo_op_result_t *results;	/* alive until the completion ran */
+	ZkOp	   *waiter;			/* release op counting this job, or NULL */
+	int64		sent_at;		/* monotonic ms of the last send */
 	struct ZkJob *next;			/* in bridge.deferred */
 } ZkJob;
+
+/*
+ * Largest multi of deletes we send, in bytes of paths.  ZooKeeper refuses
+ * packets over jute.maxbuffer (1 MB by default); staying well below keeps
+ * each multi one modest transaction.
+ */
+#define ZK_MULTI_DELETE_BYTES	(128 * 1024)
+
+/* Request and results of a counted create (see ZkCreateCounted). */
+typedef struct ZkMultiAux
+{
+	zoo_op_t	ops[2];
+	zoo_op_result_t results[2];
+	struct Stat parent_stat;
+	char	   *created;		/* the create's path buffer */
+} ZkMultiAux;
 
 /* An event on a node watched with ZK_WATCH_HELD (its watch is now spent). */
 typedef struct ZkDeletedNode
@@ -93,6 +126,9 @@ typedef struct ZkBridge
 	int64		jobs_failed;
 	ZkDeletedNode *deleted_held;	/* held nodes seen deleted */
 	ZkOp	   *awaited;		/* the op the backend waits for, if any */
+	int64		lease_sent_at;	/* send time of the latest request the
+								 * server answered; 0: none yet */
+	uint64		answers;		/* answers so far (progress of a batch) */
 } ZkBridge;
 
 static ZkBridge bridge = {.mutex = PTHREAD_MUTEX_INITIALIZER};
@@ -131,17 +167,23 @@ static void zk_op_data_done(int rc, const char *value, int value_len,
 static void zk_op_stat_done(int rc, const struct Stat *stat, const void *data);
 static void zk_op_string_done(int rc, const char *value, const void *data);
 static void zk_op_void_done(int rc, const void *data);
+static void zk_op_multi_done(int rc, const void *data);
+static bool zk_rc_from_server(int rc);
+static void zk_note_answer_locked(int64 sent_at, int rc);
 static void zk_op_release(ZkOp *op);
 static ZkOp *zk_op_new(ZkOpKind kind);
 static void zk_op_issued(ZkOp *op, int rc);
 static zhandle_t *zk_handle(void);
-static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix);
+static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
+						 ZkOp *waiter);
+static ZkJob *zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter);
 static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_issue(ZkJob *job);
 static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
 static bool zk_job_done_ok(int rc);
 static void zk_job_delete_done(int rc, const void *data);
+static void zk_job_multi_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
 static void zk_connect(void);
@@ -153,6 +195,16 @@ static void zk_session_subxact_callback(SubXactEvent event,
 										SubTransactionId parentSubid,
 										void *arg);
 static void zk_session_lost(const char *what, const char *path) pg_attribute_noreturn();
+typedef enum ZkWaitResult
+{
+	ZK_WAIT_READY,				/* the condition holds */
+	ZK_WAIT_DEADLINE,			/* the deadline passed */
+	ZK_WAIT_LOST,				/* the session expired or auth failed */
+	ZK_WAIT_CUT_OFF				/* disconnected for the session timeout */
+} ZkWaitResult;
+
+static ZkWaitResult zk_wait_status(bool (*ready) (void *), void *arg,
+								   int64 deadline_ms);
 static bool zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 					const char *what, const char *path);
 static bool zk_cond_op_done(void *arg);
@@ -318,6 +370,8 @@ zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 
 	pthread_mutex_lock(&bridge.mutex);
 	abandoned = op->abandoned;
+	if (op->kind != ZKOP_RELEASE)
+		zk_note_answer_locked(op->sent_at, rc);
 	/*
 	 * Wake the backend only for the op it waits for: the answers to
 	 * pipelined requests come in order, so it waits for the last one, and
@@ -343,11 +397,52 @@ zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 		for (int i = 0; i < nchildren; i++)
 			free(children[i]);
 		free(children);
-		free(op);
+		zk_op_release(op);
 		return;
 	}
 	if (latch)
 		SetLatch(latch);
+}
+
+/*
+ * zk_rc_from_server
+ *		Is this result code an answer of the server (as opposed to one the
+ *		client library made up: lost connection, closing, expired)?  Only
+ *		those prove the session alive.
+ */
+static bool
+zk_rc_from_server(int rc)
+{
+	switch (rc)
+	{
+		case ZOK:
+		case ZNONODE:
+		case ZNODEEXISTS:
+		case ZNOTEMPTY:
+		case ZBADVERSION:
+		case ZNOAUTH:
+		case ZNOCHILDRENFOREPHEMERALS:
+		case ZINVALIDACL:
+		case ZBADARGUMENTS:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * zk_note_answer_locked
+ *		Record an answer: the lease now runs from the send time of the
+ *		request, if that is later than what we had.  Caller holds
+ *		bridge.mutex.
+ */
+static void
+zk_note_answer_locked(int64 sent_at, int rc)
+{
+	bridge.answers++;
+	if (sent_at > bridge.lease_sent_at && zk_rc_from_server(rc) &&
+		!bridge.expired && !bridge.closing)
+		bridge.lease_sent_at = sent_at;
 }
 
 static void
@@ -434,19 +529,61 @@ zk_op_void_done(int rc, const void *data)
 }
 
 /*
+ * zk_op_multi_done
+ *		Completion of a counted create: the created path, our node's czxid
+ *		(the transaction's zxid, which is also the parent's new mzxid) and
+ *		the number of children the parent had right after it.
+ */
+static void
+zk_op_multi_done(int rc, const void *data)
+{
+	ZkOp	   *op = (ZkOp *) data;
+	ZkMultiAux *aux = op->multi;
+	struct Stat st;
+	char	   *copy = NULL;
+
+	memset(&st, 0, sizeof(st));
+	if (rc == ZOK)
+	{
+		copy = strdup(aux->created);
+		if (copy == NULL)
+			rc = ZSYSTEMERROR;
+		st.czxid = aux->parent_stat.mzxid;
+		st.ctime = aux->parent_stat.mtime;
+		op->parent_children = aux->parent_stat.numChildren;
+	}
+	zk_op_finish(op, rc, rc == ZOK ? &st : NULL,
+				 copy, copy ? (int) strlen(copy) : 0, NULL, 0);
+}
+
+/*
  * zk_job_free
  *		A background job is over, one way or the other.
  */
 static void
 zk_job_free(ZkJob *job, bool succeeded)
 {
+	ZkOp	   *finished = NULL;
+
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.jobs_pending--;
 	if (!succeeded)
 		bridge.jobs_failed++;
+	if (job->waiter != NULL && --job->waiter->pending == 0)
+		finished = job->waiter;
 	pthread_mutex_unlock(&bridge.mutex);
+
+	/* the last delete of a batch completes the op its backend waits for */
+	if (finished != NULL)
+		zk_op_finish(finished, ZOK, NULL, NULL, 0, NULL, 0);
+
 	free(job->path);
 	free(job->prefix);
+	for (int i = 0; i < job->npaths; i++)
+		free(job->paths[i]);
+	free(job->paths);
+	free(job->ops);
+	free(job->results);
 	free(job);
 }
 
@@ -455,7 +592,8 @@ zk_job_free(ZkJob *job, bool succeeded)
  *		malloc a job; NULL if memory ran out (the caller decides).
  */
 static ZkJob *
-zk_job_new(ZkJobKind kind, const char *path, const char *prefix)
+zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
+		   ZkOp *waiter)
 {
 	ZkJob	   *job = calloc(1, sizeof(ZkJob));
 
@@ -471,8 +609,55 @@ zk_job_new(ZkJobKind kind, const char *path, const char *prefix)
 		free(job);
 		return NULL;
 	}
+	job->waiter = waiter;
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.jobs_pending++;
+	if (waiter != NULL)
+		waiter->pending++;
+	pthread_mutex_unlock(&bridge.mutex);
+	return job;
+}
+
+/*
+ * zk_job_new_multi
+ *		malloc a job deleting n nodes in one multi; NULL if memory ran out.
+ */
+static ZkJob *
+zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
+{
+	ZkJob	   *job = calloc(1, sizeof(ZkJob));
+	bool		ok;
+
+	if (job == NULL)
+		return NULL;
+	job->kind = ZKJOB_MULTI_DELETE;
+	job->paths = calloc(n, sizeof(char *));
+	job->ops = calloc(n, sizeof(zoo_op_t));
+	job->results = calloc(n, sizeof(zoo_op_result_t));
+	ok = (job->paths != NULL && job->ops != NULL && job->results != NULL);
+	for (int i = 0; ok && i < n; i++)
+	{
+		job->paths[i] = strdup(paths[i]);
+		if (job->paths[i] == NULL)
+			ok = false;
+		else
+			job->npaths++;
+	}
+	if (!ok)
+	{
+		for (int i = 0; i < job->npaths; i++)
+			free(job->paths[i]);
+		free(job->paths);
+		free(job->ops);
+		free(job->results);
+		free(job);
+		return NULL;
+	}
+	job->waiter = waiter;
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.jobs_pending++;
+	if (waiter != NULL)
+		waiter->pending++;
 	pthread_mutex_unlock(&bridge.mutex);
 	return job;
 }
@@ -498,8 +683,16 @@ zk_job_issue(ZkJob *job)
 		zk_job_free(job, true);
 		return;
 	}
+	job->sent_at = ZkNowMs();
 	if (job->kind == ZKJOB_DELETE)
 		rc = zoo_adelete(zh, job->path, -1, zk_job_delete_done, job);
+	else if (job->kind == ZKJOB_MULTI_DELETE)
+	{
+		for (int i = 0; i < job->npaths; i++)
+			zoo_delete_op_init(&job->ops[i], job->paths[i], -1);
+		rc = zoo_amulti(zh, job->npaths, job->ops, job->results,
+						zk_job_multi_done, job);
+	}
 	else
 		rc = zoo_aget_children(zh, job->path, 0, zk_job_sweep_done, job);
 	if (rc != ZOK)
@@ -546,10 +739,58 @@ zk_job_delete_done(int rc, const void *data)
 {
 	ZkJob	   *job = (ZkJob *) data;
 
+	pthread_mutex_lock(&bridge.mutex);
+	zk_note_answer_locked(job->sent_at, rc);
+	pthread_mutex_unlock(&bridge.mutex);
+
 	if (ZkIsConnectionLoss(rc))
 		zk_job_retry_later(job);
 	else
 		zk_job_free(job, zk_job_done_ok(rc));
+}
+
+/*
+ * zk_job_multi_done
+ *		A multi of deletes answered.  A multi is all or nothing: if one of
+ *		its nodes was gone already (or one delete was refused), nothing was
+ *		deleted, so each node is then deleted on its own; those deletes
+ *		count for the same waiter, which they join before this job leaves
+ *		it.  A multi whose answer was lost may have been applied: sent
+ *		again, it fails on the first node and splits the same way.
+ */
+static void
+zk_job_multi_done(int rc, const void *data)
+{
+	ZkJob	   *job = (ZkJob *) data;
+
+	pthread_mutex_lock(&bridge.mutex);
+	zk_note_answer_locked(job->sent_at, rc);
+	pthread_mutex_unlock(&bridge.mutex);
+
+	if (ZkIsConnectionLoss(rc))
+	{
+		zk_job_retry_later(job);
+		return;
+	}
+	/* refused by the server: split; else done, or the session is gone */
+	if (rc != ZOK && zk_rc_from_server(rc))
+	{
+		for (int i = 0; i < job->npaths; i++)
+		{
+			ZkJob	   *del = zk_job_new(ZKJOB_DELETE, job->paths[i], NULL,
+										 job->waiter);
+
+			if (del != NULL)
+				zk_job_issue(del);
+			else
+			{
+				pthread_mutex_lock(&bridge.mutex);
+				bridge.jobs_failed++;
+				pthread_mutex_unlock(&bridge.mutex);
+			}
+		}
+	}
+	zk_job_free(job, true);
 }
 
 static void
@@ -580,7 +821,7 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 			if (path == NULL)
 				continue;
 			snprintf(path, len, "%s/%s", job->path, strings->data[i]);
-			del = zk_job_new(ZKJOB_DELETE, path, NULL);
+			del = zk_job_new(ZKJOB_DELETE, path, NULL, NULL);
 			free(path);
 			if (del != NULL)
 				zk_job_issue(del);
@@ -617,6 +858,7 @@ zk_op_new(ZkOpKind kind)
 				 errmsg("out of memory")));
 	op->kind = kind;
 	op->nest_level = GetCurrentTransactionNestLevel();
+	op->sent_at = ZkNowMs();
 	dlist_push_tail(&zk_live_ops, &op->node);
 	return op;
 }
@@ -654,6 +896,47 @@ ZkCreate(const char *path, const char *data, int datalen, int flags,
 		acl = &zk_protected_acl;
 	zk_op_issued(op, zoo_acreate2(zk_handle(), path, data, datalen, acl,
 								  flags, zk_op_string_stat_done, op));
+	return op;
+}
+
+/*
+ * ZkCreateCounted
+ *		Create an ephemeral-sequential node under 'parent' and learn, in the
+ *		same round trip, how many children the parent has right after: one
+ *		ZooKeeper multi of the create and a setData of the parent (empty
+ *		data, any version), whose answer carries the parent's Stat.  When
+ *		that count is 1, the node is alone and its queue need not be read:
+ *		an uncontended lock costs one write.  The op's stat.czxid is the
+ *		node's czxid (the multi's zxid); op->parent_children the count.
+ *
+ * The parent's data is overwritten with nothing: lock nodes carry no data
+ * in any recipe zklock shares a queue with.
+ */
+ZkOp *
+ZkCreateCounted(const char *path, const char *data, int datalen,
+				const char *parent)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_CREATE_COUNTED);
+	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
+	const struct ACL_vector *acl = &ZOO_OPEN_ACL_UNSAFE;
+	int			buflen = (int) strlen(path) + 16;
+
+	if (aux == NULL || (aux->created = calloc(1, buflen)) == NULL)
+	{
+		free(aux);
+		ZkOpFree(op);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	op->multi = aux;
+	if (zk_session_auth != NULL)
+		acl = &zk_protected_acl;
+	zoo_create_op_init(&aux->ops[0], path, data, datalen, acl,
+					   ZOO_EPHEMERAL_SEQUENTIAL, aux->created, buflen);
+	zoo_set_op_init(&aux->ops[1], parent, "", 0, -1, &aux->parent_stat);
+	zk_op_issued(op, zoo_amulti(zk_handle(), 2, aux->ops, aux->results,
+								zk_op_multi_done, op));
 	return op;
 }
 
@@ -725,6 +1008,33 @@ ZkTakeDeletedHeld(char ***paths, bool **deleted)
 	return n;
 }
 
+/*
+ * ZkHeldNodeEvent
+ *		Has a held-node watch on this path fired (without taking the
+ *		event)?  0: no; ZOO_DELETED_EVENT or ZOO_CHANGED_EVENT: yes.  A
+ *		deletion wins over a change.
+ */
+int
+ZkHeldNodeEvent(const char *path)
+{
+	int			event = 0;
+
+	pthread_mutex_lock(&bridge.mutex);
+	for (ZkDeletedNode *d = bridge.deleted_held; d != NULL; d = d->next)
+	{
+		if (strcmp(d->path, path) != 0)
+			continue;
+		if (d->deleted)
+		{
+			event = ZOO_DELETED_EVENT;
+			break;
+		}
+		event = ZOO_CHANGED_EVENT;
+	}
+	pthread_mutex_unlock(&bridge.mutex);
+	return event;
+}
+
 /* ZkExists: start an exists (no watch). */
 ZkOp *
 ZkExists(const char *path)
@@ -778,6 +1088,11 @@ zk_op_release(ZkOp *op)
 	for (int i = 0; i < op->nchildren; i++)
 		free(op->children[i]);
 	free(op->children);
+	if (op->multi != NULL)
+	{
+		free(op->multi->created);
+		free(op->multi);
+	}
 	free(op);
 }
 
@@ -819,19 +1134,19 @@ zk_cond_watch_fired(void *arg)
 }
 
 /*
- * zk_wait
+ * zk_wait_status
  *		The one place where the backend sleeps for ZooKeeper.
  *
- * Returns true once ready(arg) holds (evaluated under bridge.mutex), false
- * when deadline_ms (monotonic; 0 for none) has passed.  Raises an ERROR on
- * query cancel, statement_timeout or termination (CHECK_FOR_INTERRUPTS),
- * when the session expires, and when the connection has been lost for
- * longer than the session timeout.  'what' and 'path' name the operation
- * in those errors.
+ * Returns ZK_WAIT_READY once ready(arg) holds (evaluated under
+ * bridge.mutex), ZK_WAIT_DEADLINE when deadline_ms (monotonic; 0 for none)
+ * has passed, ZK_WAIT_LOST when the session expired (or authentication
+ * failed), ZK_WAIT_CUT_OFF when the connection has been lost for longer
+ * than the session timeout.  CHECK_FOR_INTERRUPTS runs on every wakeup, so
+ * query cancel, statement_timeout and termination end the wait with their
+ * ERROR where PostgreSQL does not hold interrupts.
  */
-static bool
-zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
-		const char *what, const char *path)
+static ZkWaitResult
+zk_wait_status(bool (*ready) (void *), void *arg, int64 deadline_ms)
 {
 	for (;;)
 	{
@@ -851,9 +1166,9 @@ zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 		pthread_mutex_unlock(&bridge.mutex);
 
 		if (is_ready)
-			return true;
+			return ZK_WAIT_READY;
 		if (lost)
-			zk_session_lost(what, path);
+			return ZK_WAIT_LOST;
 
 		now = ZkNowMs();
 		if (disconnected_at != 0)
@@ -861,18 +1176,13 @@ zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 			int64		give_up = disconnected_at + zk_negotiated_timeout;
 
 			if (now >= give_up)
-				ereport(ERROR,
-						(errcode(ERRCODE_CONNECTION_FAILURE),
-						 errmsg("lost connection to ZooKeeper while %s \"%s\"",
-								what, path),
-						 errdetail("The connection to \"%s\" was not regained within the session timeout of %d ms.",
-								   zk_session_hosts, zk_negotiated_timeout)));
+				return ZK_WAIT_CUT_OFF;
 			timeout = (long) (give_up - now);
 		}
 		if (deadline_ms != 0)
 		{
 			if (now >= deadline_ms)
-				return false;
+				return ZK_WAIT_DEADLINE;
 			if (timeout < 0 || deadline_ms - now < timeout)
 				timeout = (long) (deadline_ms - now);
 		}
@@ -882,6 +1192,38 @@ zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 		(void) WaitLatch(MyLatch, events, timeout, PG_WAIT_EXTENSION);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * zk_wait
+ *		zk_wait_status, raising the contract's ERROR when the session
+ *		expired or the connection stayed lost for the session timeout.
+ *		Returns true when ready, false when deadline_ms passed.  'what'
+ *		and 'path' name the operation in those errors.
+ */
+static bool
+zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
+		const char *what, const char *path)
+{
+	switch (zk_wait_status(ready, arg, deadline_ms))
+	{
+		case ZK_WAIT_READY:
+			return true;
+		case ZK_WAIT_DEADLINE:
+			return false;
+		case ZK_WAIT_LOST:
+			zk_session_lost(what, path);
+			break;
+		case ZK_WAIT_CUT_OFF:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("lost connection to ZooKeeper while %s \"%s\"",
+							what, path),
+					 errdetail("The connection to \"%s\" was not regained within the session timeout of %d ms.",
+							   zk_session_hosts, zk_negotiated_timeout)));
+			break;
+	}
+	return false;				/* not reached */
 }
 
 /*
@@ -1002,7 +1344,7 @@ zk_job_start(ZkJobKind kind, const char *path, const char *prefix)
 
 	if (bridge.zh == NULL)
 		return;
-	job = zk_job_new(kind, path, prefix);
+	job = zk_job_new(kind, path, prefix, NULL);
 	if (job == NULL)
 	{
 		pthread_mutex_lock(&bridge.mutex);
@@ -1035,6 +1377,230 @@ void
 ZkSweepInBackground(const char *parent, const char *prefix)
 {
 	zk_job_start(ZKJOB_SWEEP, parent, prefix);
+}
+
+/*
+ * ZkDeleteNodes
+ *		Delete nodes (lock releases): one delete for one node, multis of
+ *		deletes for more (within ZK_MULTI_DELETE_BYTES each), all sent at
+ *		once, so that any number of nodes costs one round trip.  Each is
+ *		retried after a lost connection until it succeeds or the session
+ *		ends (zk_job_*), whether or not anyone waits.
+ *
+ * With want_answer, returns a ZKOP_RELEASE op that completes when every
+ * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else NULL.  Never
+ * raises an ERROR except out of memory for that op, so it is safe in
+ * abort paths with want_answer false.  Without a session there is nothing
+ * to delete: the nodes went with it.
+ */
+ZkOp *
+ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
+{
+	ZkOp	   *op = NULL;
+	bool		finished = false;
+	int			i = 0;
+
+	if (want_answer)
+	{
+		op = zk_op_new(ZKOP_RELEASE);
+		op->pending = 1;		/* held until every job is issued */
+	}
+
+	while (bridge.zh != NULL && i < n)
+	{
+		ZkJob	   *job;
+		int			j = i;
+		size_t		bytes = 0;
+
+		/* the chunk [i, j): as many nodes as fit, at least one */
+		while (j < n && (j == i || bytes + strlen(paths[j]) + 16 <= ZK_MULTI_DELETE_BYTES))
+			bytes += strlen(paths[j++]) + 16;
+		if (j - i == 1)
+			job = zk_job_new(ZKJOB_DELETE, paths[i], NULL, op);
+		else
+			job = zk_job_new_multi(paths + i, j - i, op);
+		if (job == NULL)
+		{
+			pthread_mutex_lock(&bridge.mutex);
+			bridge.jobs_failed += j - i;
+			pthread_mutex_unlock(&bridge.mutex);
+		}
+		else
+			zk_job_issue(job);
+		i = j;
+	}
+
+	if (op != NULL)
+	{
+		pthread_mutex_lock(&bridge.mutex);
+		finished = (--op->pending == 0);
+		pthread_mutex_unlock(&bridge.mutex);
+		if (finished)
+			zk_op_finish(op, ZOK, NULL, NULL, 0, NULL, 0);
+	}
+	return op;
+}
+
+/*
+ * ZkOpWaitQuiet
+ *		Wait for a release op without raising an ERROR of ours: true once
+ *		it completed (or the session ended, which deleted the nodes too),
+ *		false if ZooKeeper stayed silent for quiet_ms (the deadline moves
+ *		with every answer the session gets, so a large batch takes as long
+ *		as it needs) or the connection stayed lost for the session timeout.
+ *		The caller then reports the release as unconfirmed; its deletes go
+ *		on in the background.
+ *
+ * With ZK_WAIT_INTERRUPTIBLE a cancel ends the wait with its ERROR (the
+ * deletes go on); with ZK_WAIT_QUIET, for callbacks where PostgreSQL holds
+ * interrupts, no ERROR at all.  During backend exit it does not wait: the
+ * session's close deletes every node.
+ */
+bool
+ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags)
+{
+	uint64		seen;
+	int64		deadline;
+	bool		result = false;
+
+	if (proc_exit_inprogress)
+		return true;
+
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = op;
+	seen = bridge.answers;
+	pthread_mutex_unlock(&bridge.mutex);
+	deadline = ZkNowMs() + quiet_ms;
+
+	for (;;)
+	{
+		bool		done;
+		bool		lost;
+		uint64		answers;
+		int64		disconnected_at;
+		int64		now;
+		long		timeout;
+
+		ResetLatch(MyLatch);
+		pthread_mutex_lock(&bridge.mutex);
+		done = op->done || bridge.zh == NULL;
+		lost = bridge.expired || bridge.auth_failed;
+		answers = bridge.answers;
+		disconnected_at = bridge.disconnected_at;
+		pthread_mutex_unlock(&bridge.mutex);
+
+		/* an expired session took every node with it */
+		if (done || lost)
+		{
+			result = true;
+			break;
+		}
+		now = ZkNowMs();
+		if (answers != seen && disconnected_at == 0)
+		{
+			seen = answers;
+			deadline = now + quiet_ms;
+		}
+		if (now >= deadline ||
+			(disconnected_at != 0 &&
+			 now >= disconnected_at + zk_negotiated_timeout))
+			break;
+		timeout = (long) (deadline - now);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		if ((flags & ZK_WAIT_INTERRUPTIBLE) && INTERRUPTS_PENDING_CONDITION())
+		{
+			/* the deletes go on in the background if this throws */
+			pthread_mutex_lock(&bridge.mutex);
+			bridge.awaited = NULL;
+			pthread_mutex_unlock(&bridge.mutex);
+			CHECK_FOR_INTERRUPTS();
+			pthread_mutex_lock(&bridge.mutex);
+			bridge.awaited = op;
+			pthread_mutex_unlock(&bridge.mutex);
+		}
+	}
+
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = NULL;
+	pthread_mutex_unlock(&bridge.mutex);
+	return result;
+}
+
+/*
+ * ZkSessionLeaseFresh
+ *		Has the server answered a request of ours sent less than a third of
+ *		the negotiated session timeout ago?  Then the session is alive now
+ *		and for a while yet, without a round trip.
+ */
+bool
+ZkSessionLeaseFresh(void)
+{
+	int64		sent_at;
+	bool		lost;
+
+	if (bridge.zh == NULL)
+		return false;
+	pthread_mutex_lock(&bridge.mutex);
+	sent_at = bridge.lease_sent_at;
+	lost = bridge.expired || bridge.auth_failed;
+	pthread_mutex_unlock(&bridge.mutex);
+	return !lost && sent_at != 0 &&
+		ZkNowMs() - sent_at < zk_negotiated_timeout / 3;
+}
+
+/*
+ * ZkSessionConfirmAlive
+ *		Make sure the session is alive: at once if the lease is fresh, else
+ *		by one round trip (a sync, which the leader answers), waiting for a
+ *		lost connection no longer than the session could still be alive.
+ *		ZK_SESSION_ALIVE, ZK_SESSION_EXPIRED (the caller reports the lost
+ *		locks), or ZK_SESSION_UNCONFIRMED (no answer in time).  Query
+ *		cancel ends the wait with its ERROR.
+ */
+ZkAliveResult
+ZkSessionConfirmAlive(void)
+{
+	int64		deadline;
+
+	if (ZkSessionLeaseFresh())
+		return ZK_SESSION_ALIVE;
+	if (bridge.zh == NULL)
+		return ZK_SESSION_UNCONFIRMED;
+
+	deadline = ZkNowMs() + zk_negotiated_timeout;
+	for (;;)
+	{
+		ZkOp	   *op = ZkSync("/");
+		ZkWaitResult wr;
+		int			rc;
+
+		/* a cancel may leave 'awaited' set: it only ever causes a wakeup */
+		pthread_mutex_lock(&bridge.mutex);
+		bridge.awaited = op;
+		pthread_mutex_unlock(&bridge.mutex);
+		wr = zk_wait_status(zk_cond_op_done, op, deadline);
+		pthread_mutex_lock(&bridge.mutex);
+		bridge.awaited = NULL;
+		pthread_mutex_unlock(&bridge.mutex);
+		rc = op->rc;
+		ZkOpFree(op);
+
+		if (wr == ZK_WAIT_LOST || (wr == ZK_WAIT_READY && rc == ZSESSIONEXPIRED))
+			return ZK_SESSION_EXPIRED;
+		if (wr != ZK_WAIT_READY)
+			return ZK_SESSION_UNCONFIRMED;
+		if (rc == ZOK)
+			return ZK_SESSION_ALIVE;
+		if (!ZkIsConnectionLoss(rc))
+			return ZK_SESSION_UNCONFIRMED;
+		/* lost on the way: once the connection is back, ask again */
+		wr = zk_wait_status(zk_cond_connected, NULL, deadline);
+		if (wr == ZK_WAIT_LOST)
+			return ZK_SESSION_EXPIRED;
+		if (wr != ZK_WAIT_READY)
+			return ZK_SESSION_UNCONFIRMED;
+	}
 }
 
 /* ------------------------------------------------------------------------
@@ -1175,6 +1741,7 @@ zk_connect(void)
 	bridge.auth_failed = false;
 	bridge.connected_at = 0;
 	bridge.disconnected_at = ZkNowMs();
+	bridge.lease_sent_at = 0;
 	pthread_mutex_unlock(&bridge.mutex);
 
 	/* the library's threads inherit this mask: no signal ever reaches them */
@@ -1233,6 +1800,11 @@ zk_connect(void)
 		}
 
 		zk_negotiated_timeout = zoo_recv_timeout(zh);
+
+		/* the handshake was answered: the session is alive since then */
+		pthread_mutex_lock(&bridge.mutex);
+		bridge.lease_sent_at = deadline - zklock_connect_timeout;
+		pthread_mutex_unlock(&bridge.mutex);
 
 		if (auth != NULL)
 		{
@@ -1304,6 +1876,7 @@ zk_close_handle(void)
 	bridge.state = 0;
 	bridge.connected_at = 0;
 	bridge.disconnected_at = 0;
+	bridge.lease_sent_at = 0;
 	free(bridge.watch_path);
 	bridge.watch_path = NULL;
 	bridge.watch_event = 0;

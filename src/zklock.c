@@ -31,18 +31,9 @@
 #include "lock_table.h"
 #include "node_data.h"
 #include "zk_session.h"
-#include "zklock.h"
+#include "vocabulary.h"
 
 PG_MODULE_MAGIC;
-
-/* settings (see _PG_init for their descriptions) */
-char	   *zklock_hosts = NULL;
-char	   *zklock_root = NULL;
-int			zklock_session_timeout = 10000; /* ms */
-int			zklock_connect_timeout = 5000;	/* ms */
-char	   *zklock_auth = NULL;
-bool		zklock_verify_on_commit = true;
-int			zklock_max_locks_per_backend = 1000;
 
 void		_PG_init(void);
 
@@ -71,18 +62,6 @@ static bool lock_try(FunctionCallInfo fcinfo, ZkLockMode mode,
 					 ZkLockScope scope);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
-
-const char *
-ZkLockModeName(ZkLockMode mode)
-{
-	return mode == ZK_MODE_EXCLUSIVE ? "exclusive" : "shared";
-}
-
-const char *
-ZkLockScopeName(ZkLockScope scope)
-{
-	return scope == ZK_SCOPE_SESSION ? "session" : "transaction";
-}
 
 /*
  * check_locks_not_held
@@ -177,7 +156,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("zklock.connect_timeout",
 							"How long to wait for a ZooKeeper server when opening a session.",
-							"Also bounds the check zklock.verify_on_commit makes at COMMIT.",
+							"Also bounds how long a release or the check at COMMIT waits for a lost connection to come back.",
 							&zklock_connect_timeout,
 							5000, 1, INT_MAX,
 							PGC_USERSET,
@@ -199,11 +178,20 @@ _PG_init(void)
 							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
 							   NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("zklock.verify_on_commit",
-							 "Confirms with ZooKeeper at COMMIT that the transaction's locks still exist.",
-							 "COMMIT fails if a held node is gone or cannot be confirmed within zklock.connect_timeout.",
-							 &zklock_verify_on_commit,
+	DefineCustomBoolVariable("zklock.synchronous_release",
+							 "Makes lock releases wait until ZooKeeper has applied them.",
+							 "When on, zk_unlock, zk_unlock_all and the release of transaction locks at COMMIT or ROLLBACK return only once the delete of the queue node is confirmed, so any lock attempt that starts afterwards, on any server, finds the lock free. When off, the delete is sent in the background.",
+							 &zklock_synchronous_release,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("zklock.verify_on_commit",
+							 "Confirms with ZooKeeper at every COMMIT that each held lock's node still exists.",
+							 "Without it, COMMIT only requires the session to be known alive. COMMIT fails if a held node is gone or cannot be confirmed within zklock.connect_timeout.",
+							 &zklock_verify_on_commit,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

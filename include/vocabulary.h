@@ -1,12 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * zklock.h
- *		Types and settings shared by every part of zklock.
+ * vocabulary.h
+ *		Words every part of zklock shares: lock modes, scopes, their names,
+ *		and the settings the lower layers read.
+ *
+ * This header sits at the bottom of the include graph: it includes nothing
+ * of zklock's own, so that every other file may include it without a
+ * cycle.  The definitions live in vocabulary.c; the SQL layer (zklock.c)
+ * only registers the settings with PostgreSQL.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef ZKLOCK_H
-#define ZKLOCK_H
+#ifndef VOCABULARY_H
+#define VOCABULARY_H
 
 /* The two lock modes of the read/write recipe. */
 typedef enum ZkLockMode
@@ -22,19 +28,20 @@ typedef enum ZkLockScope
 	ZK_SCOPE_TRANSACTION		/* until COMMIT or ROLLBACK */
 } ZkLockScope;
 
-/* Longest lock path a user may give, in bytes (contract section 6). */
+/* Longest lock path a user may give, in bytes. */
 #define ZK_MAX_PATH_BYTES 1024
 
-/* GUC variables, defined in zklock.c */
+/* Settings (defined in vocabulary.c, registered by zklock.c). */
 extern char *zklock_hosts;
 extern char *zklock_root;
 extern int	zklock_session_timeout; /* ms */
 extern int	zklock_connect_timeout; /* ms */
 extern char *zklock_auth;
+extern bool zklock_synchronous_release;
 extern bool zklock_verify_on_commit;
 extern int	zklock_max_locks_per_backend;
 
 extern const char *ZkLockModeName(ZkLockMode mode);
 extern const char *ZkLockScopeName(ZkLockScope scope);
 
-#endif							/* ZKLOCK_H */
+#endif							/* VOCABULARY_H */

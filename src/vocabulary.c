@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * vocabulary.c
+ *		Storage of zklock's settings and the names of lock modes and
+ *		scopes, shared by every layer (see vocabulary.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "vocabulary.h"
+
+/* settings; zklock.c registers them with their descriptions and bounds */
+char	   *zklock_hosts = NULL;
+char	   *zklock_root = NULL;
+int			zklock_session_timeout = 10000; /* ms */
+int			zklock_connect_timeout = 5000;	/* ms */
+char	   *zklock_auth = NULL;
+bool		zklock_synchronous_release = true;
+bool		zklock_verify_on_commit = false;
+int			zklock_max_locks_per_backend = 1000;
+
+/*
+ * ZkLockModeName
+ *		The SQL-visible name of a lock mode.
+ */
+const char *
+ZkLockModeName(ZkLockMode mode)
+{
+	return mode == ZK_MODE_EXCLUSIVE ? "exclusive" : "shared";
+}
+
+/*
+ * ZkLockScopeName
+ *		The SQL-visible name of a lock scope.
+ */
+const char *
+ZkLockScopeName(ZkLockScope scope)
+{
+	return scope == ZK_SCOPE_SESSION ? "session" : "transaction";
+}
