@@ -4,6 +4,7 @@
  * against the jars in /usr/share/java).
  *
  *   java CuratorBench HOSTS MODE SECONDS OUTFILE [WARMUP_SECONDS]
+ *   java CuratorBench HOSTS contend THREADS SECONDS OUTFILE START_EPOCH_MS [per-thread|shared]
  *
  * MODE
  *   mutex     InterProcessMutex on /bench/curator_mutex: acquire(), release()
@@ -14,9 +15,24 @@
  * Ops during the first WARMUP_SECONDS (default 2; the JIT compiles the hot
  * path meanwhile) are not recorded.  Per-op latencies (microseconds, one
  * per line) go to OUTFILE.
+ *
+ * contend: THREADS threads, each with its own InterProcessMutex on
+ * /bench/curator_contend, loop acquire(); release() as fast as they can.
+ * With "per-thread" (the default) every thread has its own CuratorFramework
+ * client, i.e. its own ZooKeeper session, as every PostgreSQL backend has;
+ * with "shared" the threads share one client.  The threads connect and then
+ * loop unmeasured (JIT and contention warm-up) until the wall-clock time
+ * START_EPOCH_MS (milliseconds since the epoch), so that several JVMs
+ * started together measure the same window; grants whose acquire() returns
+ * in [START, START + SECONDS) are counted.  OUTFILE gets one line per
+ * counted grant: the acquire() wait in microseconds.  Prints "key value"
+ * lines: grants, late_start_ms (how long after START this JVM was ready;
+ * 0 when in time).
  */
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -32,11 +48,17 @@ public class CuratorBench
 	{
 		if (args.length < 4)
 		{
-			System.err.println("usage: CuratorBench HOSTS mutex|rwwrite SECONDS OUTFILE [WARMUP_SECONDS]");
+			System.err.println("usage: CuratorBench HOSTS mutex|rwwrite SECONDS OUTFILE [WARMUP_SECONDS]\n"
+							   + "       CuratorBench HOSTS contend THREADS SECONDS OUTFILE START_EPOCH_MS [per-thread|shared]");
 			System.exit(2);
 		}
 		String hosts = args[0];
 		String mode = args[1];
+		if (mode.equals("contend"))
+		{
+			contend(hosts, args);
+			return;
+		}
 		double seconds = Double.parseDouble(args[2]);
 		String outfile = args[3];
 		double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;
@@ -89,5 +111,106 @@ public class CuratorBench
 		Arrays.sort(sorted);
 		System.out.printf("curator %s: n=%d mean=%.1f us median=%.1f us%n",
 						  mode, n, n > 0 ? sum / n : 0.0, n > 0 ? sorted[n / 2] : 0.0);
+	}
+
+	/* a started client, connected */
+	static CuratorFramework connect(String hosts) throws Exception
+	{
+		CuratorFramework client = CuratorFrameworkFactory.newClient(
+				hosts, 30000, 15000, new RetryOneTime(100));
+		client.start();
+		if (!client.blockUntilConnected(30, TimeUnit.SECONDS))
+			throw new IllegalStateException("could not connect to " + hosts);
+		return client;
+	}
+
+	/* the contend mode: see the header comment */
+	static void contend(String hosts, String[] args) throws Exception
+	{
+		if (args.length < 6)
+			throw new IllegalArgumentException("contend THREADS SECONDS OUTFILE START_EPOCH_MS [per-thread|shared]");
+		int nthreads = Integer.parseInt(args[2]);
+		double seconds = Double.parseDouble(args[3]);
+		String outfile = args[4];
+		long startMs = Long.parseLong(args[5]);
+		boolean shared = args.length > 6 && args[6].equals("shared");
+		if (args.length > 6 && !shared && !args[6].equals("per-thread"))
+			throw new IllegalArgumentException("unknown client mode " + args[6]);
+
+		List<CuratorFramework> clients = new ArrayList<>();
+		CuratorFramework[] perThread = new CuratorFramework[nthreads];
+		for (int i = 0; i < nthreads; i++)
+		{
+			if (i == 0 || !shared)
+				clients.add(connect(hosts));
+			perThread[i] = clients.get(clients.size() - 1);
+		}
+		/* START in this JVM's nanoTime scale */
+		long tRec = System.nanoTime() + (startMs - System.currentTimeMillis()) * 1000000L;
+		long tEnd = tRec + (long) (seconds * 1e9);
+		long lateNs = System.nanoTime() - tRec;
+
+		double[][] waits = new double[nthreads][];
+		int[] counts = new int[nthreads];
+		Throwable[] errors = new Throwable[nthreads];
+		Thread[] threads = new Thread[nthreads];
+		for (int i = 0; i < nthreads; i++)
+		{
+			final int id = i;
+			final InterProcessMutex lock = new InterProcessMutex(perThread[i], "/bench/curator_contend");
+			threads[i] = new Thread(() -> {
+				double[] w = new double[1 << 14];
+				int n = 0;
+				try
+				{
+					for (;;)
+					{
+						long t0 = System.nanoTime();
+						if (t0 >= tEnd)
+							break;
+						if (!lock.acquire(30, TimeUnit.SECONDS))
+							throw new IllegalStateException("acquire timed out");
+						long tg = System.nanoTime();
+						lock.release();
+						if (tg >= tRec && tg < tEnd)
+						{
+							if (n == w.length)
+								w = Arrays.copyOf(w, n * 2);
+							w[n++] = (tg - t0) / 1000.0;
+						}
+					}
+				}
+				catch (Throwable e)
+				{
+					errors[id] = e;
+				}
+				waits[id] = w;
+				counts[id] = n;
+			});
+			threads[i].start();
+		}
+		for (Thread t : threads)
+			t.join();
+		for (CuratorFramework c : clients)
+			c.close();
+		for (Throwable e : errors)
+			if (e != null)
+				throw new RuntimeException(e);
+
+		int total = 0;
+		try (PrintWriter out = new PrintWriter(outfile))
+		{
+			for (int i = 0; i < nthreads; i++)
+				for (int k = 0; k < counts[i]; k++)
+				{
+					out.printf("%.1f%n", waits[i][k]);
+					total++;
+				}
+		}
+		System.out.printf("curator_contend_threads %d%n", nthreads);
+		System.out.printf("curator_contend_sessions %d%n", clients.size());
+		System.out.printf("curator_contend_seconds %.3f%n", seconds);
+		System.out.printf("curator_contend_grants %d%n", total);
+		System.out.printf("curator_contend_late_start_ms %.1f%n", Math.max(0, lateNs) / 1e6);
 	}
 }

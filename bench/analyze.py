@@ -25,9 +25,12 @@ import sys
 VARIANTS = [
     ("floor_create", "C client: one ephemeral-sequential create (the floor)"),
     ("floor_createlist", "C client: create and getChildren sent back to back, both answers awaited"),
-    ("floor_pattern", "C client: zklock's traffic without PostgreSQL (background delete, then create+getChildren pipelined)"),
+    ("floor_pattern", "C client: zklock's traffic with background release, without PostgreSQL (background delete, then create+getChildren pipelined)"),
     ("floor_cycle", "C client: textbook cycle create, getChildren, delete (3 synchronous calls)"),
-    ("sql_lock", "pgbench: SELECT zk_lock; SELECT zk_unlock"),
+    ("floor_cycle2", "C client: create, then delete (2 synchronous calls, both timed): the two-write floor of a lock+unlock"),
+    ("floor_multi", "C client: zklock's traffic with synchronous release: multi {create, setData(parent)}, then delete (2 synchronous calls)"),
+    ("sql_lock", "pgbench: SELECT zk_lock; SELECT zk_unlock (default settings)"),
+    ("sql_lock_async", "pgbench: the same with `zklock.synchronous_release = off` (PGOPTIONS): background delete"),
     ("sql_xact", "pgbench: BEGIN; SELECT zk_xact_lock; COMMIT"),
     ("sql_advisory", "pgbench: SELECT pg_advisory_lock(1); SELECT pg_advisory_unlock(1)"),
     ("kazoo", "kazoo 2.8 Lock: acquire(); release()"),
@@ -37,15 +40,27 @@ VARIANTS = [
 LABELS = {
     "floor_create": "C create",
     "floor_createlist": "C create+getChildren",
-    "floor_pattern": "C zklock pattern",
+    "floor_pattern": "C bg-release pattern",
     "floor_cycle": "C textbook cycle",
+    "floor_cycle2": "C create+delete",
+    "floor_multi": "C multi+delete",
     "sql_lock": "SQL zk_lock+unlock",
+    "sql_lock_async": "SQL, background release",
     "sql_xact": "SQL xact lock",
     "sql_advisory": "SQL pg_advisory",
     "kazoo": "kazoo Lock",
     "curator_mutex": "Curator Mutex",
     "curator_rw_write": "Curator RW write",
 }
+NAN = float("nan")
+
+# the targets' limits
+T_ZK_PART = 2.0         # (sql_lock - sql_advisory) / floor_create <=
+T_PEER = 0.8            # sql_lock / curator_mutex, sql_lock / kazoo <=
+T_CONTEND_FLOOR = 1.3   # contention: wall time per grant / floor_create <=
+T_CONTEND_PEER = 1.5    # contention: zklock grants/s / Curator grants/s >=
+T_RELEASE_US = 20.0     # COMMIT time / N locks released <=
+T_PARALLEL = 0.8        # parallel: zklock cycles/s / raw C cycles/s >=
 
 
 def pct(sorted_vals, p):
@@ -148,44 +163,82 @@ def main():
             "round_medians": [pr[r]["median"] for r in sorted(pr)],
         }
 
-    # ---- ratios within each round
-    def ratio_series(fn):
+    # ---- ratios within each round (a round counts for a ratio when every
+    # variant the ratio needs ran in it)
+    def ratio_series(needed, fn):
         res = {}
         for stat in ("median", "mean"):
             vals = []
             for r in range(1, rounds + 1):
                 try:
-                    g = {v: per_round[v][r][stat] for v, _ in VARIANTS}
+                    g = {v: per_round[v][r][stat] for v in needed}
                 except KeyError:
                     continue
                 vals.append(fn(g))
             res[stat] = {
-                "median": statistics.median(vals) if vals else float("nan"),
-                "min": min(vals) if vals else float("nan"),
-                "max": max(vals) if vals else float("nan"),
+                "median": statistics.median(vals) if vals else NAN,
+                "min": min(vals) if vals else NAN,
+                "max": max(vals) if vals else NAN,
                 "rounds": vals,
             }
+        res["needs"] = list(needed)
         return res
 
+    def zk_part(g, v="sql_lock"):
+        return g[v] - g["sql_advisory"]
+
     ratios = {
-        "zk_part_us": ratio_series(lambda g: g["sql_lock"] - g["sql_advisory"]),
-        "zk_part_over_create": ratio_series(lambda g: (g["sql_lock"] - g["sql_advisory"]) / g["floor_create"]),
-        "zk_part_over_pattern": ratio_series(lambda g: (g["sql_lock"] - g["sql_advisory"]) / g["floor_pattern"]),
-        "createlist_over_create": ratio_series(lambda g: g["floor_createlist"] / g["floor_create"]),
-        "pattern_over_createlist": ratio_series(lambda g: g["floor_pattern"] / g["floor_createlist"]),
-        "pattern_over_create": ratio_series(lambda g: g["floor_pattern"] / g["floor_create"]),
-        "kazoo_over_sql": ratio_series(lambda g: g["kazoo"] / g["sql_lock"]),
-        "curator_mutex_over_sql": ratio_series(lambda g: g["curator_mutex"] / g["sql_lock"]),
-        "curator_rw_over_sql": ratio_series(lambda g: g["curator_rw_write"] / g["sql_lock"]),
-        "textbook_over_sql": ratio_series(lambda g: g["floor_cycle"] / g["sql_lock"]),
-        "xact_over_sql": ratio_series(lambda g: g["sql_xact"] / g["sql_lock"]),
-        "xact_zk_part_over_create": ratio_series(lambda g: (g["sql_xact"] - g["sql_advisory"]) / g["floor_create"]),
+        "zk_part_us": ratio_series(("sql_lock", "sql_advisory"), zk_part),
+        "zk_part_over_create": ratio_series(("sql_lock", "sql_advisory", "floor_create"),
+                                            lambda g: zk_part(g) / g["floor_create"]),
+        "zk_part_over_cycle2": ratio_series(("sql_lock", "sql_advisory", "floor_cycle2"),
+                                            lambda g: zk_part(g) / g["floor_cycle2"]),
+        "zk_part_over_multi": ratio_series(("sql_lock", "sql_advisory", "floor_multi"),
+                                           lambda g: zk_part(g) / g["floor_multi"]),
+        "sql_over_curator_mutex": ratio_series(("sql_lock", "curator_mutex"),
+                                               lambda g: g["sql_lock"] / g["curator_mutex"]),
+        "sql_over_kazoo": ratio_series(("sql_lock", "kazoo"), lambda g: g["sql_lock"] / g["kazoo"]),
+        "async_zk_part_us": ratio_series(("sql_lock_async", "sql_advisory"),
+                                         lambda g: zk_part(g, "sql_lock_async")),
+        "async_zk_part_over_create": ratio_series(("sql_lock_async", "sql_advisory", "floor_create"),
+                                                  lambda g: zk_part(g, "sql_lock_async") / g["floor_create"]),
+        "async_zk_part_over_pattern": ratio_series(("sql_lock_async", "sql_advisory", "floor_pattern"),
+                                                   lambda g: zk_part(g, "sql_lock_async") / g["floor_pattern"]),
+        "async_over_curator_mutex": ratio_series(("sql_lock_async", "curator_mutex"),
+                                                 lambda g: g["sql_lock_async"] / g["curator_mutex"]),
+        "async_over_kazoo": ratio_series(("sql_lock_async", "kazoo"),
+                                         lambda g: g["sql_lock_async"] / g["kazoo"]),
+        "async_over_sql": ratio_series(("sql_lock_async", "sql_lock"),
+                                       lambda g: g["sql_lock_async"] / g["sql_lock"]),
+        "zk_part_over_pattern": ratio_series(("sql_lock", "sql_advisory", "floor_pattern"),
+                                             lambda g: zk_part(g) / g["floor_pattern"]),
+        "cycle2_over_create": ratio_series(("floor_cycle2", "floor_create"),
+                                           lambda g: g["floor_cycle2"] / g["floor_create"]),
+        "multi_over_create": ratio_series(("floor_multi", "floor_create"),
+                                          lambda g: g["floor_multi"] / g["floor_create"]),
+        "multi_over_cycle2": ratio_series(("floor_multi", "floor_cycle2"),
+                                          lambda g: g["floor_multi"] / g["floor_cycle2"]),
+        "createlist_over_create": ratio_series(("floor_createlist", "floor_create"),
+                                               lambda g: g["floor_createlist"] / g["floor_create"]),
+        "pattern_over_createlist": ratio_series(("floor_pattern", "floor_createlist"),
+                                                lambda g: g["floor_pattern"] / g["floor_createlist"]),
+        "pattern_over_create": ratio_series(("floor_pattern", "floor_create"),
+                                            lambda g: g["floor_pattern"] / g["floor_create"]),
+        "kazoo_over_sql": ratio_series(("kazoo", "sql_lock"), lambda g: g["kazoo"] / g["sql_lock"]),
+        "curator_mutex_over_sql": ratio_series(("curator_mutex", "sql_lock"),
+                                               lambda g: g["curator_mutex"] / g["sql_lock"]),
+        "curator_rw_over_sql": ratio_series(("curator_rw_write", "sql_lock"),
+                                            lambda g: g["curator_rw_write"] / g["sql_lock"]),
+        "textbook_over_sql": ratio_series(("floor_cycle", "sql_lock"), lambda g: g["floor_cycle"] / g["sql_lock"]),
+        "xact_over_sql": ratio_series(("sql_xact", "sql_lock"), lambda g: g["sql_xact"] / g["sql_lock"]),
+        "xact_zk_part_over_create": ratio_series(("sql_xact", "sql_advisory", "floor_create"),
+                                                 lambda g: zk_part(g, "sql_xact") / g["floor_create"]),
     }
 
     # per-statement mean latencies reported by pgbench -r (whole run,
     # warm-up included), median over rounds
     stmt = {}
-    for v in ("sql_lock", "sql_xact", "sql_advisory"):
+    for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory"):
         per = {}
         for r in range(1, rounds + 1):
             fn = os.path.join(raw, f"{v}.r{r}.txt.pgbench")
@@ -205,6 +258,15 @@ def main():
     contend = read_kv(os.path.join(raw, "contend.txt"))
     herd = read_kv(os.path.join(raw, "herd.txt"))
     scale = read_kv(os.path.join(raw, "scale.txt"))
+    release = read_kv(os.path.join(raw, "release.txt"))
+    curator = [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, "curator_contend.[0-9]*.txt")))]
+    cur_waits = []
+    for fn in glob.glob(os.path.join(raw, "curator_contend_waits.*.txt")):
+        with open(fn) as f:
+            cur_waits.extend(float(x) for x in f if x.strip())
+    cur_waits.sort()
+    par = {side: [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, f"parallel_{side}.[0-9].txt")))]
+           for side in ("sql", "raw")}
     mntr = {}
     if os.path.exists(os.path.join(raw, "mntr_end.txt")):
         for line in open(os.path.join(raw, "mntr_end.txt")):
@@ -251,60 +313,173 @@ def main():
                 f"during this test.\n\n")
 
     # ---- targets
-    t1 = ratios["zk_part_over_create"]
-    t2k = ratios["kazoo_over_sql"]
-    t2c = ratios["curator_mutex_over_sql"]
-    stack_us = num(stack, "stack_zk_lock_us_per_call")
-    herd_all = herd.get("herd_all_granted") == "1"
-    herd_epr = num(herd, "herd_events_per_release")
+    def rmed(key, stat="median"):
+        return ratios[key][stat]["median"]
+
+    def pooled_med(v):
+        return pooled[v]["median_of_round_medians"] if v in pooled else NAN
+
+    def known(x):
+        return x is not None and x == x
 
     def verdict(ok_med, ok_mean=None):
+        if ok_med is None:
+            return "not measured"
         if ok_mean is None or ok_mean == ok_med:
             return "**met**" if ok_med else "**missed**"
         return ("**met** on medians, missed on means" if ok_med
                 else "**missed** on medians, met on means")
 
+    def check(x, limit, kind):
+        """x <= limit (kind "le") or x >= limit ("ge"); None when x is unknown"""
+        if not known(x):
+            return None
+        return x <= limit if kind == "le" else x >= limit
+
+    def margin(x, limit, kind, unit="×"):
+        if not known(x) or x == 0:
+            return ""
+        if kind == "le":
+            return (f"{(x / limit - 1) * 100:.0f} % over the {limit:g} {unit} limit" if x > limit
+                    else f"{(1 - x / limit) * 100:.0f} % under the {limit:g} {unit} limit")
+        return (f"{(1 - x / limit) * 100:.0f} % short of the {limit:g} {unit} bar" if x < limit
+                else f"{(x / limit - 1) * 100:.0f} % above the {limit:g} {unit} bar")
+
+    def ratio_target(text, key, limit, kind, extra=""):
+        x, xm = rmed(key), rmed(key, "mean")
+        return {
+            "target": text,
+            "measured": (f"{x:.2f} × (means: {xm:.2f} ×)" if known(x) else "not measured") + extra,
+            "met": check(x, limit, kind),
+            "verdict": verdict(check(x, limit, kind), check(xm, limit, kind)),
+            "margin": margin(x, limit, kind),
+        }
+
+    sync_guc = machine.get("sync_release_guc", "?")
+    async_ran = "sql_lock_async" in pooled
+    if async_ran:
+        async_why = ""
+    elif os.path.exists(os.path.join(raw, "sql_lock_async.unavailable")):
+        async_why = "not available (the installed build has no `zklock.synchronous_release`)"
+    else:
+        async_why = "not run"
+    build_note = ("; **so `sql_lock` itself released in the background**" if sync_guc == "absent" else "")
+
+    def async_beside(key, what):
+        if not async_ran:
+            return f"; background release (`sql_lock_async`): {async_why}"
+        if not known(rmed(key)):
+            return "; background release (`sql_lock_async`): not measured"
+        return f"; background release (`sql_lock_async`): {rmed(key):.2f} ×{what}"
+
+    stack_us = num(stack, "stack_zk_lock_us_per_call")
+    herd_all = herd.get("herd_all_granted") == "1"
+    herd_epr = num(herd, "herd_events_per_release")
+
+    # contention: zklock's wall time per grant against one create; grant
+    # rates of zklock and Curator over the same window length
+    c_grants = num(contend, "contend_grants")
+    c_secs = num(contend, "contend_seconds")
+    c_us_per_grant = c_secs * 1e6 / c_grants if known(c_grants) and c_grants > 0 else NAN
+    c_rate = c_grants / c_secs if known(c_grants) and known(c_secs) and c_secs > 0 else NAN
+    cur_grants = sum(num(d, "curator_contend_grants") for d in curator) if curator else NAN
+    cur_secs = num(curator[0], "curator_contend_seconds") if curator else NAN
+    cur_failed = any("curator_contend_failed" in d or "curator_contend_grants" not in d for d in curator)
+    if cur_failed:
+        cur_grants = NAN
+    cur_rate = cur_grants / cur_secs if known(cur_grants) and known(cur_secs) and cur_secs > 0 else NAN
+    cur_late = max((num(d, "curator_contend_late_start_ms", 0) for d in curator), default=NAN)
+    c_over_floor = c_us_per_grant / pooled_med("floor_create")
+    c_over_curator = c_rate / cur_rate if known(cur_rate) and cur_rate > 0 else NAN
+
+    # parallel: total cycles over the same total time on both sides
+    par_sql = [num(d, "sql_parallel_cycles") for d in par["sql"]]
+    par_raw = [num(d, "raw_parallel_cycles") for d in par["raw"]]
+    par_sql_s = sum(num(d, "sql_parallel_seconds") for d in par["sql"])
+    par_raw_s = sum(num(d, "raw_parallel_seconds") for d in par["raw"])
+    par_sql_rate = sum(par_sql) / par_sql_s if par_sql and par_sql_s > 0 else NAN
+    par_raw_rate = sum(par_raw) / par_raw_s if par_raw and par_raw_s > 0 else NAN
+    par_ratio = par_sql_rate / par_raw_rate if known(par_raw_rate) and par_raw_rate > 0 else NAN
+
+    # releasing N locks at COMMIT
+    rel_n = num(release, "release_nlocks")
+    rel_us = num(release, "release_xact_us_per_node")
+    rel_left = (num(release, "release_xact_remaining_sample", 0) + num(release, "release_xact_remaining_all", 0)
+                if "release_xact_remaining_all" in release else NAN)
+    rel_ok = None if not known(rel_us) or not known(rel_left) else (rel_us <= T_RELEASE_US and rel_left == 0)
+
     targets = [
+        ratio_target(f"Default (synchronous release): ZooKeeper part of an uncontended zk_lock+zk_unlock cycle "
+                     f"(`sql_lock` − `sql_advisory`) ≤ {T_ZK_PART:g} × one create (`floor_create`)",
+                     "zk_part_over_create", T_ZK_PART, "le",
+                     f"; {fmt(rmed('zk_part_us'))} µs vs floor {fmt(pooled_med('floor_create'))} µs"
+                     + async_beside("async_zk_part_over_create", f" ({fmt(rmed('async_zk_part_us'))} µs)")
+                     + build_note),
+        ratio_target(f"Default: SQL cycle ≤ {T_PEER:g} × Curator InterProcessMutex cycle (`sql_lock` ÷ `curator_mutex`)",
+                     "sql_over_curator_mutex", T_PEER, "le",
+                     async_beside("async_over_curator_mutex", "") + build_note),
+        ratio_target(f"Default: SQL cycle ≤ {T_PEER:g} × kazoo Lock cycle (`sql_lock` ÷ `kazoo`)",
+                     "sql_over_kazoo", T_PEER, "le",
+                     async_beside("async_over_kazoo", "") + build_note),
         {
-            "target": "ZooKeeper part of zk_lock+zk_unlock (SQL cycle − pg_advisory cycle) ≤ 1.3 × one-create floor",
-            "measured": f"{t1['median']['median']:.2f} × (means: {t1['mean']['median']:.2f} ×); "
-                        f"{fmt(ratios['zk_part_us']['median']['median'])} µs vs floor "
-                        f"{fmt(pooled['floor_create']['median_of_round_medians'])} µs",
-            "met": t1["median"]["median"] <= 1.3,
-            "verdict": verdict(t1["median"]["median"] <= 1.3, t1["mean"]["median"] <= 1.3),
-            "margin": (f"{(t1['median']['median'] / 1.3 - 1) * 100:.0f} % over the 1.3 × limit" if t1["median"]["median"] > 1.3
-                       else f"{(1 - t1['median']['median'] / 1.3) * 100:.0f} % under the 1.3 × limit"),
+            "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
+                      f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
+            "measured": (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
+                         f"{fmt(pooled_med('floor_create'))} µs)" if known(c_over_floor)
+                         else f"not measured ({fmt(c_us_per_grant)} µs per grant; floor_create "
+                              f"{fmt(pooled_med('floor_create'))} µs)"),
+            "met": check(c_over_floor, T_CONTEND_FLOOR, "le"),
+            "verdict": verdict(check(c_over_floor, T_CONTEND_FLOOR, "le")),
+            "margin": margin(c_over_floor, T_CONTEND_FLOOR, "le"),
         },
         {
-            "target": "SQL cycle ≥ 1.5 × faster than kazoo Lock cycle",
-            "measured": f"{t2k['median']['median']:.2f} × (means: {t2k['mean']['median']:.2f} ×)",
-            "met": t2k["median"]["median"] >= 1.5,
-            "verdict": verdict(t2k["median"]["median"] >= 1.5, t2k["mean"]["median"] >= 1.5),
-            "margin": (f"{(1 - t2k['median']['median'] / 1.5) * 100:.0f} % short of the 1.5 × bar" if t2k["median"]["median"] < 1.5
-                       else f"{(t2k['median']['median'] / 1.5 - 1) * 100:.0f} % above the 1.5 × bar"),
+            "target": f"Contention, 8 contenders on one path: zklock grants/s ≥ {T_CONTEND_PEER:g} × Curator "
+                      f"InterProcessMutex grants/s (2 JVMs × 4 threads)",
+            "measured": (f"{c_over_curator:.2f} × ({fmt(c_rate, 1)} vs {fmt(cur_rate, 1)} grants/s)"
+                         if known(c_over_curator) else
+                         f"not measured (zklock {fmt(c_rate, 1)}, Curator {fmt(cur_rate, 1)} grants/s)")
+                        + (f"; **a JVM started counting {cur_late:.0f} ms late**" if known(cur_late) and cur_late > 0 else ""),
+            "met": check(c_over_curator, T_CONTEND_PEER, "ge"),
+            "verdict": verdict(check(c_over_curator, T_CONTEND_PEER, "ge")),
+            "margin": margin(c_over_curator, T_CONTEND_PEER, "ge"),
         },
         {
-            "target": "SQL cycle ≥ 1.5 × faster than Curator InterProcessMutex cycle",
-            "measured": f"{t2c['median']['median']:.2f} × (means: {t2c['mean']['median']:.2f} ×)",
-            "met": t2c["median"]["median"] >= 1.5,
-            "verdict": verdict(t2c["median"]["median"] >= 1.5, t2c["mean"]["median"] >= 1.5),
-            "margin": (f"{(1 - t2c['median']['median'] / 1.5) * 100:.0f} % short of the 1.5 × bar" if t2c["median"]["median"] < 1.5
-                       else f"{(t2c['median']['median'] / 1.5 - 1) * 100:.0f} % above the 1.5 × bar"),
+            "target": f"Releasing N = {fmt(rel_n)} transaction locks at COMMIT: COMMIT time ÷ N ≤ {T_RELEASE_US:g} µs, "
+                      f"and no queue node left when COMMIT returns",
+            "measured": (f"{rel_us:.2f} µs per node (COMMIT {fmt(num(release, 'release_xact_commit_us') / 1000, 1)} ms; "
+                         f"net of an empty COMMIT: {num(release, 'release_xact_net_us_per_node'):.2f} µs per node); "
+                         f"nodes left: {release.get('release_xact_remaining_sample', '?')} on "
+                         f"{release.get('release_xact_sample_paths', '?')} paths checked at once, "
+                         f"{release.get('release_xact_remaining_all', '?')} on all N"
+                         if known(rel_us) else "not measured"),
+            "met": rel_ok,
+            "verdict": verdict(rel_ok),
+            "margin": margin(rel_us, T_RELEASE_US, "le", "µs"),
+        },
+        {
+            "target": f"Independent locks in parallel (8 clients, 4 per server, a path each): zklock cycles/s "
+                      f"≥ {T_PARALLEL:g} × raw C client (8 sessions, same cycle)",
+            "measured": (f"{par_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_raw_rate)} cycles/s)"
+                         if known(par_ratio) else "not measured"),
+            "met": check(par_ratio, T_PARALLEL, "ge"),
+            "verdict": verdict(check(par_ratio, T_PARALLEL, "ge")),
+            "margin": margin(par_ratio, T_PARALLEL, "ge"),
         },
         {
             "target": "Stacked re-acquire < 20 µs per call",
-            "measured": f"{stack_us:.3f} µs per call",
-            "met": stack_us < 20,
-            "verdict": verdict(stack_us < 20),
-            "margin": f"{20 / stack_us:.0f} × under the limit" if stack_us > 0 else "",
+            "measured": f"{stack_us:.3f} µs per call" if known(stack_us) else "not measured",
+            "met": stack_us < 20 if known(stack_us) else None,
+            "verdict": verdict(stack_us < 20 if known(stack_us) else None),
+            "margin": f"{20 / stack_us:.0f} × under the limit" if known(stack_us) and stack_us > 0 else "",
         },
         {
             "target": "200 waiters: all granted; watch events per release ≤ 2",
-            "measured": f"{herd.get('herd_granted', '?')}/{herd.get('herd_waiters', '?')} granted "
-                        f"(failures {herd.get('herd_failures', '?')}, token-order inversions "
-                        f"{herd.get('herd_token_inversions', '?')}); {herd_epr:.3f} watch events per release",
-            "met": herd_all and herd_epr <= 2,
-            "verdict": verdict(herd_all and herd_epr <= 2),
+            "measured": (f"{herd.get('herd_granted', '?')}/{herd.get('herd_waiters', '?')} granted "
+                         f"(failures {herd.get('herd_failures', '?')}, token-order inversions "
+                         f"{herd.get('herd_token_inversions', '?')}); {herd_epr:.3f} watch events per release"
+                         if herd else "not measured"),
+            "met": (herd_all and herd_epr <= 2) if herd else None,
+            "verdict": verdict((herd_all and herd_epr <= 2) if herd else None),
             "margin": "",
         },
     ]
@@ -312,6 +487,13 @@ def main():
     results = {
         "machine": machine, "per_round": per_round, "pooled": pooled, "ratios": ratios,
         "statements": stmt, "stack": stack, "contend": contend, "herd": herd, "scale": scale,
+        "curator_contend": curator, "parallel": par, "release": release,
+        "derived": {
+            "contend_us_per_grant": c_us_per_grant, "contend_grants_per_s": c_rate,
+            "curator_contend_grants_per_s": cur_rate, "contend_us_per_grant_over_floor_create": c_over_floor,
+            "contend_rate_over_curator": c_over_curator, "parallel_sql_cycles_per_s": par_sql_rate,
+            "parallel_raw_cycles_per_s": par_raw_rate, "parallel_sql_over_raw": par_ratio,
+        },
         "noise": noise, "phase_noise": phase_noise, "targets": targets,
     }
     with open(os.path.join(out, "results.json"), "w") as f:
@@ -320,9 +502,7 @@ def main():
     # ---- plot data: index label p10 p25 median p75 p90 mean p99
     with open(os.path.join(out, "plot.dat"), "w") as f:
         f.write("# idx label p10 p25 median p75 p90 mean p99\n")
-        for i, (v, _) in enumerate(VARIANTS):
-            if v not in pooled:
-                continue
+        for i, v in enumerate(v for v, _ in VARIANTS if v in pooled):
             p = pooled[v]
             f.write(f'{i} "{LABELS[v]}" {p["p10"]:.1f} {p["p25"]:.1f} {p["median"]:.1f} '
                     f'{p["p75"]:.1f} {p["p90"]:.1f} {p["mean"]:.1f} {p["p99"]:.1f}\n')
@@ -332,6 +512,8 @@ def main():
                 "|---|---|---:|---:|---:|---:|---|"]
     for v, desc in VARIANTS:
         if v not in pooled:
+            if v == "sql_lock_async" and async_why.startswith("not available"):
+                lat_rows.append(f"| `{v}` | {desc} | {async_why} | | | | |")
             continue
         p = pooled[v]
         lat_rows.append(
@@ -340,6 +522,10 @@ def main():
 
     def rrow(name, key, unit="×", digits=2):
         r = ratios[key]
+        if not r["median"]["rounds"]:
+            why = (async_why if "sql_lock_async" in r["needs"] and async_why.startswith("not available")
+                   else "not measured")
+            return f"| {name} | {why} | | |"
         return (f"| {name} | {r['median']['median']:.{digits}f} {unit} | "
                 f"{r['median']['min']:.{digits}f} – {r['median']['max']:.{digits}f} | "
                 f"{r['mean']['median']:.{digits}f} {unit} |")
@@ -348,13 +534,26 @@ def main():
         "| ratio (computed within each round) | median over rounds (from medians) | range over rounds | median over rounds (from means) |",
         "|---|---:|---:|---:|",
         rrow("ZooKeeper part of the SQL cycle = `sql_lock` − `sql_advisory`", "zk_part_us", "µs", 0),
-        rrow("ZooKeeper part ÷ `floor_create` (target ≤ 1.3)", "zk_part_over_create"),
-        rrow("ZooKeeper part ÷ `floor_pattern` (extension overhead over its own traffic)", "zk_part_over_pattern"),
+        rrow(f"ZooKeeper part ÷ `floor_create` (target ≤ {T_ZK_PART:g})", "zk_part_over_create"),
+        rrow("ZooKeeper part ÷ `floor_cycle2` (the two-write floor)", "zk_part_over_cycle2"),
+        rrow("ZooKeeper part ÷ `floor_multi` (extension overhead over its own synchronous-release traffic)", "zk_part_over_multi"),
+        rrow(f"`sql_lock` ÷ `curator_mutex` (target ≤ {T_PEER:g})", "sql_over_curator_mutex"),
+        rrow(f"`sql_lock` ÷ `kazoo` (target ≤ {T_PEER:g})", "sql_over_kazoo"),
+        rrow("ZooKeeper part with background release = `sql_lock_async` − `sql_advisory`", "async_zk_part_us", "µs", 0),
+        rrow("… ÷ `floor_create`", "async_zk_part_over_create"),
+        rrow("… ÷ `floor_pattern` (extension overhead over its own background-release traffic)", "async_zk_part_over_pattern"),
+        rrow("`sql_lock_async` ÷ `sql_lock` (background ÷ synchronous release)", "async_over_sql"),
+        rrow("`sql_lock_async` ÷ `curator_mutex`", "async_over_curator_mutex"),
+        rrow("`sql_lock_async` ÷ `kazoo`", "async_over_kazoo"),
+        rrow("ZooKeeper part (`sql_lock` − `sql_advisory`) ÷ `floor_pattern`", "zk_part_over_pattern"),
+        rrow("`floor_cycle2` ÷ `floor_create` (the delete, a second write)", "cycle2_over_create"),
+        rrow("`floor_multi` ÷ `floor_create`", "multi_over_create"),
+        rrow("`floor_multi` ÷ `floor_cycle2` (the setData in the multi)", "multi_over_cycle2"),
         rrow("`floor_createlist` ÷ `floor_create` (the pipelined getChildren)", "createlist_over_create"),
         rrow("`floor_pattern` ÷ `floor_createlist` (the previous cycle's background delete)", "pattern_over_createlist"),
-        rrow("`floor_pattern` ÷ `floor_create` (cost of zklock's traffic pattern itself)", "pattern_over_create"),
-        rrow("`kazoo` ÷ `sql_lock` (target ≥ 1.5)", "kazoo_over_sql"),
-        rrow("`curator_mutex` ÷ `sql_lock` (target ≥ 1.5)", "curator_mutex_over_sql"),
+        rrow("`floor_pattern` ÷ `floor_create` (cost of the background-release traffic itself)", "pattern_over_create"),
+        rrow("`kazoo` ÷ `sql_lock`", "kazoo_over_sql"),
+        rrow("`curator_mutex` ÷ `sql_lock`", "curator_mutex_over_sql"),
         rrow("`curator_rw_write` ÷ `sql_lock`", "curator_rw_over_sql"),
         rrow("`floor_cycle` (textbook C cycle) ÷ `sql_lock`", "textbook_over_sql"),
         rrow("`sql_xact` ÷ `sql_lock`", "xact_over_sql"),
@@ -366,7 +565,7 @@ def main():
         target_rows.append(f"| {t['target']} | {t['measured']} | {t['verdict']} | {t['margin']} |")
 
     stmt_rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
-    for v in ("sql_lock", "sql_xact", "sql_advisory"):
+    for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory"):
         for k, x in stmt.get(v, {}).items():
             stmt_rows.append(f"| `{v}` | `{k}` | {x:.0f} |")
 
@@ -379,19 +578,87 @@ def main():
         f"| baseline: `count(length('/bench/s'))` (executor cost of one call) | {num(stack, 'stack_baseline_length_us_per_call'):.3f} |",
     ]
 
+    def cpct(p):
+        return pct(cur_waits, p) if cur_waits else NAN
+
+    cur_sessions = sum(int(num(d, "curator_contend_sessions", 0)) for d in curator)
     contend_rows = [
-        "| measure | value |", "|---|---:|",
-        f"| clients | {contend.get('contend_clients', '?')} (4 per server, one path) |",
-        f"| measured window | {fmt(num(contend, 'contend_seconds'), 0)} s |",
-        f"| grants | {fmt(num(contend, 'contend_grants'))} |",
-        f"| grants per second | {fmt(num(contend, 'contend_grants_per_s'), 1)} |",
-        f"| wait p50 (zk_lock sent → granted, client side) | {fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms |",
-        f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms |",
-        f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms |",
-        f"| wait max | {fmt(num(contend, 'contend_wait_max_us') / 1000, 2)} ms |",
-        f"| mean handoff time (1 / grants per second) | {fmt(1e6 / num(contend, 'contend_grants_per_s', float('inf')), 0)} µs |",
-        f"| duplicate fencing tokens / failures | {contend.get('contend_duplicate_tokens', '?')} / {contend.get('contend_failures', '?')} |",
+        "| measure | zklock (`pgclients contend`) | Curator InterProcessMutex (`CuratorBench contend`) |",
+        "|---|---:|---:|",
+        f"| contenders | {contend.get('contend_clients', '?')} backends (4 per server), a ZooKeeper session each | "
+        f"{sum(int(num(d, 'curator_contend_threads', 0)) for d in curator)} threads in {len(curator)} JVMs, "
+        f"{cur_sessions} ZooKeeper sessions |",
+        f"| measured window | {fmt(c_secs, 0)} s | {fmt(cur_secs, 0)} s |",
+        f"| grants | {fmt(c_grants)} | {fmt(cur_grants)} |",
+        f"| grants per second | {fmt(c_rate, 1)} | {fmt(cur_rate, 1)} |",
+        f"| **wall time per grant** (window ÷ grants) | **{fmt(c_us_per_grant)} µs** | "
+        f"{fmt(cur_secs * 1e6 / cur_grants if known(cur_grants) and cur_grants > 0 else NAN)} µs |",
+        f"| … ÷ `floor_create` ({fmt(pooled_med('floor_create'))} µs; target ≤ {T_CONTEND_FLOOR:g} for zklock) | "
+        f"{fmt(c_over_floor, 2)} × | "
+        f"{fmt((cur_secs * 1e6 / cur_grants) / pooled_med('floor_create') if known(cur_grants) and cur_grants > 0 else NAN, 2)} × |",
+        f"| wait p50 (client side: zk_lock sent → result; acquire() called → returned) | "
+        f"{fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms | {fmt(cpct(0.50) / 1000, 2)} ms |",
+        f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms | {fmt(cpct(0.90) / 1000, 2)} ms |",
+        f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms | {fmt(cpct(0.99) / 1000, 2)} ms |",
+        f"| wait max | {fmt(num(contend, 'contend_wait_max_us') / 1000, 2)} ms | "
+        f"{fmt(cur_waits[-1] / 1000 if cur_waits else NAN, 2)} ms |",
+        f"| duplicate fencing tokens / failures | {contend.get('contend_duplicate_tokens', '?')} / "
+        f"{contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} |",
+        f"| latest JVM start after the agreed start time | | {fmt(cur_late, 0)} ms |",
+        f"| **zklock grants/s ÷ Curator grants/s** (target ≥ {T_CONTEND_PEER:g}) | **{fmt(c_over_curator, 2)} ×** | |",
     ]
+
+    par_rows = [
+        "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) |",
+        "|---|---:|---:|",
+        f"| sessions | {par['sql'][0].get('sql_parallel_clients', '?') if par['sql'] else '?'} backends (4 per server) | "
+        f"{par['raw'][0].get('raw_parallel_threads', '?') if par['raw'] else '?'} threads, a zhandle each |",
+        f"| one cycle | `SELECT zk_lock('/bench/par/i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
+        f"(pipelined), both answers awaited; then a synchronous delete |",
+        f"| cycles per run, in run order (raw, SQL, SQL, raw) | {' / '.join(fmt(x) for x in par_sql)} | "
+        f"{' / '.join(fmt(x) for x in par_raw)} |",
+        f"| measured seconds, total | {fmt(par_sql_s, 0)} s | {fmt(par_raw_s, 0)} s |",
+        f"| **aggregate cycles per second** | **{fmt(par_sql_rate)}** | **{fmt(par_raw_rate)}** |",
+        f"| mean cycle of one session (sessions × seconds ÷ cycles) | "
+        f"{fmt(num(par['sql'][0], 'sql_parallel_clients') * par_sql_s * 1e6 / sum(par_sql) if par['sql'] and sum(par_sql) > 0 else NAN)} µs | "
+        f"{fmt(num(par['raw'][0], 'raw_parallel_threads') * par_raw_s * 1e6 / sum(par_raw) if par['raw'] and sum(par_raw) > 0 else NAN)} µs |",
+        f"| cycles of the slowest / fastest client (per run) | "
+        f"{', '.join(d.get('sql_parallel_client_cycles_min', '?') + ' / ' + d.get('sql_parallel_client_cycles_max', '?') for d in par['sql'])} | |",
+        f"| failures | {sum(int(num(d, 'sql_parallel_failures', 0)) for d in par['sql'])}"
+        f"{' (a run failed)' if any('sql_parallel_failed' in d for d in par['sql']) else ''} | "
+        f"{'a run failed' if any('raw_parallel_failed' in d for d in par['raw']) else '0'} |",
+        f"| **zklock ÷ raw** (target ≥ {T_PARALLEL:g}) | **{fmt(par_ratio, 2)} ×** | |",
+    ]
+
+    def rv(k, digits=0, scale=1.0):
+        return fmt(num(release, k) * scale, digits)
+
+    release_rows = [
+        "| measure | transaction locks, released by COMMIT | session locks, released by `zk_unlock_all()` |",
+        "|---|---:|---:|",
+        f"| N locks, distinct paths `/bench/many/1` … `/bench/many/N`, taken in one statement "
+        f"(`SELECT count(zk_xact_lock(...))` in `BEGIN` … / `SELECT count(zk_lock(...))`) | {rv('release_nlocks')} "
+        f"({rv('release_xact_acquire_ms')} ms to take) | {rv('release_nlocks')} ({rv('release_session_acquire_ms')} ms to take) |",
+        f"| locks held before the release (`zk_locks`) | {release.get('release_xact_held', '?')} | {release.get('release_session_held', '?')} |",
+        f"| **the release alone** (`COMMIT` / `SELECT zk_unlock_all()`, timed on the client) | "
+        f"**{rv('release_xact_commit_us', 1, 1e-3)} ms** | **{rv('release_session_unlock_all_us', 1, 1e-3)} ms** |",
+        f"| **per node** (release time ÷ N; target ≤ {T_RELEASE_US:g} µs for COMMIT) | "
+        f"**{rv('release_xact_us_per_node', 2)} µs** | **{rv('release_session_us_per_node', 2)} µs** |",
+        f"| the same with nothing held (`BEGIN; COMMIT` / `zk_unlock_all()`; median of 7) | "
+        f"{rv('release_empty_commit_us')} µs | {rv('release_empty_unlock_all_us')} µs |",
+        f"| per node, net of that | {rv('release_xact_net_us_per_node', 2)} µs | {rv('release_session_net_us_per_node', 2)} µs |",
+        f"| locks held afterwards (`zk_locks`) | {release.get('release_xact_held_after', '?')} | {release.get('release_session_held_after', '?')} |",
+        f"| queue nodes left right after the release returned, on the first, the last and random paths (`zk_lock_queue`) | "
+        f"{release.get('release_xact_remaining_sample', '?')} on {release.get('release_xact_sample_paths', '?')} paths | "
+        f"{release.get('release_session_remaining_sample', '?')} on {release.get('release_session_sample_paths', '?')} paths |",
+        f"| … then on all N paths ({rv('release_xact_full_check_ms')} / {rv('release_session_full_check_ms')} ms to check) | "
+        f"{release.get('release_xact_remaining_all', '?')} | {release.get('release_session_remaining_all', '?')} |",
+    ]
+    if "release_xact_sample_drained_ms" in release or "release_session_sample_drained_ms" in release:
+        release_rows.append(f"| time from sending the release until those paths were empty | "
+                            f"{release.get('release_xact_sample_drained_ms', '–')} ms | "
+                            f"{release.get('release_session_sample_drained_ms', '–')} ms |")
+    release_rows.append(f"| verification | {'**passed**' if release.get('release_ok') == '1' else ('**failed**' if release else 'not run')} | |")
 
     hd = lambda k: herd.get("herd_delta_" + k, "?")
     herd_rows = [
@@ -411,6 +678,9 @@ def main():
         f"| cross-check: Δ packets sent − Δ packets received (notifications are the only unsolicited packets) | {int(num(herd, 'herd_delta_zk_packets_sent', 0) - num(herd, 'herd_delta_zk_packets_received', 0))} |",
     ]
 
+    release_mode = {"on": "synchronous release: returns once ZooKeeper applied the deletes",
+                    "off": "zklock.synchronous_release is off: deletes sent in the background",
+                    "absent": "this build sends the deletes in the background"}.get(sync_guc, "release mode unknown")
     n_scale = num(scale, "scale_nlocks", 0)
     n_few = int(num(scale, "scale_held", 0) - n_scale) if "scale_held" in scale else 0
     kb = lambda k: num(scale, k) if k in scale else float("nan")
@@ -429,7 +699,7 @@ def main():
         f"| … RssAnon growth per lock held | {fmt((kb('scale_held_rss_anon_kb') - kb('scale_before_rss_anon_kb')) * 1024 / max(n_scale, 1))} bytes |",
         f"| one more `SELECT zk_lock(new path)` (median of 7), holding {n_few} → holding N | {fmt(num(scale, 'scale_one_more_lock_holding_few_us'))} → {fmt(num(scale, 'scale_one_more_lock_holding_n_us'))} µs |",
         f"| a write transaction (`INSERT` into a temp table; COMMIT verifies every held node; median of 7), holding {n_few} → holding N | {fmt(num(scale, 'scale_write_xact_holding_few_us'))} µs → {fmt(num(scale, 'scale_write_xact_holding_n_us'))} µs |",
-        f"| `SELECT zk_unlock_all()` of all N + {n_few + 7} locks | {fmt(num(scale, 'scale_unlock_all_ms'), 1)} ms (deletes sent in the background) |",
+        f"| `SELECT zk_unlock_all()` of all N + {n_few + 7} locks | {fmt(num(scale, 'scale_unlock_all_ms'), 1)} ms ({release_mode}) |",
         f"| … until ZooKeeper had answered every delete (`zk_session().releases_pending` = 0) | {fmt(num(scale, 'scale_releases_drained_ms'), 0)} ms; failed: {scale.get('scale_releases_failed', '?')} |",
     ]
 
@@ -449,6 +719,8 @@ def main():
     noise_table = ["| variant | " + " | ".join(f"round {r}" for r in range(1, rounds + 1)) + " |",
                    "|---|" + "---:|" * rounds]
     for v, _ in VARIANTS:
+        if v not in pooled:
+            continue
         cells = []
         for r in range(1, rounds + 1):
             x = [n for n in noise if n["variant"] == v and n["round"] == r]
@@ -472,6 +744,7 @@ def main():
         f"- rounds: {m.get('rounds', '?')} × {m.get('seconds_per_variant', '?')} s per variant "
         f"(plus untimed warm-up in each: pgbench {m.get('pgbench_warmup_s', '?')} s, JVM {m.get('java_warmup_s', '?')} s, "
         f"kazoo {m.get('kazoo_warmup_s', '?')} s, C {m.get('floor_warmup_s', '?')} s); mode {m.get('mode', '?')}",
+        *([f"- **PGOPTIONS was set in the environment of the run**: `{m['pgoptions_env']}`"] if m.get("pgoptions_env") else []),
         f"- noise: {noise_line}; load average at start {m.get('loadavg_start', '?')}, at end {m.get('loadavg_end', '?')}",
     ]
 
@@ -482,16 +755,34 @@ def main():
             p = pooled[v]
             summary.append(f"  {v:18s} median {p['median_of_round_medians']:8.1f}  mean {p['median_of_round_means']:8.1f}  "
                            f"p99 {p['p99']:8.1f}  n {p['n']}")
+    if "sql_lock_async" not in pooled:
+        summary.append(f"  {'sql_lock_async':18s} {async_why}")
+    summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")
     summary.append("Ratios (median over rounds; from medians | from means):")
     for key in ratios:
         r = ratios[key]
+        if not r["median"]["rounds"]:
+            continue
         summary.append(f"  {key:28s} {r['median']['median']:8.2f} | {r['mean']['median']:8.2f}   "
                        f"(rounds {', '.join(f'{x:.2f}' for x in r['median']['rounds'])})")
     summary.append("Targets:")
     for t in targets:
-        summary.append(f"  [{'MET   ' if t['met'] else 'MISSED'}] {t['target']}: {t['measured']}")
-    summary.append(f"Contention: {contend.get('contend_grants_per_s', '?')} grants/s, wait p50 "
-                   f"{contend.get('contend_wait_p50_us', '?')} us, p99 {contend.get('contend_wait_p99_us', '?')} us")
+        tag = "n/a   " if t["met"] is None else ("MET   " if t["met"] else "MISSED")
+        summary.append(f"  [{tag}] {t['target']}: {t['measured']}")
+    summary.append(f"Contention: zklock {fmt(c_rate, 1)} grants/s ({fmt(c_us_per_grant)} us per grant), wait p50 "
+                   f"{contend.get('contend_wait_p50_us', '?')} us, p99 {contend.get('contend_wait_p99_us', '?')} us; "
+                   f"Curator {fmt(cur_rate, 1)} grants/s (late start {fmt(cur_late, 0)} ms), wait p50 {fmt(cpct(0.5))} us, "
+                   f"p99 {fmt(cpct(0.99))} us")
+    summary.append(f"Parallel: zklock {fmt(par_sql_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_sql)}), "
+                   f"raw C {fmt(par_raw_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_raw)}), "
+                   f"ratio {fmt(par_ratio, 2)}")
+    summary.append(f"Release: N {release.get('release_nlocks', '?')}, setting {release.get('release_sync_setting', '?')}; "
+                   f"COMMIT {rv('release_xact_commit_us', 1, 1e-3)} ms = {rv('release_xact_us_per_node', 2)} us/node "
+                   f"(empty COMMIT {rv('release_empty_commit_us')} us, net {rv('release_xact_net_us_per_node', 2)} us/node); "
+                   f"zk_unlock_all {rv('release_session_unlock_all_us', 1, 1e-3)} ms = {rv('release_session_us_per_node', 2)} us/node; "
+                   f"nodes left xact {release.get('release_xact_remaining_sample', '?')}+{release.get('release_xact_remaining_all', '?')}, "
+                   f"session {release.get('release_session_remaining_sample', '?')}+{release.get('release_session_remaining_all', '?')}; "
+                   f"ok {release.get('release_ok', '?')}")
     summary.append(f"Herd: {herd.get('herd_granted', '?')}/{herd.get('herd_waiters', '?')} granted, "
                    f"{herd.get('herd_events_per_release', '?')} watch events per release, wchs: {herd.get('herd_wchs_while_queued', '?')}")
     summary.append(f"Scale: {scale.get('scale_nlocks', '?')} locks, {scale.get('scale_us_per_lock', '?')} us per lock, "
@@ -508,17 +799,21 @@ def main():
 
     md = []
     md.append("# zklock benchmarks\n\n")
-    md.append("Written by `bench/run.sh` (the measurement part of issue 6); do not edit by hand: the "
+    md.append("Written by `bench/run.sh`; do not edit by hand: the "
               "interpretation at the end comes from `bench/NOTES.md`. The harness is not part of the "
               "test suite.\n\n")
     md.append("Reproduce (as root, from the repository root, with the extension installed by "
               "`make install`):\n\n")
-    md.append("```sh\nbench/run.sh          # full run (about 7 minutes): rewrites BENCHMARKS.md and "
-              "bench/latency.png, raw data in bench/out/full/\nbench/run.sh --quick  # about 2 minutes, "
+    md.append("```sh\nbench/run.sh          # full run: rewrites BENCHMARKS.md and "
+              "bench/latency.png, raw data in bench/out/full/\nbench/run.sh --quick  # shorter, "
               "results in bench/out/quick/ only\n```\n\n")
     md.append("## This run\n\n")
     md.extend(r + "\n" for r in machine_rows)
-    md.append("\n## Targets (issue 6)\n\n")
+    md.append("\n## Targets\n\n")
+    md.append("Every ratio compares figures measured in this run. Latency ratios are computed within each "
+              "round and judged on their median over rounds; \"default\" means the extension's default "
+              "settings (`zklock.synchronous_release = on`: zk_unlock and COMMIT return after ZooKeeper "
+              "applied the delete). Each rule is stated in the target column.\n\n")
     md.extend(r + "\n" for r in target_rows)
     md.append("\n## Uncontended latency of one lock/unlock cycle\n\n")
     md.append("One client, one path, nothing else queued. pgbench runs `-M prepared -c 1` with a "
@@ -540,14 +835,33 @@ def main():
               "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
     md.append(phase_note("stack"))
     md.extend(r + "\n" for r in stack_rows)
-    md.append("\n## Contention: 8 clients on 2 servers, one path\n\n")
+    md.append("\n## Contention: 8 contenders on one path\n\n")
     md.append("`bench/pgclients contend`: 4 connections to each server, driven by one asynchronous libpq "
               "loop, each repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast "
               "as it can. The wait of a grant is timed on the client from sending `zk_lock` to its result "
               "(so it includes the ~1 SQL round trip of the statement itself). The first second is "
               "not counted.\n\n")
+    md.append("Then, for comparison, `CuratorBench contend`: two JVMs started together, 4 threads each, every "
+              "thread with its own Curator client (its own ZooKeeper session, as every backend has) and its "
+              "own `InterProcessMutex('/bench/curator_contend')`, looping `acquire(); release()`. Both JVMs "
+              "are given the same wall-clock start time a few seconds ahead; they connect and loop unmeasured "
+              "(JIT and contention warm-up) until it, then count the grants whose `acquire()` returns in the "
+              "window of the same length as zklock's. The two JVMs' grants are summed. Wall time per grant = "
+              "window ÷ grants (the mean hand-off time).\n\n")
     md.append(phase_note("contend"))
     md.extend(r + "\n" for r in contend_rows)
+    md.append("\n## Independent locks in parallel\n\n")
+    md.append("`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
+              "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "
+              "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
+              "session (zhandle) and its own parent node, looping the linearizable cycle: an "
+              "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
+              "awaited, then a synchronous delete. Both run against the same ZooKeeper for the same time, "
+              "twice each in the order raw, SQL, SQL, raw (so that linear drift cancels); a cycle counts when "
+              "its release is answered inside the measured window (after 1 s of warm-up). "
+              "Ratio = (SQL cycles of both runs ÷ their seconds) ÷ (raw cycles of both runs ÷ their seconds).\n\n")
+    md.append(phase_note("parallel"))
+    md.extend(r + "\n" for r in par_rows)
     md.append("\n## 200 waiters on one path, and watch events per release\n\n")
     md.append("`bench/pgclients herd`: a holder on server 1 takes `/bench/herd`; 100 backends on each server "
               "then call `zk_lock` on it (asynchronous libpq, all at once). When ZooKeeper's `wchs` shows a "
@@ -577,12 +891,22 @@ def main():
               "what the ZooKeeper C client mallocs).\n\n")
     md.append(phase_note("scale"))
     md.extend(r + "\n" for r in scale_rows)
+    md.append("\n## Releasing many locks at once\n\n")
+    md.append("`bench/pgclients release`, one backend on server 1 (`zklock.max_locks_per_backend = 20000`): "
+              "`BEGIN`, then N transaction locks on distinct paths in one statement, then the `COMMIT` sent and "
+              "timed alone on the client (PQexec); then N session locks on the same paths and "
+              "`SELECT zk_unlock_all()` timed alone. For contrast, the same two statements with nothing held "
+              "(median of 7). Right after each release returns, `zk_lock_queue` counts the queue nodes left "
+              "on the first, the last and 8 random paths, then on all N paths; any node left fails the "
+              f"check. Release mode of the installed build: {release_mode}.\n\n")
+    md.append(phase_note("release"))
+    md.extend(r + "\n" for r in release_rows)
     md.append("\n## Method\n\n")
     md.append(
         "- One run of `bench/run.sh` starts a standalone ZooKeeper with `test/zkctl` and two PostgreSQL 15 "
         "clusters (as user postgres, in a temporary directory) on free loopback ports, and stops all of "
         "them by pid when it exits, however it exits.\n"
-        "- The ten latency variants run once per round, in an order rotated from round to round "
+        f"- The {len(pooled)} latency variants run once per round, in an order rotated from round to round "
         "(round r starts 3(r−1) places further along the list), for the same number of seconds each. "
         "Ratios are computed within a round and summarised by their median over rounds, so drift of this "
         "shared machine cancels; the range over rounds shows how stable they are.\n"
@@ -590,12 +914,18 @@ def main():
         "plus a wait for the completion thread, the same hop zklock makes) of an EPHEMERAL|SEQUENTIAL node "
         "with 160 bytes of data (about zklock's owner record); the node is then deleted untimed. "
         "`floor_createlist`: create and getChildren sent back to back (asynchronous API), both "
-        "answers awaited, the node deleted untimed. `floor_cycle`: create, getChildren, delete, all timed. `floor_pattern`: zklock's own requests "
+        "answers awaited, the node deleted untimed. `floor_cycle`: create, getChildren, delete, all timed. `floor_pattern`: zklock's requests with background release "
         "without PostgreSQL: the previous node's delete sent without waiting, 40 µs (one SQL round trip), "
-        "then create and getChildren sent back to back, timing the wait for both answers.\n"
+        "then create and getChildren sent back to back, timing the wait for both answers. "
+        "`floor_cycle2`: create, then delete, both synchronous and timed (the two writes every "
+        "linearizable lock+unlock makes). `floor_multi`: zklock's requests with synchronous release: one "
+        "`zoo_multi` {create EPHEMERAL|SEQUENTIAL, setData(parent, empty)} (the setData's Stat gives the "
+        "queue length, so no getChildren when alone), then a synchronous delete, both timed.\n"
         "- SQL variants use cluster 1 and pgbench `-M prepared -c 1 -T`; latency per transaction comes "
         "from the `-l` log. The ZooKeeper part of the SQL cycle is `sql_lock` − `sql_advisory`: the same "
-        "two prepared statements with the ZooKeeper work replaced by an in-memory lock.\n"
+        "two prepared statements with the ZooKeeper work replaced by an in-memory lock. `sql_lock_async` runs "
+        "the `sql_lock` script with `PGOPTIONS='-c zklock.synchronous_release=off'` (background delete); "
+        "it is left out when the installed build has no such setting.\n"
         "- kazoo: `KazooClient.Lock('/bench/kazoo')`, `acquire()` + `release()` timed with "
         "`perf_counter_ns`. Curator: `InterProcessMutex('/bench/curator_mutex')` and "
         "`InterProcessReadWriteLock('/bench/curator_rw').writeLock()`, `acquire()` + `release()` timed "

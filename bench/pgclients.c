@@ -28,6 +28,20 @@
  *       cost of one more lock and of a write transaction while holding
  *       them; zk_unlock_all.
  *
+ *   pgclients parallel CONN1 CONN2 NPER PREFIX SECONDS WARMUP
+ *       Independent locks in parallel: NPER connections to each server,
+ *       connection i looping zk_lock(PREFIX/i) / zk_unlock(PREFIX/i) on its
+ *       own path (asynchronous libpq, one poll loop).  A cycle counts when
+ *       its zk_unlock result arrives inside [WARMUP, WARMUP + SECONDS).
+ *
+ *   pgclients release CONN NLOCKS PREFIX
+ *       Releasing many locks at once, in one backend: the COMMIT of a
+ *       transaction holding NLOCKS transaction locks (PREFIX/1 ..
+ *       PREFIX/NLOCKS), and zk_unlock_all() of as many session locks, each
+ *       timed alone; the COMMIT of an empty transaction for contrast; then
+ *       checks that the queue nodes are gone (zk_lock_queue) right after
+ *       the release returned.
+ *
  * Results are printed as "key value" lines for bench/analyze.py.
  */
 #include <errno.h>
@@ -93,6 +107,38 @@ q1(PGconn *c, const char *sql)
 	return buf;
 }
 
+/*
+ * q1_try
+ *		Like q1, but an error is not fatal: returns NULL (and leaves the
+ *		connection usable; the caller must not be inside a transaction).
+ *		For columns and settings that some builds of zklock lack.
+ */
+static char *
+q1_try(PGconn *c, const char *sql)
+{
+	static char buf[8192];
+	PGresult   *r = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(r);
+
+	if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
+	{
+		PQclear(r);
+		return NULL;
+	}
+	buf[0] = '\0';
+	if (st == PGRES_TUPLES_OK && PQntuples(r) > 0 && PQnfields(r) > 0)
+		snprintf(buf, sizeof(buf), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return buf;
+}
+
+/* q1_try's value, or "n/a" when the query failed */
+static const char *
+or_na(const char *v)
+{
+	return v ? v : "n/a";
+}
+
 static double
 timed(PGconn *c, const char *sql)
 {
@@ -136,6 +182,7 @@ pct(double *sorted, int n, double p)
 /* ---------------------------------------------------------------------- */
 /* ZooKeeper four-letter words, for the herd test */
 
+/* send a four-letter word to the ZooKeeper server on PORT, return its answer */
 static char *
 fourlw(int port, const char *cmd)
 {
@@ -255,6 +302,11 @@ collect(Client *cl, int *ok, long long *value)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * do_contend
+ *		Contention on one path: every connection loops zk_lock / zk_unlock
+ *		on the same path; time the wait of every grant in the window.
+ */
 static int
 do_contend(int argc, char **argv)
 {
@@ -421,6 +473,11 @@ do_contend(int argc, char **argv)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * do_herd
+ *		A queue of 2 * NPER waiters behind one holder; count the watch
+ *		notifications ZooKeeper sends while they are granted one by one.
+ */
 static int
 do_herd(int argc, char **argv)
 {
@@ -626,6 +683,11 @@ do_herd(int argc, char **argv)
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * do_stack
+ *		Stacked re-acquire of a held lock, against pg_advisory_lock and an
+ *		executor baseline; best of 3.
+ */
 static int
 do_stack(int argc, char **argv)
 {
@@ -693,6 +755,7 @@ do_stack(int argc, char **argv)
 
 /* ---------------------------------------------------------------------- */
 
+/* a "Field:  N kB" line of /proc/PID/status, in kB; -1 if absent */
 static long
 proc_status_kb(int pid, const char *field)
 {
@@ -712,6 +775,7 @@ proc_status_kb(int pid, const char *field)
 	return v;
 }
 
+/* the backend's memory: RSS, and the zklock memory contexts */
 static void
 memory_report(PGconn *c, int pid, const char *label)
 {
@@ -736,6 +800,11 @@ memory_report(PGconn *c, int pid, const char *label)
 		   q1(c, "SELECT sum(total_bytes) FROM pg_backend_memory_contexts"));
 }
 
+/*
+ * do_scale
+ *		One backend takes NLOCKS distinct locks in one statement: time,
+ *		memory, and the cost of other statements while holding them.
+ */
 static int
 do_scale(int argc, char **argv)
 {
@@ -777,7 +846,7 @@ do_scale(int argc, char **argv)
 	printf("scale_nlocks %ld\n", nlocks);
 	printf("scale_one_statement_ms %.1f\n", t / 1000.0);
 	printf("scale_us_per_lock %.1f\n", t / nlocks);
-	printf("scale_held %s\n", q1(c, "SELECT locks_held FROM zk_session()"));
+	printf("scale_held %s\n", or_na(q1_try(c, "SELECT locks_held FROM zk_session()")));
 	memory_report(c, pid, "held");
 
 	for (int k = 0; k < 7; k++)
@@ -799,13 +868,308 @@ do_scale(int argc, char **argv)
 	t = now_us();
 	q1(c, "SELECT zk_unlock_all()");
 	printf("scale_unlock_all_ms %.1f\n", (now_us() - t) / 1000.0);
-	/* until every background delete has been answered */
-	while (atoi(q1(c, "SELECT releases_pending FROM zk_session()")) > 0 && now_us() - t < 120e6)
+
+	/*
+	 * Until every background delete has been answered (with synchronous
+	 * release none is pending when zk_unlock_all returns); a build without
+	 * the releases_pending column reports n/a.
+	 */
+	for (;;)
+	{
+		char	   *v = q1_try(c, "SELECT releases_pending FROM zk_session()");
+
+		if (v == NULL || atoi(v) <= 0 || now_us() - t >= 120e6)
+			break;
 		usleep(10000);
+	}
 	printf("scale_releases_drained_ms %.1f\n", (now_us() - t) / 1000.0);
-	printf("scale_releases_pending %s\n", q1(c, "SELECT releases_pending FROM zk_session()"));
-	printf("scale_releases_failed %s\n", q1(c, "SELECT releases_failed FROM zk_session()"));
+	printf("scale_releases_pending %s\n", or_na(q1_try(c, "SELECT releases_pending FROM zk_session()")));
+	printf("scale_releases_failed %s\n", or_na(q1_try(c, "SELECT releases_failed FROM zk_session()")));
 	memory_report(c, pid, "released");
+	PQfinish(c);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/*
+ * do_parallel
+ *		Independent locks in parallel: every connection loops zk_lock /
+ *		zk_unlock on a path of its own; count the cycles completed inside
+ *		the measured window.
+ */
+static int
+do_parallel(int argc, char **argv)
+{
+	const char *conninfo[2];
+	int			nper;
+	const char *prefix;
+	double		seconds,
+				warmup;
+	Client	   *cl;
+	int			n;
+	char	  (*lock_sql)[512];
+	char	  (*unlock_sql)[512];
+	long	   *cycles;
+	long		total = 0,
+				cmin = -1,
+				cmax = 0;
+	int			failures = 0;
+	double		t_rec,
+				t_end;
+	struct pollfd *pfd;
+
+	if (argc != 8)
+		die("usage: parallel CONN1 CONN2 NPER PREFIX SECONDS WARMUP");
+	conninfo[0] = argv[2];
+	conninfo[1] = argv[3];
+	nper = atoi(argv[4]);
+	prefix = argv[5];
+	seconds = atof(argv[6]);
+	warmup = atof(argv[7]);
+
+	n = 2 * nper;
+	cl = calloc(n, sizeof(Client));
+	pfd = calloc(n, sizeof(struct pollfd));
+	lock_sql = calloc(n, sizeof(*lock_sql));
+	unlock_sql = calloc(n, sizeof(*unlock_sql));
+	cycles = calloc(n, sizeof(long));
+	for (int i = 0; i < n; i++)
+	{
+		snprintf(lock_sql[i], sizeof(lock_sql[i]), "SELECT zk_lock('%s/%d')", prefix, i + 1);
+		snprintf(unlock_sql[i], sizeof(unlock_sql[i]), "SELECT zk_unlock('%s/%d')", prefix, i + 1);
+		cl[i].server = i % 2;
+		cl[i].conn = connect_or_die(conninfo[i % 2]);
+		/* opens the ZooKeeper session and creates the path's node */
+		q1(cl[i].conn, lock_sql[i]);
+		q1(cl[i].conn, unlock_sql[i]);
+	}
+
+	t_rec = now_us() + warmup * 1e6;
+	t_end = t_rec + seconds * 1e6;
+	for (int i = 0; i < n; i++)
+	{
+		send_or_die(&cl[i], lock_sql[i]);
+		cl[i].state = ST_LOCKING;
+	}
+	for (;;)
+	{
+		int			active = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			pfd[i].fd = cl[i].state != ST_IDLE ? PQsocket(cl[i].conn) : -1;
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+			active += cl[i].state != ST_IDLE;
+		}
+		if (active == 0)
+			break;
+		if (poll(pfd, n, 60000) <= 0)
+			die("parallel: no progress for 60 s");
+		for (int i = 0; i < n; i++)
+		{
+			int			ok;
+			long long	v;
+			double		t;
+
+			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
+				continue;
+			if (!collect(&cl[i], &ok, &v))
+				continue;
+			t = now_us();
+			if (!ok)
+			{
+				failures++;
+				cl[i].state = ST_IDLE;
+			}
+			else if (cl[i].state == ST_LOCKING)
+			{
+				send_or_die(&cl[i], unlock_sql[i]);
+				cl[i].state = ST_UNLOCKING;
+			}
+			else
+			{
+				if (t >= t_rec && t < t_end)
+					cycles[i]++;
+				if (t < t_end)
+				{
+					send_or_die(&cl[i], lock_sql[i]);
+					cl[i].state = ST_LOCKING;
+				}
+				else
+					cl[i].state = ST_IDLE;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+	{
+		total += cycles[i];
+		if (cmin < 0 || cycles[i] < cmin)
+			cmin = cycles[i];
+		if (cycles[i] > cmax)
+			cmax = cycles[i];
+		PQfinish(cl[i].conn);
+	}
+	printf("sql_parallel_clients %d\n", n);
+	printf("sql_parallel_seconds %.3f\n", seconds);
+	printf("sql_parallel_cycles %ld\n", total);
+	printf("sql_parallel_cycles_per_s %.1f\n", total / seconds);
+	printf("sql_parallel_client_cycles_min %ld\n", cmin);
+	printf("sql_parallel_client_cycles_max %ld\n", cmax);
+	printf("sql_parallel_failures %d\n", failures);
+	return failures == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/*
+ * queue_nodes_left
+ *		Number of queue nodes ZooKeeper still has under the given lock
+ *		paths PREFIX/i, i in idx[0..k-1] (one zk_lock_queue per path).
+ */
+static long
+queue_nodes_left(PGconn *c, const char *prefix, const long *idx, int k)
+{
+	char		sql[4096];
+	size_t		len;
+
+	len = snprintf(sql, sizeof(sql), "SELECT count(*) FROM unnest(ARRAY[");
+	for (int j = 0; j < k && len < sizeof(sql) - 200; j++)
+		len += snprintf(sql + len, sizeof(sql) - len, "%s%ld", j ? "," : "", idx[j]);
+	snprintf(sql + len, sizeof(sql) - len,
+			 "]::int[]) AS s(i), zk_lock_queue('%s/' || s.i)", prefix);
+	return atol(q1(c, sql));
+}
+
+/*
+ * check_released
+ *		After a mass release that has just returned: count the queue nodes
+ *		left on a sample of the paths (the first, the last and 8 random
+ *		ones), at once; if any, poll the sample until it is empty (at most
+ *		60 s: a build that releases in the background); then count what is
+ *		left on all nlocks paths.  t_release is when the release was sent.
+ *		Prints "<label>_..." lines; returns 1 when nothing was left at once
+ *		nor in the full scan.
+ */
+static int
+check_released(PGconn *c, const char *label, const char *prefix, long nlocks,
+			   double t_release)
+{
+	long		idx[10];
+	int			k = 0;
+	long		left_now,
+				left_all;
+	char		sql[1024];
+	double		t;
+
+	idx[k++] = 1;
+	if (nlocks > 1)
+		idx[k++] = nlocks;
+	while (k < 10 && k < nlocks)
+		idx[k++] = 1 + random() % nlocks;
+	left_now = queue_nodes_left(c, prefix, idx, k);
+	printf("%s_sample_paths %d\n", label, k);
+	printf("%s_remaining_sample %ld\n", label, left_now);
+	if (left_now > 0)
+	{
+		while (queue_nodes_left(c, prefix, idx, k) > 0 && now_us() - t_release < 60e6)
+			usleep(10000);
+		printf("%s_sample_drained_ms %.1f\n", label, (now_us() - t_release) / 1000.0);
+	}
+	t = now_us();
+	snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM generate_series(1, %ld) i, zk_lock_queue('%s/' || i)",
+			 nlocks, prefix);
+	left_all = atol(q1(c, sql));
+	printf("%s_remaining_all %ld\n", label, left_all);
+	printf("%s_full_check_ms %.1f\n", label, (now_us() - t) / 1000.0);
+	return left_now == 0 && left_all == 0;
+}
+
+/*
+ * do_release
+ *		Time the release of many locks at once, in one backend: the COMMIT
+ *		of a transaction holding NLOCKS transaction locks, zk_unlock_all()
+ *		of NLOCKS session locks; an empty COMMIT and an empty
+ *		zk_unlock_all() for contrast (median of 7).  Each timed statement
+ *		is sent alone (PQexec), timed on the client.
+ */
+static int
+do_release(int argc, char **argv)
+{
+	PGconn	   *c;
+	long		nlocks;
+	const char *prefix;
+	char		sql[1024];
+	char	   *v;
+	double		empty_commit[7],
+				empty_unlock_all[7];
+	double		t0,
+				t;
+	int			ok = 1;
+
+	if (argc != 5)
+		die("usage: release CONN NLOCKS PREFIX");
+	c = connect_or_die(argv[2]);
+	nlocks = atol(argv[3]);
+	prefix = argv[4];
+	if (nlocks < 1)
+		die("release: NLOCKS must be positive");
+	srandom(getpid());
+
+	/* loads zklock and opens the ZooKeeper session */
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM zk_lock_queue('%s/1')", prefix);
+	q1(c, sql);
+	v = q1_try(c, "SELECT coalesce(current_setting('zklock.synchronous_release', true), 'absent')");
+	printf("release_sync_setting %s\n", or_na(v));
+	printf("release_nlocks %ld\n", nlocks);
+
+	for (int k = 0; k < 7; k++)
+	{
+		q1(c, "BEGIN");
+		empty_commit[k] = timed(c, "COMMIT");
+		empty_unlock_all[k] = timed(c, "SELECT zk_unlock_all()");
+	}
+	qsort(empty_commit, 7, sizeof(double), cmp_double);
+	qsort(empty_unlock_all, 7, sizeof(double), cmp_double);
+	printf("release_empty_commit_us %.1f\n", empty_commit[3]);
+	printf("release_empty_unlock_all_us %.1f\n", empty_unlock_all[3]);
+
+	/* transaction locks, released by COMMIT */
+	q1(c, "BEGIN");
+	snprintf(sql, sizeof(sql),
+			 "SELECT count(zk_xact_lock('%s/' || i)) FROM generate_series(1, %ld) i",
+			 prefix, nlocks);
+	t = timed(c, sql);
+	printf("release_xact_acquire_ms %.1f\n", t / 1000.0);
+	printf("release_xact_held %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
+	t0 = now_us();
+	q1(c, "COMMIT");
+	t = now_us() - t0;
+	printf("release_xact_commit_us %.1f\n", t);
+	printf("release_xact_us_per_node %.2f\n", t / nlocks);
+	printf("release_xact_net_us_per_node %.2f\n", (t - empty_commit[3]) / nlocks);
+	printf("release_xact_held_after %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
+	ok &= check_released(c, "release_xact", prefix, nlocks, t0);
+
+	/* session locks, released by zk_unlock_all() */
+	snprintf(sql, sizeof(sql),
+			 "SELECT count(zk_lock('%s/' || i)) FROM generate_series(1, %ld) i",
+			 prefix, nlocks);
+	t = timed(c, sql);
+	printf("release_session_acquire_ms %.1f\n", t / 1000.0);
+	printf("release_session_held %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
+	t0 = now_us();
+	q1(c, "SELECT zk_unlock_all()");
+	t = now_us() - t0;
+	printf("release_session_unlock_all_us %.1f\n", t);
+	printf("release_session_us_per_node %.2f\n", t / nlocks);
+	printf("release_session_net_us_per_node %.2f\n", (t - empty_unlock_all[3]) / nlocks);
+	printf("release_session_held_after %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
+	ok &= check_released(c, "release_session", prefix, nlocks, t0);
+
+	printf("release_ok %d\n", ok);
 	PQfinish(c);
 	return 0;
 }
@@ -815,7 +1179,7 @@ main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		die("usage: pgclients contend|herd|stack|scale ...");
+		die("usage: pgclients contend|herd|stack|scale|parallel|release ...");
 	if (strcmp(argv[1], "contend") == 0)
 		return do_contend(argc, argv);
 	if (strcmp(argv[1], "herd") == 0)
@@ -824,6 +1188,10 @@ main(int argc, char **argv)
 		return do_stack(argc, argv);
 	if (strcmp(argv[1], "scale") == 0)
 		return do_scale(argc, argv);
+	if (strcmp(argv[1], "parallel") == 0)
+		return do_parallel(argc, argv);
+	if (strcmp(argv[1], "release") == 0)
+		return do_release(argc, argv);
 	die("unknown mode %s", argv[1]);
 	return 2;
 }

@@ -1,32 +1,46 @@
 #!/usr/bin/env bash
-# bench/run.sh: zklock's benchmark harness (issue 6).  Not part of the test
-# suite.
+# bench/run.sh: zklock's benchmark harness.  Not part of the test suite.
 #
-#   bench/run.sh            full run (about 6-7 minutes): writes bench/out/full/,
-#                           BENCHMARKS.md and bench/latency.png
-#   bench/run.sh --quick    short run (about 2 minutes): writes bench/out/quick/
+#   bench/run.sh            full run: writes bench/out/full/, BENCHMARKS.md
+#                           and bench/latency.png
+#   bench/run.sh --quick    short run (fewer rounds, shorter phases, 2000
+#                           locks instead of 10000): writes bench/out/quick/
 #                           only (BENCHMARKS.md is left alone)
 #   options: --rounds N  --seconds S  (override the round count / seconds per
-#            variant and round), --no-docs (never touch BENCHMARKS.md),
-#            --docs-only (no measurement: redo the analysis, plot and
-#            BENCHMARKS.md from the raw data of the last full run, e.g.
-#            after editing bench/NOTES.md)
+#            variant and round), --phase-seconds S (seconds of the contention
+#            and parallel phases), --no-docs (never touch BENCHMARKS.md),
+#            --phases LIST (comma-separated subset of latency, stack,
+#            contend, parallel, herd, scale, release; default all; implies
+#            --no-docs), --variants LIST (comma-separated subset of the
+#            latency variants; implies --no-docs), --docs-only (no
+#            measurement: redo the analysis, plot and BENCHMARKS.md from the
+#            raw data of the last full run, e.g. after editing bench/NOTES.md)
 #
 # One run starts a standalone ZooKeeper (test/zkctl) and two PostgreSQL 15
 # clusters (as the postgres user, in a temporary directory) on loopback
 # ports that are free, then measures:
 #   (a) the raw C client floor (bench/zkfloor.c): one ephemeral-sequential
-#       create; the textbook create/getChildren/delete cycle; zklock's own
-#       traffic pattern without PostgreSQL
-#   (b) SQL cycles with pgbench -M prepared, 1 client: zk_lock/zk_unlock,
-#       BEGIN/zk_xact_lock/COMMIT, pg_advisory_lock/unlock; the stacked
-#       re-acquire cost (bench/pgclients.c stack)
+#       create; create+delete (the two-write floor of a lock+unlock); the
+#       multi {create, setData(parent)} + delete that zklock sends with
+#       synchronous release; the textbook create/getChildren/delete cycle;
+#       zklock's background-release traffic without PostgreSQL
+#   (b) SQL cycles with pgbench -M prepared, 1 client: zk_lock/zk_unlock
+#       (default settings, and with zklock.synchronous_release = off when
+#       the installed build has that setting), BEGIN/zk_xact_lock/COMMIT,
+#       pg_advisory_lock/unlock; the stacked re-acquire cost
+#       (bench/pgclients.c stack)
 #   (c) peers on the same ZooKeeper: kazoo Lock (bench/kazoo_bench.py),
 #       Curator InterProcessMutex and InterProcessReadWriteLock write lock
 #       (bench/CuratorBench.java)
-#   (d) contention: 8 clients on 2 servers on one path; 200 waiters queued
-#       on one path, with ZooKeeper's watch counters (bench/pgclients.c)
-#   (e) scale: one backend holding 10000 distinct locks (2000 with --quick)
+#   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
+#       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
+#       waiters queued on one path, with ZooKeeper's watch counters
+#   (e) independent locks in parallel: 8 SQL clients (4 per server) each on
+#       its own path, against 8 raw C sessions doing the same cycle
+#   (f) scale: one backend holding 10000 distinct locks (2000 with --quick)
+#   (g) releasing many locks at once: the COMMIT of a transaction holding
+#       10000 transaction locks (2000 with --quick), zk_unlock_all() of as
+#       many session locks, and whether the nodes are gone when they return
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
 # this shared machine hits all variants alike.  bench/analyze.py turns the
@@ -43,9 +57,19 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
+ALL_PHASES="latency stack contend parallel herd scale release"
+# every latency variant, in the order of the tables; sql_lock_async is
+# dropped at run time when the installed build has no
+# zklock.synchronous_release
+ALL_VARIANTS="floor_create floor_createlist floor_pattern floor_cycle floor_cycle2 floor_multi
+	sql_lock sql_lock_async sql_xact sql_advisory kazoo curator_mutex curator_rw_write"
+
 MODE=full
 ROUNDS=""
 SECONDS_PER=""
+PHASE_SECONDS=""
+PHASES=$ALL_PHASES
+ONLY_VARIANTS=""
 DOCS=1
 CMDLINE="bench/run.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
@@ -53,13 +77,29 @@ while [ $# -gt 0 ]; do
 	--quick) MODE=quick ;;
 	--rounds) ROUNDS=$2; shift ;;
 	--seconds) SECONDS_PER=$2; shift ;;
+	--phase-seconds) PHASE_SECONDS=$2; shift ;;
+	--phases) PHASES=${2//,/ }; DOCS=0; shift ;;
+	--variants) ONLY_VARIANTS=${2//,/ }; DOCS=0; shift ;;
 	--no-docs) DOCS=0 ;;
 	--docs-only) MODE=docs ;;
-	-h | --help) sed -n '2,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,50s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
+for p in $PHASES; do
+	case " $ALL_PHASES " in
+	*" $p "*) ;;
+	*) echo "run.sh: unknown phase $p (phases: $ALL_PHASES)" >&2; exit 2 ;;
+	esac
+done
+for v in $ONLY_VARIANTS; do
+	case " $(echo $ALL_VARIANTS) " in
+	*" $v "*) ;;
+	*) echo "run.sh: unknown variant $v (variants: $(echo $ALL_VARIANTS))" >&2; exit 2 ;;
+	esac
+done
+want() { case " $(echo $PHASES) " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if [ "$MODE" = docs ]; then
 	OUT=$HERE/out/full
@@ -74,16 +114,24 @@ fi
 if [ "$MODE" = quick ]; then
 	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
 	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
-	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000
+	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000
 	DOCS=0
 else
 	: "${ROUNDS:=7}" "${SECONDS_PER:=3}"
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
-	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000
+	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000
 fi
+[ -n "$PHASE_SECONDS" ] && CONTEND_SECONDS=$PHASE_SECONDS
+PARALLEL_SECONDS=$CONTEND_SECONDS
+PARALLEL_WARMUP=1
+CONTENDERS_PER_SERVER=4 # contention and parallel phases: 2 servers (or JVMs) x 4
 GAP_US=40 # pattern mode: stands for the SQL round trip between unlock and lock
 
 OUT=$HERE/out/$MODE
+# a run of selected phases or variants does not replace a whole run's data
+if [ "$(echo $PHASES)" != "$ALL_PHASES" ] || [ -n "$ONLY_VARIANTS" ]; then
+	OUT=$HERE/out/$MODE-partial
+fi
 RAW=$OUT/raw
 BUILD=$HERE/out/build
 T_START=$(date +%s)
@@ -155,6 +203,15 @@ run_bounded() { # seconds, command...
 	return $rc
 }
 
+# the same, but not waited for: the pid of timeout(1) is left in BOUNDED_PID
+start_bounded() { # seconds, command...
+	local limit=$1
+	shift
+	timeout -k 10 "$limit" "$@" &
+	BOUNDED_PID=$!
+	CHILD_PIDS+=("$BOUNDED_PID")
+}
+
 # ---------------------------------------------------------------------------
 # preflight
 
@@ -180,8 +237,8 @@ log "mode $MODE: $ROUNDS rounds x ${SECONDS_PER}s per variant; output in $OUT"
 # build the helpers
 
 log "building helpers"
-gcc -O2 -Wall -o "$BUILD/zkfloor" "$HERE/zkfloor.c" -lzookeeper_mt -lpthread
-gcc -O2 -Wall -I"$(pg_config --includedir)" -o "$BUILD/pgclients" "$HERE/pgclients.c" -lpq
+gcc -O2 -Wall -Wextra -o "$BUILD/zkfloor" "$HERE/zkfloor.c" -lzookeeper_mt -lpthread
+gcc -O2 -Wall -Wextra -I"$(pg_config --includedir)" -o "$BUILD/pgclients" "$HERE/pgclients.c" -lpq
 javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 
 # ---------------------------------------------------------------------------
@@ -198,6 +255,11 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "kazoo_warmup_s $KAZOO_WARMUP"
 	echo "floor_warmup_s $FLOOR_WARMUP"
 	echo "gap_us $GAP_US"
+	echo "phases $(echo $PHASES)"
+	echo "pgoptions_env ${PGOPTIONS:-}"
+	echo "contend_seconds $CONTEND_SECONDS"
+	echo "parallel_seconds $PARALLEL_SECONDS"
+	echo "release_locks $RELEASE_LOCKS"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
@@ -279,6 +341,30 @@ start_pg 1 "$PGPORT1"
 start_pg 2 "$PGPORT2"
 CONN1="host=$TMP/pg1 port=$PGPORT1 user=postgres dbname=postgres"
 CONN2="host=$TMP/pg2 port=$PGPORT2 user=postgres dbname=postgres"
+PSQL1=("$PGBIN/psql" -h "$TMP/pg1" -p "$PGPORT1" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1)
+
+# Does the installed build have zklock.synchronous_release?  A build without
+# it releases in the background; the variant that turns it off is then not
+# available.  With it, check that PGOPTIONS reaches the setting (pgbench
+# -M prepared runs its script again and again in one session, so the
+# setting is given at connection time).
+SYNC_RELEASE=$("${PSQL1[@]}" -c "LOAD 'zklock'" \
+	-c "SELECT coalesce(current_setting('zklock.synchronous_release', true), 'absent')" | tail -1)
+ASYNC_PGOPTIONS='-c zklock.synchronous_release=off'
+ASYNC_STATUS=unavailable
+if [ "$SYNC_RELEASE" != absent ]; then
+	got=$(PGOPTIONS=$ASYNC_PGOPTIONS "${PSQL1[@]}" -c "LOAD 'zklock'" -c "SHOW zklock.synchronous_release" 2>&1 | tail -1)
+	if [ "$got" = off ]; then
+		ASYNC_STATUS=available
+	else
+		log "zklock.synchronous_release exists but PGOPTIONS did not set it (got '$got'): sql_lock_async not available"
+	fi
+fi
+log "zklock.synchronous_release in a new session: $SYNC_RELEASE; background-release variant $ASYNC_STATUS"
+{
+	echo "sync_release_guc $SYNC_RELEASE"
+	echo "sql_lock_async $ASYNC_STATUS"
+} >>"$OUT/machine.txt"
 
 # ---------------------------------------------------------------------------
 # the latency variants
@@ -297,16 +383,28 @@ SELECT pg_advisory_lock(1);
 SELECT pg_advisory_unlock(1);
 EOF
 
-VARIANTS=(floor_create floor_createlist floor_pattern floor_cycle sql_lock sql_xact
-	sql_advisory kazoo curator_mutex curator_rw_write)
+VARIANTS=()
+for v in $ALL_VARIANTS; do
+	if [ -n "$ONLY_VARIANTS" ]; then
+		case " $(echo $ONLY_VARIANTS) " in *" $v "*) ;; *) continue ;; esac
+	fi
+	if [ "$v" = sql_lock_async ] && [ "$ASYNC_STATUS" != available ]; then
+		: >"$RAW/sql_lock_async.unavailable"
+		continue
+	fi
+	VARIANTS+=("$v")
+done
+want latency || VARIANTS=()
+echo "variants ${VARIANTS[*]}" >>"$OUT/machine.txt"
 
 # pgbench with a per-transaction log; keeps the transactions that started
 # after the warm-up (the first ones open the backend's ZooKeeper session)
-# and writes their latencies, one per line, in microseconds
-run_pgbench() { # script seconds outfile
-	local script=$1 secs=$2 outfile=$3 prefix=$RAW/pgb.$$
+# and writes their latencies, one per line, in microseconds.  PGOPTIONS,
+# when given, is passed to the pgbench session.
+run_pgbench() { # script seconds outfile [pgoptions]
+	local script=$1 secs=$2 outfile=$3 pgopts=${4:-} prefix=$RAW/pgb.$$
 	rm -f "$prefix".*
-	run_bounded $((secs + PGB_WARMUP + 60)) \
+	run_bounded $((secs + PGB_WARMUP + 60)) env PGOPTIONS="$pgopts" \
 		"$PGBIN/pgbench" -h "$TMP/pg1" -p "$PGPORT1" -U postgres -n -M prepared -c 1 -r \
 		-T $((secs + PGB_WARMUP)) -l --log-prefix="$prefix" -f "$script" postgres \
 		>"$outfile.pgbench" 2>&1 || { cat "$outfile.pgbench" >&2; return 1; }
@@ -321,11 +419,11 @@ run_pgbench() { # script seconds outfile
 run_variant() { # name round
 	local v=$1 r=$2 f=$RAW/$1.r$2.txt
 	case "$v" in
-	floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
-	floor_createlist) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" createlist "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
-	floor_cycle) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" cycle "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	floor_create | floor_createlist | floor_cycle | floor_cycle2 | floor_multi)
+		run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" "${v#floor_}" "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
 	sql_lock | sql_xact | sql_advisory) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
+	sql_lock_async) run_pgbench "$BUILD/sql_lock.sql" "$SECONDS_PER" "$f" "$ASYNC_PGOPTIONS" ;;
 	kazoo) run_bounded 120 "$PY" "$HERE/kazoo_bench.py" "$ZKHOSTS" "$SECONDS_PER" "$f" "$KAZOO_WARMUP" ;;
 	curator_mutex) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" mutex "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	curator_rw_write) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" rwwrite "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
@@ -333,14 +431,18 @@ run_variant() { # name round
 	esac
 }
 
-log "warm-up (not recorded)"
-run_bounded 60 "$BUILD/zkfloor" "$ZKHOSTS" cycle 1 /dev/null 0.2 >/dev/null
-run_pgbench "$BUILD/sql_lock.sql" 1 "$RAW/warmup.txt" >/dev/null
-rm -f "$RAW"/warmup.txt*
+phase_begin() { PHASE_T0=$(date +%s.%N); }
+phase_end() { echo "$1 $PHASE_T0 $(date +%s.%N)" >>"$RAW/phases.txt"; }
 
 echo "variant round t_start t_end loadavg1" >"$RAW/noise.txt"
 NV=${#VARIANTS[@]}
-for ((r = 1; r <= ROUNDS; r++)); do
+if [ "$NV" -gt 0 ]; then
+	log "warm-up (not recorded)"
+	run_bounded 60 "$BUILD/zkfloor" "$ZKHOSTS" cycle 1 /dev/null 0.2 >/dev/null
+	run_pgbench "$BUILD/sql_lock.sql" 1 "$RAW/warmup.txt" >/dev/null
+	rm -f "$RAW"/warmup.txt*
+fi
+for ((r = 1; r <= ROUNDS && NV > 0; r++)); do
 	order=()
 	for ((i = 0; i < NV; i++)); do
 		order+=("${VARIANTS[$(((i + (r - 1) * 3) % NV))]}")
@@ -356,40 +458,104 @@ done
 # ---------------------------------------------------------------------------
 # (b) stacked re-acquire
 
-phase_begin() { PHASE_T0=$(date +%s.%N); }
-phase_end() { echo "$1 $PHASE_T0 $(date +%s.%N)" >>"$RAW/phases.txt"; }
-
-log "stacked re-acquire ($STACK_CALLS calls per statement)"
-phase_begin
-run_bounded 300 "$BUILD/pgclients" stack "$CONN1" /bench/s "$STACK_CALLS" >"$RAW/stack.txt" 2>&1 ||
-	{ cat "$RAW/stack.txt" >&2; die "stack test failed"; }
-phase_end stack
-
-# ---------------------------------------------------------------------------
-# (d) contention and the 200-waiter queue
-
-log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
-phase_begin
-run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" 4 /bench/contend \
-	"$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt" >"$RAW/contend.txt" 2>&1 ||
-	{ cat "$RAW/contend.txt" >&2; echo "contend_failed 1" >>"$RAW/contend.txt"; }
-phase_end contend
-
-log "queue of $((2 * HERD_PER_SERVER)) waiters on one path ($HERD_PER_SERVER per server)"
-phase_begin
-run_bounded 300 "$BUILD/pgclients" herd "$CONN1" "$CONN2" "$HERD_PER_SERVER" /bench/herd "$ZKPORT" \
-	"$RAW/herd_grants.txt" >"$RAW/herd.txt" 2>&1 ||
-	{ cat "$RAW/herd.txt" >&2; echo "herd_failed 1" >>"$RAW/herd.txt"; }
-phase_end herd
+if want stack; then
+	log "stacked re-acquire ($STACK_CALLS calls per statement)"
+	phase_begin
+	run_bounded 300 "$BUILD/pgclients" stack "$CONN1" /bench/s "$STACK_CALLS" >"$RAW/stack.txt" 2>&1 ||
+		{ cat "$RAW/stack.txt" >&2; die "stack test failed"; }
+	phase_end stack
+fi
 
 # ---------------------------------------------------------------------------
-# (e) one backend holding many locks
+# (d) contention: zklock, then Curator, 8 contenders on one path each
 
-log "scale: one backend taking $SCALE_LOCKS distinct locks"
-phase_begin
-run_bounded 900 "$BUILD/pgclients" scale "$CONN1" "$SCALE_LOCKS" /bench/scale >"$RAW/scale.txt" 2>&1 ||
-	{ cat "$RAW/scale.txt" >&2; echo "scale_failed 1" >>"$RAW/scale.txt"; }
-phase_end scale
+if want contend; then
+	log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
+	phase_begin
+	run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" "$CONTENDERS_PER_SERVER" \
+		/bench/contend "$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt" >"$RAW/contend.txt" 2>&1 ||
+		{ cat "$RAW/contend.txt" >&2; echo "contend_failed 1" >>"$RAW/contend.txt"; }
+	phase_end contend
+
+	# two JVMs x 4 threads; both start counting at the same wall-clock
+	# time, a few seconds ahead (JVM start, connection, then warm-up loops
+	# under contention until that time)
+	log "contention: Curator InterProcessMutex, 2 JVMs x 4 threads on one path for ${CONTEND_SECONDS}s"
+	phase_begin
+	start_ms=$(($(date +%s%3N) + $(awk -v w="$JAVA_WARMUP" 'BEGIN { printf "%.0f", (3 + w) * 1000 }')))
+	jpids=()
+	for j in 1 2; do
+		start_bounded $((CONTEND_SECONDS + 120)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
+			contend "$CONTENDERS_PER_SERVER" "$CONTEND_SECONDS" "$RAW/curator_contend_waits.$j.txt" "$start_ms" per-thread \
+			>"$RAW/curator_contend.$j.txt" 2>&1
+		jpids+=("$BOUNDED_PID")
+	done
+	for j in 1 2; do
+		wait "${jpids[$((j - 1))]}" ||
+			{ cat "$RAW/curator_contend.$j.txt" >&2; echo "curator_contend_failed 1" >>"$RAW/curator_contend.$j.txt"; }
+	done
+	phase_end contend_curator
+fi
+
+# ---------------------------------------------------------------------------
+# (e) independent locks in parallel: raw C sessions and SQL clients, in the
+# order raw, SQL, SQL, raw so that linear drift cancels
+
+if want parallel; then
+	log "parallel: 8 independent lock paths, raw C sessions vs SQL clients (4 per server), 2 x ${PARALLEL_SECONDS}s each"
+	phase_begin
+	for step in raw.1 sql.1 sql.2 raw.2; do
+		case "$step" in
+		raw.*)
+			run_bounded $((PARALLEL_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" parallel "$PARALLEL_SECONDS" \
+				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER)) \
+				>"$RAW/parallel_$step.txt" 2>&1 ||
+				{ cat "$RAW/parallel_$step.txt" >&2; echo "raw_parallel_failed 1" >>"$RAW/parallel_$step.txt"; }
+			;;
+		sql.*)
+			run_bounded $((PARALLEL_SECONDS + 120)) "$BUILD/pgclients" parallel "$CONN1" "$CONN2" \
+				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP" \
+				>"$RAW/parallel_$step.txt" 2>&1 ||
+				{ cat "$RAW/parallel_$step.txt" >&2; echo "sql_parallel_failed 1" >>"$RAW/parallel_$step.txt"; }
+			;;
+		esac
+	done
+	phase_end parallel
+fi
+
+# ---------------------------------------------------------------------------
+# (d) the 200-waiter queue
+
+if want herd; then
+	log "queue of $((2 * HERD_PER_SERVER)) waiters on one path ($HERD_PER_SERVER per server)"
+	phase_begin
+	run_bounded 300 "$BUILD/pgclients" herd "$CONN1" "$CONN2" "$HERD_PER_SERVER" /bench/herd "$ZKPORT" \
+		"$RAW/herd_grants.txt" >"$RAW/herd.txt" 2>&1 ||
+		{ cat "$RAW/herd.txt" >&2; echo "herd_failed 1" >>"$RAW/herd.txt"; }
+	phase_end herd
+fi
+
+# ---------------------------------------------------------------------------
+# (f) one backend holding many locks
+
+if want scale; then
+	log "scale: one backend taking $SCALE_LOCKS distinct locks"
+	phase_begin
+	run_bounded 900 "$BUILD/pgclients" scale "$CONN1" "$SCALE_LOCKS" /bench/scale >"$RAW/scale.txt" 2>&1 ||
+		{ cat "$RAW/scale.txt" >&2; echo "scale_failed 1" >>"$RAW/scale.txt"; }
+	phase_end scale
+fi
+
+# ---------------------------------------------------------------------------
+# (g) releasing many locks at once
+
+if want release; then
+	log "release: COMMIT of $RELEASE_LOCKS transaction locks, zk_unlock_all() of as many session locks"
+	phase_begin
+	run_bounded 900 "$BUILD/pgclients" release "$CONN1" "$RELEASE_LOCKS" /bench/many >"$RAW/release.txt" 2>&1 ||
+		{ cat "$RAW/release.txt" >&2; echo "release_failed 1" >>"$RAW/release.txt"; }
+	phase_end release
+fi
 
 "$ZKCTL" 4lw "$ZKPORT" mntr >"$RAW/mntr_end.txt"
 {
@@ -403,7 +569,9 @@ phase_end scale
 
 log "analysing"
 "$PY" "$HERE/analyze.py" "$OUT"
-gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
+if grep -qv '^#' "$OUT/plot.dat"; then
+	gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
+fi
 if [ "$DOCS" = 1 ]; then
 	cp "$OUT/latency.png" "$HERE/latency.png"
 	cp "$OUT/BENCHMARKS.md" "$REPO/BENCHMARKS.md"

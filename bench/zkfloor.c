@@ -2,6 +2,7 @@
  * zkfloor.c: the raw ZooKeeper C client floor for zklock's benchmark.
  *
  *   zkfloor HOSTS MODE SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]
+ *   zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *
  * MODE
  *   create   one ephemeral-sequential create per op (the floor: one quorum
@@ -10,29 +11,44 @@
  *            server and the number of children stays at one.
  *   cycle    the textbook lock cycle per op: create EPHEMERAL_SEQUENTIAL,
  *            getChildren of the parent, delete the node; all timed.
+ *   cycle2   the two-write floor of a linearizable lock+unlock: create
+ *            EPHEMERAL_SEQUENTIAL, then delete it; both synchronous, both
+ *            timed.
+ *   multi    zklock's traffic with synchronous release: one multi request
+ *            {create EPHEMERAL_SEQUENTIAL, setData(parent, "")} (the
+ *            setData's Stat tells the queue length), then a synchronous
+ *            delete of the node; both timed.
  *   createlist  a create and a getChildren sent back to back, both answers
  *            waited for (zklock's acquire without the release before it);
  *            the node is then deleted, untimed, as in "create".
- *   pattern  zklock's own traffic, with no PostgreSQL around it: the delete
- *            of the previous op's node is sent in the background (not
- *            waited for, as zk_unlock does), then after GAP_US microseconds
+ *   pattern  zklock's traffic with background release, with no PostgreSQL
+ *            around it: the delete of the previous op's node is sent in the
+ *            background (not waited for), then after GAP_US microseconds
  *            (standing for the SQL round trip of the next statement,
  *            default 40) a create and a getChildren are sent back to back
- *            and both answers waited for (as zk_lock does).  Only that
- *            wait is timed: it is the ZooKeeper part of zklock's cycle when
- *            the extension adds nothing of its own.
+ *            and both answers waited for.  Only that wait is timed.
+ *   parallel independent locks in parallel: THREADS threads (default 8),
+ *            each with its own session (zhandle) and its own parent node,
+ *            each looping the linearizable cycle: create
+ *            EPHEMERAL_SEQUENTIAL and getChildren sent back to back
+ *            (pipelined), both answers awaited, then a synchronous delete.
+ *            A cycle counts when its delete is answered inside the measured
+ *            window [WARMUP, WARMUP + SECONDS).  Prints "key value" lines
+ *            (aggregate cycles per second); OUTFILE gets "thread cycles"
+ *            lines.
  *
- * Every call uses the synchronous API of libzookeeper_mt.  That API is the
- * asynchronous request plus a wait for its completion, which runs on the
- * library's completion thread: exactly the hop zklock makes (zk_session.c
- * sends zoo_a* requests and sleeps on its latch until the completion thread
- * sets it), so one synchronous call is an honest "one round trip" for an
- * application on this library.
+ * Every call uses the synchronous API of libzookeeper_mt, or its
+ * asynchronous API followed by a wait for the completion.  The synchronous
+ * API is the asynchronous request plus a wait for its completion, which
+ * runs on the library's completion thread: exactly the hop zklock makes
+ * (it sends zoo_a* requests and sleeps on its latch until the completion
+ * thread sets it), so one synchronous call is an honest "one round trip"
+ * for an application on this library.
  *
  * The node data is 160 bytes, about the size of zklock's JSON owner record.
- * Per-op latencies (microseconds, one per line) go to OUTFILE; a summary
- * line goes to stdout.  Ops during the first WARMUP_SECONDS (default 0.5)
- * are not recorded.
+ * In the single-session modes, per-op latencies (microseconds, one per
+ * line) go to OUTFILE and a summary line goes to stdout.  Ops during the
+ * first WARMUP_SECONDS (default 0.5) are not recorded.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +63,33 @@
 #define THREADED
 #endif
 #include <zookeeper/zookeeper.h>
+
+#define DATA_LEN 160
+
+/*
+ * Completion state of asynchronous requests of one session: the callbacks
+ * run on that session's completion thread and signal the waiting thread.
+ */
+typedef struct Waiter
+{
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int			pending_ops;	/* create + getChildren outstanding */
+	int			pending_deletes;	/* background deletes outstanding */
+	int			rc;				/* first error of the current ops */
+	char		created[256];	/* path of the node just created */
+} Waiter;
+
+typedef enum
+{
+	M_CREATE,
+	M_CYCLE,
+	M_CYCLE2,
+	M_MULTI,
+	M_CREATELIST,
+	M_PATTERN,
+	M_PARALLEL
+} Mode;
 
 static double
 now_us(void)
@@ -64,47 +107,91 @@ die(const char *what, int rc)
 	exit(1);
 }
 
-/* completions for the "pattern" mode (they run on the completion thread) */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int	pending_ops;		/* create + getChildren outstanding */
-static int	pending_deletes;
-static int	async_rc;
-static char async_created[256];
+static void
+waiter_init(Waiter *w)
+{
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+}
 
+/* completion of zoo_acreate2: remember the node's path */
 static void
 create_done(int rc, const char *value, const struct Stat *stat, const void *data)
 {
-	pthread_mutex_lock(&mu);
+	Waiter	   *w = (Waiter *) data;
+
+	(void) stat;
+	pthread_mutex_lock(&w->mu);
 	if (rc != ZOK)
-		async_rc = rc;
+		w->rc = rc;
 	else
-		snprintf(async_created, sizeof(async_created), "%s", value);
-	pending_ops--;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
+		snprintf(w->created, sizeof(w->created), "%s", value);
+	w->pending_ops--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 }
 
+/* completion of zoo_aget_children: the list itself is not needed */
 static void
 children_done(int rc, const struct String_vector *strings, const void *data)
 {
-	pthread_mutex_lock(&mu);
+	Waiter	   *w = (Waiter *) data;
+
+	(void) strings;
+	pthread_mutex_lock(&w->mu);
 	if (rc != ZOK)
-		async_rc = rc;
-	pending_ops--;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
+		w->rc = rc;
+	w->pending_ops--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 }
 
+/* completion of a background zoo_adelete */
 static void
 delete_done(int rc, const void *data)
 {
-	pthread_mutex_lock(&mu);
+	Waiter	   *w = (Waiter *) data;
+
+	pthread_mutex_lock(&w->mu);
 	if (rc != ZOK)
-		async_rc = rc;
-	pending_deletes--;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
+		w->rc = rc;
+	w->pending_deletes--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * create_and_list
+ *		Send a create of base (ephemeral-sequential) and a getChildren of
+ *		parent back to back and wait for both answers.  The created path is
+ *		copied into created.  Dies on any error.
+ */
+static void
+create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+				const char *data, char *created, size_t created_len)
+{
+	int			rc;
+
+	pthread_mutex_lock(&w->mu);
+	w->pending_ops = 2;
+	w->rc = ZOK;
+	pthread_mutex_unlock(&w->mu);
+	rc = zoo_acreate2(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
+					  ZOO_EPHEMERAL | ZOO_SEQUENCE, create_done, w);
+	if (rc != ZOK)
+		die("acreate2", rc);
+	rc = zoo_aget_children(zh, parent, 0, children_done, w);
+	if (rc != ZOK)
+		die("aget_children", rc);
+	pthread_mutex_lock(&w->mu);
+	while (w->pending_ops > 0)
+		pthread_cond_wait(&w->cv, &w->mu);
+	rc = w->rc;
+	snprintf(created, created_len, "%s", w->created);
+	pthread_mutex_unlock(&w->mu);
+	if (rc != ZOK)
+		die("create/getChildren", rc);
 }
 
 static void
@@ -125,16 +212,166 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * open_session
+ *		Connect to hosts and wait until the session is established (the
+ *		first request would wait anyway); dies if it is not within 10 s.
+ */
+static zhandle_t *
+open_session(const char *hosts)
+{
+	zhandle_t  *zh = zookeeper_init(hosts, NULL, 30000, NULL, NULL, 0);
+
+	if (zh == NULL)
+		die("zookeeper_init", 0);
+	for (int i = 0; i < 1000 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
+		usleep(10000);
+	if (zoo_state(zh) != ZOO_CONNECTED_STATE)
+	{
+		fprintf(stderr, "zkfloor: could not connect to %s\n", hosts);
+		exit(1);
+	}
+	return zh;
+}
+
+/* create a persistent node if it does not exist yet */
+static void
+ensure_node(zhandle_t *zh, const char *path)
+{
+	int			rc = zoo_create(zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+
+	if (rc != ZOK && rc != ZNODEEXISTS)
+		die("create parent", rc);
+}
+
+/* ---------------------------------------------------------------------- */
+/* parallel mode */
+
+typedef struct ParThread
+{
+	pthread_t	tid;
+	int			id;
+	zhandle_t  *zh;
+	Waiter		w;
+	char		parent[64];
+	char		base[96];
+	double		t_rec;			/* start of the measured window */
+	double		t_end;			/* its end */
+	long		cycles;			/* cycles completed inside the window */
+	double		busy_us;		/* their summed duration */
+} ParThread;
+
+/*
+ * par_main
+ *		One thread of the parallel mode: loop the linearizable cycle on the
+ *		thread's own session and parent until the window is over.
+ */
+static void *
+par_main(void *arg)
+{
+	ParThread  *t = (ParThread *) arg;
+	char		data[DATA_LEN];
+	char		created[256];
+
+	memset(data, 'x', sizeof(data));
+	for (;;)
+	{
+		double		t0 = now_us(),
+					t1;
+		int			rc;
+
+		if (t0 >= t->t_end)
+			break;
+		create_and_list(t->zh, &t->w, t->parent, t->base, data,
+						created, sizeof(created));
+		rc = zoo_delete(t->zh, created, -1);
+		if (rc != ZOK)
+			die("delete", rc);
+		t1 = now_us();
+		if (t1 >= t->t_rec && t1 < t->t_end)
+		{
+			t->cycles++;
+			t->busy_us += t1 - t0;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * run_parallel
+ *		Open nthreads sessions (each with its own parent node), then let
+ *		one thread per session loop the cycle for warmup + seconds; report
+ *		the cycles completed in the measured window.
+ */
+static int
+run_parallel(const char *hosts, double seconds, const char *outfile,
+			 double warmup, int nthreads)
+{
+	ParThread  *th;
+	FILE	   *out;
+	long		total = 0;
+	double		busy = 0,
+				start;
+
+	if (nthreads < 1)
+	{
+		fprintf(stderr, "zkfloor: parallel needs at least one thread\n");
+		return 2;
+	}
+	th = calloc(nthreads, sizeof(ParThread));
+	for (int i = 0; i < nthreads; i++)
+	{
+		th[i].id = i;
+		waiter_init(&th[i].w);
+		th[i].zh = open_session(hosts);
+		snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_parallel_%d", i);
+		snprintf(th[i].base, sizeof(th[i].base), "%s/lock-", th[i].parent);
+		ensure_node(th[i].zh, th[i].parent);
+	}
+	start = now_us();
+	for (int i = 0; i < nthreads; i++)
+	{
+		th[i].t_rec = start + warmup * 1e6;
+		th[i].t_end = th[i].t_rec + seconds * 1e6;
+		if (pthread_create(&th[i].tid, NULL, par_main, &th[i]) != 0)
+			die("pthread_create", 0);
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i].tid, NULL);
+
+	out = fopen(outfile, "w");
+	if (out == NULL)
+		die(outfile, 0);
+	for (int i = 0; i < nthreads; i++)
+	{
+		fprintf(out, "%d %ld\n", i, th[i].cycles);
+		total += th[i].cycles;
+		busy += th[i].busy_us;
+		zookeeper_close(th[i].zh);
+	}
+	fclose(out);
+	printf("raw_parallel_threads %d\n", nthreads);
+	printf("raw_parallel_seconds %.3f\n", seconds);
+	printf("raw_parallel_cycles %ld\n", total);
+	printf("raw_parallel_cycles_per_s %.1f\n", total / seconds);
+	printf("raw_parallel_mean_cycle_us %.1f\n", total ? busy / total : 0);
+	return total > 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+
 int
 main(int argc, char **argv)
 {
 	const char *hosts;
-	const char *mode;
+	const char *modename;
+	Mode		mode;
 	double		seconds;
 	double		warmup = 0.5;
 	FILE	   *out;
 	zhandle_t  *zh;
-	char		data[160];
+	Waiter		w;
+	char		data[DATA_LEN];
 	char		parent[64];
 	char		base[96];
 	char		created[256] = "";
@@ -145,64 +382,53 @@ main(int argc, char **argv)
 				t_end,
 				t_rec,
 				sum = 0;
-	int			cycle;
-	int			pattern = 0;
-	int			createlist = 0;
 	double		gap_us = 40;
 	int			rc;
 
 	if (argc < 5)
 	{
-		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n");
+		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
+				"       zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
 	hosts = argv[1];
-	mode = argv[2];
+	modename = argv[2];
 	seconds = atof(argv[3]);
 	if (argc > 5)
 		warmup = atof(argv[5]);
-	if (argc > 6)
-		gap_us = atof(argv[6]);
-	if (strcmp(mode, "create") == 0)
-		cycle = 0;
-	else if (strcmp(mode, "createlist") == 0)
-	{
-		cycle = 0;
-		pattern = 1;
-		createlist = 1;
-	}
-	else if (strcmp(mode, "pattern") == 0)
-	{
-		cycle = 0;
-		pattern = 1;
-	}
-	else if (strcmp(mode, "cycle") == 0)
-		cycle = 1;
+	if (strcmp(modename, "create") == 0)
+		mode = M_CREATE;
+	else if (strcmp(modename, "createlist") == 0)
+		mode = M_CREATELIST;
+	else if (strcmp(modename, "pattern") == 0)
+		mode = M_PATTERN;
+	else if (strcmp(modename, "cycle") == 0)
+		mode = M_CYCLE;
+	else if (strcmp(modename, "cycle2") == 0)
+		mode = M_CYCLE2;
+	else if (strcmp(modename, "multi") == 0)
+		mode = M_MULTI;
+	else if (strcmp(modename, "parallel") == 0)
+		mode = M_PARALLEL;
 	else
 	{
-		fprintf(stderr, "zkfloor: unknown mode %s\n", mode);
+		fprintf(stderr, "zkfloor: unknown mode %s\n", modename);
 		return 2;
 	}
+	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+	if (mode == M_PARALLEL)
+		return run_parallel(hosts, seconds, argv[4], warmup,
+							argc > 6 ? atoi(argv[6]) : 8);
+	if (argc > 6)
+		gap_us = atof(argv[6]);
 
 	memset(data, 'x', sizeof(data));
-	snprintf(parent, sizeof(parent), "/bench_floor_%s", mode);
+	snprintf(parent, sizeof(parent), "/bench_floor_%s", modename);
 	snprintf(base, sizeof(base), "%s/lock-", parent);
+	waiter_init(&w);
 
-	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-	zh = zookeeper_init(hosts, NULL, 30000, NULL, NULL, 0);
-	if (zh == NULL)
-		die("zookeeper_init", 0);
-	/* wait for the session (the first request would wait anyway) */
-	for (int i = 0; i < 1000 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
-		usleep(10000);
-	if (zoo_state(zh) != ZOO_CONNECTED_STATE)
-	{
-		fprintf(stderr, "zkfloor: could not connect to %s\n", hosts);
-		return 1;
-	}
-	rc = zoo_create(zh, parent, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-	if (rc != ZOK && rc != ZNODEEXISTS)
-		die("create parent", rc);
+	zh = open_session(hosts);
+	ensure_node(zh, parent);
 
 	out = fopen(argv[4], "w");
 	if (out == NULL)
@@ -215,77 +441,88 @@ main(int argc, char **argv)
 	for (;;)
 	{
 		double		t0 = now_us(),
-					t1;
+					t1 = 0;
 		struct String_vector children;
 
 		if (t0 >= t_end)
 			break;
-		if (pattern)
+		switch (mode)
 		{
-			/* release the previous node in the background */
-			if (created[0] != '\0' && !createlist)
-			{
-				pthread_mutex_lock(&mu);
-				pending_deletes++;
-				pthread_mutex_unlock(&mu);
-				rc = zoo_adelete(zh, created, -1, delete_done, NULL);
-				if (rc != ZOK)
-					die("adelete", rc);
-			}
-			if (!createlist)
+			case M_PATTERN:
+				/* release the previous node in the background */
+				if (created[0] != '\0')
+				{
+					pthread_mutex_lock(&w.mu);
+					w.pending_deletes++;
+					pthread_mutex_unlock(&w.mu);
+					rc = zoo_adelete(zh, created, -1, delete_done, &w);
+					if (rc != ZOK)
+						die("adelete", rc);
+				}
 				spin_us(gap_us);
-			t0 = now_us();
-			pthread_mutex_lock(&mu);
-			pending_ops = 2;
-			async_rc = ZOK;
-			pthread_mutex_unlock(&mu);
-			rc = zoo_acreate2(zh, base, data, sizeof(data), &ZOO_OPEN_ACL_UNSAFE,
-							  ZOO_EPHEMERAL | ZOO_SEQUENCE, create_done, NULL);
-			if (rc != ZOK)
-				die("acreate2", rc);
-			rc = zoo_aget_children(zh, parent, 0, children_done, NULL);
-			if (rc != ZOK)
-				die("aget_children", rc);
-			pthread_mutex_lock(&mu);
-			while (pending_ops > 0)
-				pthread_cond_wait(&cv, &mu);
-			rc = async_rc;
-			snprintf(created, sizeof(created), "%s", async_created);
-			pthread_mutex_unlock(&mu);
-			if (rc != ZOK)
-				die("create/getChildren", rc);
-			t1 = now_us();
-			if (createlist)
-			{
-				rc = zoo_delete(zh, created, -1);	/* untimed */
-				if (rc != ZOK)
-					die("delete", rc);
-			}
-		}
-		else
-		{
-			rc = zoo_create(zh, base, data, sizeof(data), &ZOO_OPEN_ACL_UNSAFE,
-							ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof(created));
-			if (rc != ZOK)
-				die("create", rc);
-			if (cycle)
-			{
-				rc = zoo_get_children(zh, parent, 0, &children);
-				if (rc != ZOK)
-					die("getChildren", rc);
-				deallocate_String_vector(&children);
-				rc = zoo_delete(zh, created, -1);
-				if (rc != ZOK)
-					die("delete", rc);
+				t0 = now_us();
+				create_and_list(zh, &w, parent, base, data, created, sizeof(created));
 				t1 = now_us();
-			}
-			else
-			{
+				break;
+			case M_CREATELIST:
+				create_and_list(zh, &w, parent, base, data, created, sizeof(created));
 				t1 = now_us();
 				rc = zoo_delete(zh, created, -1);	/* untimed */
 				if (rc != ZOK)
 					die("delete", rc);
-			}
+				break;
+			case M_MULTI:
+				{
+					zoo_op_t	ops[2];
+					zoo_op_result_t results[2];
+					struct Stat pstat;
+
+					zoo_create_op_init(&ops[0], base, data, DATA_LEN,
+									   &ZOO_OPEN_ACL_UNSAFE,
+									   ZOO_EPHEMERAL | ZOO_SEQUENCE,
+									   created, sizeof(created));
+					zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
+					rc = zoo_multi(zh, 2, ops, results);
+					if (rc != ZOK)
+						die("multi", rc);
+					if (results[0].err != ZOK || results[1].err != ZOK)
+						die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
+					if (pstat.numChildren != 1)
+					{
+						fprintf(stderr, "zkfloor: multi: %d children, expected 1\n",
+								pstat.numChildren);
+						return 1;
+					}
+					rc = zoo_delete(zh, created, -1);
+					if (rc != ZOK)
+						die("delete", rc);
+					t1 = now_us();
+				}
+				break;
+			case M_CREATE:
+			case M_CYCLE:
+			case M_CYCLE2:
+				rc = zoo_create(zh, base, data, sizeof(data), &ZOO_OPEN_ACL_UNSAFE,
+								ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof(created));
+				if (rc != ZOK)
+					die("create", rc);
+				if (mode == M_CYCLE)
+				{
+					rc = zoo_get_children(zh, parent, 0, &children);
+					if (rc != ZOK)
+						die("getChildren", rc);
+					deallocate_String_vector(&children);
+				}
+				if (mode == M_CREATE)
+					t1 = now_us();
+				rc = zoo_delete(zh, created, -1);	/* untimed in "create" */
+				if (rc != ZOK)
+					die("delete", rc);
+				if (mode != M_CREATE)
+					t1 = now_us();
+				break;
+			case M_PARALLEL:
+				break;			/* handled above */
 		}
 		if (t0 < t_rec)
 			continue;
@@ -299,12 +536,12 @@ main(int argc, char **argv)
 		fprintf(out, "%.1f\n", t1 - t0);
 	}
 	fclose(out);
-	if (pattern)
+	if (mode == M_PATTERN)
 	{
-		pthread_mutex_lock(&mu);
-		while (pending_deletes > 0)
-			pthread_cond_wait(&cv, &mu);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_lock(&w.mu);
+		while (w.pending_deletes > 0)
+			pthread_cond_wait(&w.cv, &w.mu);
+		pthread_mutex_unlock(&w.mu);
 	}
 	zookeeper_close(zh);
 
@@ -315,6 +552,6 @@ main(int argc, char **argv)
 	}
 	qsort(lat, n, sizeof(double), cmp_double);
 	printf("zkfloor %s: n=%zu mean=%.1f us median=%.1f us p99=%.1f us\n",
-		   mode, n, sum / n, lat[n / 2], lat[(size_t) (n * 0.99)]);
+		   modename, n, sum / n, lat[n / 2], lat[(size_t) (n * 0.99)]);
 	return 0;
 }

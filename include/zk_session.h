@@ -124,7 +124,7 @@ typedef enum ZkWaitFlags
 } ZkWaitFlags;
 
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
-extern bool ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags);
+extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms, ZkWaitFlags flags);
 
 /* what ZkSessionConfirmAlive found */
 typedef enum ZkAliveResult

@@ -34,8 +34,10 @@ SELECT zk_test_error($$SELECT set_config('zklock.root', '/elsewhere', false)$$);
 -- ... but setting the same value is fine, and so are the user settings.
 SELECT zk_test_error($$SET zklock.root = '/zklock'$$);
 SET zklock.connect_timeout = '2s';
-SET zklock.verify_on_commit = off;
+SET zklock.verify_on_commit = on;
 RESET zklock.verify_on_commit;
+SET zklock.synchronous_release = off;
+RESET zklock.synchronous_release;
 SELECT zk_unlock_all();
 
 -- Without locks they change, and the next call uses them.

@@ -131,19 +131,28 @@ PREPARE TRANSACTION 'zklock_test';
 SELECT zk_unlock('/x/p-session');
 SELECT count(*) AS dummy_tables FROM pg_class WHERE relname = 'zk_prep_dummy';
 
--- A transaction that writes while holding locks commits after the
--- server confirmed them (zklock.verify_on_commit); so does one without.
+-- A transaction that holds locks commits once the session is known alive
+-- (the default); with zklock.verify_on_commit, once the server confirmed
+-- every held node too.
+SHOW zklock.verify_on_commit;
+SHOW zklock.synchronous_release;
 CREATE TABLE zk_xact_work (id int);
 BEGIN;
 SELECT zk_xact_lock('/x/v') > 0 AS locked;
 INSERT INTO zk_xact_work VALUES (1);
 COMMIT;
-SET zklock.verify_on_commit = off;
+SET zklock.verify_on_commit = on;
 BEGIN;
 SELECT zk_xact_lock('/x/v') > 0 AS locked;
 INSERT INTO zk_xact_work VALUES (2);
 COMMIT;
 RESET zklock.verify_on_commit;
+-- a COMMIT that releases in the background
+SET zklock.synchronous_release = off;
+BEGIN;
+SELECT zk_xact_lock('/x/v') > 0 AS locked;
+COMMIT;
+RESET zklock.synchronous_release;
 SELECT count(*) AS rows FROM zk_xact_work;
 DROP TABLE zk_xact_work;
 

@@ -28,11 +28,11 @@
  * after ours always has a larger sequence number (until the parent's
  * counter wraps, see zk_may_wrap), so nobody can join the queue ahead of
  * us.  So the queue as read once, minus the nodes seen deleted since, is
- * exactly the set ahead of us.  When the watched node is deleted the
- * waiter drops it from its copy and decides again without reading: if
- * nothing that conflicts is left ahead, the lock is granted on the
- * notification itself, and a handoff costs the holder's delete plus one
- * notification.  Otherwise it watches the next blocker (one getData).
+ * exactly the set ahead of us.  When the watched node is deleted and it
+ * was the only conflicting node ahead in our copy, the lock is granted on
+ * the notification itself, without reading the queue: a handoff costs the
+ * holder's delete plus one notification.  Otherwise the copy of the other
+ * nodes ahead may be stale, and the queue is read once more.
  * Our own node is watched too, from the first time we wait: ZooKeeper
  * delivers notifications in the order of the changes, so if another
  * client deleted our node, we learn it before the notification that
@@ -90,6 +90,7 @@ static const char *zk_last_component(const char *path);
 static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
 static void zk_queue_alone(ZkAttempt *at);
 static void zk_forget(ZkAttempt *at, int i);
+static void zk_drop_blocker(ZkAttempt *at, int me, int b);
 static bool zk_may_wrap(const ZkAttempt *at, int me);
 static void zk_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
 static void zk_reread_queue(ZkAttempt *at);
@@ -191,6 +192,31 @@ zk_forget(ZkAttempt *at, int i)
 	memmove(&at->queue[i], &at->queue[i + 1],
 			sizeof(ZkContender) * (at->nqueue - i - 1));
 	at->nqueue--;
+}
+
+/*
+ * zk_drop_blocker
+ *		The node we waited for (position b, ours at 'me') is gone.  If it
+ *		was the only conflicting node ahead of us in our copy, the lock is
+ *		ours without reading the queue: nobody can have joined ahead of us.
+ *		If others were ahead, our copy of them may be stale (they may have
+ *		gone without our watching them), so read the queue once rather than
+ *		probe them one by one.  Near a sequence wrap, always read.
+ */
+static void
+zk_drop_blocker(ZkAttempt *at, int me, int b)
+{
+	ZkLockMode	mode = at->args->mode;
+
+	if (zk_may_wrap(at, me))
+	{
+		zk_reread_queue(at);
+		return;
+	}
+	zk_forget(at, b);
+	me = ZkFindContender(at->queue, at->nqueue, at->name);
+	if (ZkBlockingContender(at->queue, me, mode) >= 0)
+		zk_reread_queue(at);
 }
 
 /*
@@ -501,10 +527,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		if (rc == ZNONODE)
 		{
 			/* gone already: drop it and decide again */
-			if (zk_may_wrap(at, me))
-				zk_reread_queue(at);
-			else
-				zk_forget(at, b);
+			zk_drop_blocker(at, me, b);
 			continue;
 		}
 		if (rc != ZOK)
@@ -545,12 +568,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		else if (own_event != 0)
 			at->own_watched = false;
 		if (event == ZOO_DELETED_EVENT)
-		{
-			if (zk_may_wrap(at, me))
-				zk_reread_queue(at);
-			else
-				zk_forget(at, b);
-		}
+			zk_drop_blocker(at, me, b);
 		/* any other event (data changed): evaluate and watch again */
 	}
 }
@@ -750,8 +768,8 @@ ZkReleaseSend(const char *const *znodes, int n, bool wait)
  * ZkReleaseWait
  *		Wait until ZooKeeper applied the deletes ZkReleaseSend sent: true
  *		once it has (or the session, which owned the nodes, ended); false if
- *		no answer came for zklock.connect_timeout, the deletes then going on
- *		in the background.  'interruptible': where PostgreSQL does not hold
+ *		the connection stayed down for zklock.connect_timeout (see
+ *		ZkOpWaitQuiet), the deletes then going on in the background.  'interruptible': where PostgreSQL does not hold
  *		interrupts, a cancel ends the wait with its ERROR (and the deletes
  *		go on); otherwise no ERROR is raised.  Frees the op.
  */

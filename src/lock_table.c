@@ -545,7 +545,7 @@ zk_flush_releases(bool interrupts_held)
 				 errmsg_plural("release of %d ZooKeeper lock is not yet confirmed",
 							   "release of %d ZooKeeper locks is not yet confirmed",
 							   n, n),
-				 errdetail("ZooKeeper did not answer within zklock.connect_timeout (%d ms). The release is retried in the background until it succeeds or the session ends; other servers may see the lock held until then.",
+				 errdetail("The connection to ZooKeeper was not back within zklock.connect_timeout (%d ms). The release is retried in the background until it succeeds or the session ends; other servers may see the lock held until then.",
 						   zklock_connect_timeout)));
 }
 

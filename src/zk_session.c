@@ -1445,11 +1445,13 @@ ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
  * ZkOpWaitQuiet
  *		Wait for a release op without raising an ERROR of ours: true once
  *		it completed (or the session ended, which deleted the nodes too),
- *		false if ZooKeeper stayed silent for quiet_ms (the deadline moves
- *		with every answer the session gets, so a large batch takes as long
- *		as it needs) or the connection stayed lost for the session timeout.
- *		The caller then reports the release as unconfirmed; its deletes go
- *		on in the background.
+ *		false when the connection stayed down for connect_ms since the wait
+ *		began (or for the session timeout in all), or when, connected,
+ *		ZooKeeper answered nothing for the session timeout (the client
+ *		library drops such a connection itself).  A large batch takes as
+ *		long as it needs while answers keep coming.  On false the caller
+ *		reports the release as unconfirmed; its deletes go on in the
+ *		background.
  *
  * With ZK_WAIT_INTERRUPTIBLE a cancel ends the wait with its ERROR (the
  * deletes go on); with ZK_WAIT_QUIET, for callbacks where PostgreSQL holds
@@ -1457,10 +1459,11 @@ ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
  * session's close deletes every node.
  */
 bool
-ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags)
+ZkOpWaitQuiet(ZkOp *op, int64 connect_ms, ZkWaitFlags flags)
 {
 	uint64		seen;
-	int64		deadline;
+	int64		start = ZkNowMs();
+	int64		last_progress = start;
 	bool		result = false;
 
 	if (proc_exit_inprogress)
@@ -1470,7 +1473,6 @@ ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags)
 	bridge.awaited = op;
 	seen = bridge.answers;
 	pthread_mutex_unlock(&bridge.mutex);
-	deadline = ZkNowMs() + quiet_ms;
 
 	for (;;)
 	{
@@ -1479,7 +1481,7 @@ ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags)
 		uint64		answers;
 		int64		disconnected_at;
 		int64		now;
-		long		timeout;
+		int64		give_up;
 
 		ResetLatch(MyLatch);
 		pthread_mutex_lock(&bridge.mutex);
@@ -1496,18 +1498,20 @@ ZkOpWaitQuiet(ZkOp *op, int64 quiet_ms, ZkWaitFlags flags)
 			break;
 		}
 		now = ZkNowMs();
-		if (answers != seen && disconnected_at == 0)
+		if (answers != seen)
 		{
 			seen = answers;
-			deadline = now + quiet_ms;
+			last_progress = now;
 		}
-		if (now >= deadline ||
-			(disconnected_at != 0 &&
-			 now >= disconnected_at + zk_negotiated_timeout))
+		if (disconnected_at != 0)
+			give_up = Min(Max(disconnected_at, start) + connect_ms,
+						  disconnected_at + zk_negotiated_timeout);
+		else
+			give_up = last_progress + zk_negotiated_timeout;
+		if (now >= give_up)
 			break;
-		timeout = (long) (deadline - now);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 timeout, PG_WAIT_EXTENSION);
+						 (long) (give_up - now), PG_WAIT_EXTENSION);
 		if ((flags & ZK_WAIT_INTERRUPTIBLE) && INTERRUPTS_PENDING_CONDITION())
 		{
 			/* the deletes go on in the background if this throws */
@@ -1586,13 +1590,13 @@ ZkSessionConfirmAlive(void)
 		rc = op->rc;
 		ZkOpFree(op);
 
-		if (wr == ZK_WAIT_LOST || (wr == ZK_WAIT_READY && rc == ZSESSIONEXPIRED))
-			return ZK_SESSION_EXPIRED;
-		if (wr != ZK_WAIT_READY)
-			return ZK_SESSION_UNCONFIRMED;
-		if (rc == ZOK)
+		if (wr == ZK_WAIT_READY && rc == ZOK)
 			return ZK_SESSION_ALIVE;
-		if (!ZkIsConnectionLoss(rc))
+		/* refused because the handle already knows the session expired? */
+		if (wr == ZK_WAIT_LOST || rc == ZSESSIONEXPIRED ||
+			rc == ZINVALIDSTATE || ZkSessionIsExpired())
+			return ZK_SESSION_EXPIRED;
+		if (wr != ZK_WAIT_READY || !ZkIsConnectionLoss(rc))
 			return ZK_SESSION_UNCONFIRMED;
 		/* lost on the way: once the connection is back, ask again */
 		wr = zk_wait_status(zk_cond_connected, NULL, deadline);

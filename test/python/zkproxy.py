@@ -6,7 +6,8 @@
 It listens on a free port of 127.0.0.1, prints "listening PORT", and
 forwards every client connection to 127.0.0.1:UPSTREAM_PORT, reading the
 client-to-server stream as ZooKeeper frames (4-byte length, then for every
-frame after the connect request: xid, op type, and for a create, the path).
+frame after the connect request: xid, op type, and for a create, the path;
+a multi whose first operation is a create counts as a create of that path).
 Commands on stdin, one per line, each answered with "ok":
 
     drop-after-create TEXT    for the next create whose path contains TEXT:
@@ -25,6 +26,22 @@ import sys
 import threading
 
 CREATE_OPS = {1, 15, 19, 21}    # create, create2, createContainer, createTTL
+MULTI_OP = 14
+
+
+def created_path(body):
+    """The path a request creates (a create, or a multi starting with one),
+    or None.  body starts after the length: xid, type, then the record."""
+    xid, op = struct.unpack(">ii", body[:8])
+    at = 8
+    if op == MULTI_OP and len(body) >= 17:
+        # MultiHeader of the first operation: int type, bool done, int err
+        (op,) = struct.unpack(">i", body[8:12])
+        at = 17
+    if op not in CREATE_OPS or len(body) < at + 4:
+        return None
+    (plen,) = struct.unpack(">i", body[at:at + 4])
+    return body[at + 4:at + 4 + plen].decode("utf-8", "replace")
 
 lock = threading.Lock()
 rule = None                     # (when, text) or None
@@ -94,35 +111,32 @@ def client_to_server(down, up):
             body = recv_exact(down, length)
             if body is None:
                 break
-            if not first and len(body) >= 8:
-                xid, op = struct.unpack(">ii", body[:8])
-                if op in CREATE_OPS and len(body) >= 12:
-                    (plen,) = struct.unpack(">i", body[8:12])
-                    path = body[12:12 + plen].decode("utf-8", "replace")
-                    with lock:
-                        fire = rule if rule and rule[1] in path else None
-                        if fire:
-                            rule = None
+            path = created_path(body) if not first and len(body) >= 8 else None
+            if path is not None:
+                with lock:
+                    fire = rule if rule and rule[1] in path else None
                     if fire:
-                        if fire[0] == "after":
-                            # the server gets the request; the client loses
-                            # the connection before any reply reaches it.  The
-                            # upstream side is half-closed (FIN after the data)
-                            # and drained, so that the request is not lost to
-                            # a reset.
-                            with lock:
-                                cut_after.add(up)
-                            up.sendall(head + body)
-                            try:
-                                down.shutdown(socket.SHUT_RDWR)
-                                down.close()
-                            except OSError:
-                                pass
-                            up.shutdown(socket.SHUT_WR)
-                        else:
-                            close_pair(down, up)
-                        say("dropped-%s-create %s" % (fire[0], path))
-                        return
+                        rule = None
+                if fire:
+                    if fire[0] == "after":
+                        # the server gets the request; the client loses
+                        # the connection before any reply reaches it.  The
+                        # upstream side is half-closed (FIN after the data)
+                        # and drained, so that the request is not lost to
+                        # a reset.
+                        with lock:
+                            cut_after.add(up)
+                        up.sendall(head + body)
+                        try:
+                            down.shutdown(socket.SHUT_RDWR)
+                            down.close()
+                        except OSError:
+                            pass
+                        up.shutdown(socket.SHUT_WR)
+                    else:
+                        close_pair(down, up)
+                    say("dropped-%s-create %s" % (fire[0], path))
+                    return
             first = False
             up.sendall(head + body)
     except OSError:

@@ -1,14 +1,19 @@
 # Herd-free waiting, shown with ZooKeeper's own counters.
 #
 # Ten waiters (on two servers) queue behind one holder.  Then:
-# - mntr's zk_watch_count is 10: one watch per waiter, and no child watch
-#   on the lock node (zk_watch_count counts data and child watches alike);
-# - wchc shows that each waiter's session watches exactly one path, the
-#   queue node just before its own (in ZooKeeper 3.8 wchc/wchp list data
-#   and exists watches only, hence the zk_watch_count check above);
-# - after the holder releases, only the first waiter is granted and the
-#   other nine sessions sent no request at all: their last client xid
-#   (cons' lcxid, which pings do not change) is unchanged.
+# - mntr's zk_watch_count is 20: each waiter watches the one node it waits
+#   for and its own node (so that a deletion of its node by another client
+#   cannot go unnoticed when it is granted on a notification, without
+#   reading the queue), and nobody sets a child watch on the lock node
+#   (zk_watch_count counts data and child watches alike);
+# - wchc shows that each waiter's session watches exactly those two
+#   paths: the queue node just before its own, and its own (in ZooKeeper
+#   3.8 wchc/wchp list data and exists watches only, hence the
+#   zk_watch_count check above);
+# - after the holder releases, only the first waiter is granted, the one
+#   watch on the released node fired, and the other nine sessions sent no
+#   request at all: their last client xid (cons' lcxid, which pings do not
+#   change) is unchanged.
 use strict;
 use warnings;
 
@@ -77,29 +82,29 @@ for my $i (1 .. $n)
 my $q = queue();
 is(scalar(@$q), $n + 1, "one holder and $n waiters in the queue");
 
-# --- one watch per waiter, each on its predecessor
+# --- two watches per waiter: its predecessor and its own node
 my $mntr = zk_mntr($port);
-is($mntr->{zk_watch_count}, $n,
-	"mntr: zk_watch_count is $n, one per waiter (no child watch on the lock node)");
+is($mntr->{zk_watch_count}, 2 * $n,
+	"mntr: zk_watch_count is 2 x $n (no child watch on the lock node)");
 
 my $wchc = watches_by_session();
 my $right = 0;
 for my $i (1 .. $n)
 {
-	my $watched = $wchc->{ $sid[ $i - 1 ] } // [];
-	my $predecessor = "$lock_node/$q->[$i - 1]";
-	$right++ if @$watched == 1 && $watched->[0] eq $predecessor;
-	diag("waiter $i watches @$watched, predecessor is $predecessor")
-	  unless @$watched == 1 && $watched->[0] eq $predecessor;
+	my @watched = sort @{ $wchc->{ $sid[ $i - 1 ] } // [] };
+	my @expected = sort("$lock_node/$q->[$i - 1]", "$lock_node/$q->[$i]");
+	my $ok = "@watched" eq "@expected";
+	$right++ if $ok;
+	diag("waiter $i watches @watched, expected @expected") unless $ok;
 }
-is($right, $n, 'wchc: every waiter watches exactly its predecessor');
+is($right, $n, 'wchc: every waiter watches exactly its predecessor and its own node');
 
 my $wchp = zk_4lw($port, 'wchp');
 my @watched_paths = grep { m{^/} } split /\n/, $wchp;
 is(scalar(grep { $_ eq $lock_node } @watched_paths),
 	0, 'wchp: nobody watches the lock node itself');
 is(scalar(grep { index($_, "$lock_node/") == 0 } @watched_paths),
-	$n, 'wchp: the watched paths are queue nodes');
+	$n + 1, 'wchp: the watched paths are the queue nodes');
 
 # --- a release wakes only the next waiter
 my $before = lcxids();
@@ -116,7 +121,8 @@ is(scalar(@talked), 0,
 	'the other nine waiters sent no request to ZooKeeper (cons lcxid unchanged)');
 note(sprintf('the granted waiter sent %d request(s) after the release',
 		($after->{ $sid[0] } // 0) - ($before->{ $sid[0] } // 0)));
-is(zk_mntr($port)->{zk_watch_count}, $n - 1, 'one watch fewer: only it was woken');
+is(zk_mntr($port)->{zk_watch_count}, 2 * $n - 1,
+	'one watch fewer: only the watch on the released node fired');
 
 # --- the rest of the chain, in order
 my $t0 = time();

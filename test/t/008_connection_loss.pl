@@ -118,13 +118,21 @@ ok(wait_for(sub { queue_grants('/cl/try') eq 'b:true' }, 10, 'cleanup'),
 $h->query_safe(q{SELECT zk_unlock('/cl/try')});
 $pout = '';
 
-# --- a release while ZooKeeper is unreachable is delivered later
+# --- a release while ZooKeeper is unreachable waits for the connection up
+#     to zklock.connect_timeout, says it is not confirmed, and is
+#     delivered once ZooKeeper can be reached
+$s->query_safe(q{SET zklock.connect_timeout = '1s'});
 $s->query_safe(q{SELECT zk_lock('/cl/release')});
 proxy('down');
 my $t0 = time();
-is($s->query_safe(q{SELECT zk_unlock('/cl/release')}), 't',
-	'zk_unlock returns while ZooKeeper cannot be reached');
-cmp_ok(1000 * (time() - $t0), '<', 500, 'at once');
+my ($res, $err) = bg_query($s, q{SELECT zk_unlock('/cl/release')});
+my $ms = 1000 * (time() - $t0);
+is($res, 't', 'zk_unlock returns true while ZooKeeper cannot be reached');
+like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
+	'with a WARNING that the release is not yet confirmed');
+cmp_ok($ms, '>=', 900, 'after waiting for the connection');
+cmp_ok($ms, '<', 3000, 'about zklock.connect_timeout, no longer');
+note(sprintf('unconfirmed zk_unlock returned after %.0f ms (connect_timeout 1 s)', $ms));
 is(queue_grants('/cl/release'), 'a:true', 'the node is still there meanwhile');
 is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
 	'and the release is pending');
@@ -134,14 +142,52 @@ ok(wait_for(sub { queue_grants('/cl/release') eq '' }, 15, 'delivery'),
 is($s->query_safe('SELECT releases_pending || state FROM zk_session()'), '0connected',
 	'the release is confirmed, the session kept');
 
+# --- COMMIT, where PostgreSQL holds interrupts, waits no longer than that
+$na->safe_psql('postgres', 'CREATE TABLE committed (x int)');
+$s->query_safe('BEGIN');
+$s->query_safe(q{SELECT zk_xact_lock('/cl/commit')});
+$s->query_safe('INSERT INTO committed VALUES (1)');
+proxy('down');
+$t0 = time();
+($res, $err) = bg_query($s, 'COMMIT');
+$ms = 1000 * (time() - $t0);
+unlike($err, qr/ERROR/, 'a COMMIT whose lock was fresh commits though ZooKeeper is unreachable');
+like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
+	'and warns that releasing its lock is not yet confirmed');
+cmp_ok($ms, '<', 3000, 'after at most about zklock.connect_timeout');
+note(sprintf('COMMIT with an unreachable ZooKeeper returned after %.0f ms', $ms));
+is($na->safe_psql('postgres', 'SELECT count(*) FROM committed'), '1',
+	'what it wrote is committed');
+proxy('up');
+ok(wait_for(sub { queue_grants('/cl/commit') eq '' }, 15, 'delivery'),
+	'and the lock goes once ZooKeeper is reachable again');
+
+# --- a zk_unlock cancelled while it waits: the lock is released all the same
+$s->query_safe(q{SET zklock.connect_timeout = '60s'});
+$s->query_safe(q{SELECT zk_lock('/cl/unlock-cancel')});
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+proxy('down');
+bg_begin($s, q{SELECT zk_unlock('/cl/unlock-cancel')}, 'unlock_cancel_done');
+usleep(300_000);
+ok(!bg_done($s, 'unlock_cancel_done'), 'zk_unlock waits for the connection');
+$na->safe_psql('postgres', "SELECT pg_cancel_backend($spid)");
+my $o;
+($o, $err) = bg_finish($s, 'unlock_cancel_done');
+like($err, qr/canceling statement due to user request/, 'a cancel ends its wait');
+is($s->query_safe('SELECT count(*) FROM zk_locks'), '0',
+	'the lock is released on the backend\'s side');
+proxy('up');
+ok(wait_for(sub { queue_grants('/cl/unlock-cancel') eq '' }, 15, 'delivery'),
+	'and its node goes once ZooKeeper is reachable again');
+$s->query_safe('RESET zklock.connect_timeout');
+
 # --- a wait cancelled while the connection is down leaves nothing behind
 $h->query_safe(q{SELECT zk_lock('/cl/cancel')});
-my $spid = $s->query_safe('SELECT pg_backend_pid()');
 proxy('down');
 bg_begin($s, q{SELECT zk_lock('/cl/cancel')}, 'cancel_done');
 usleep(300_000);
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($spid)");
-my ($o, $err) = bg_finish($s, 'cancel_done');
+($o, $err) = bg_finish($s, 'cancel_done');
 like($err, qr/canceling statement due to user request/, 'the wait is cancelled');
 proxy('up');
 usleep(500_000);
