@@ -111,22 +111,32 @@ $s->query_safe(q{SELECT zk_unlock_all()});
 
 # --- requests at COMMIT, counted at the server
 
-# session id (as a number) -> last client xid, from cons
+# the last client xid of a session (hex id without leading zeros), from cons
 sub lcxid_of
 {
 	my ($sid) = @_;
 	for my $line (split /\n/, zk_4lw($port, 'cons'))
 	{
-		return hex($2) if $line =~ /sid=(0x[0-9a-f]+).*lcxid=(0x[0-9a-f]+)/ && hex($1) == $sid;
+		return hex($2)
+		  if $line =~ /sid=0x0*([0-9a-f]+).*lcxid=(0x[0-9a-f]+)/ && $1 eq $sid;
 	}
 	return -1;
+}
+
+# a session's id as cons prints it: hex without leading zeros
+sub session_hex
+{
+	my ($sess) = @_;
+	my $id = $sess->query_safe('SELECT session_id FROM zk_session()');
+	$id =~ s/^0x0*//;
+	return $id;
 }
 
 # a fresh lease: no request
 my $f = $na->background_psql('postgres');
 $f->query_safe(q{SET zklock.session_timeout = '30s'});
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});
-my $fsid = hex($f->query_safe('SELECT session_id FROM zk_session()'));
+my $fsid = session_hex($f);
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});    # stacked: no request
 my $before = lcxid_of($fsid);
 $f->query_safe('BEGIN');
@@ -142,8 +152,8 @@ is($after - $before, 0,
 my $g = $na->background_psql('postgres');
 $g->query_safe(q{SET zklock.session_timeout = '3s'});
 $g->query_safe(q{SELECT zk_lock('/lease/stale')});
-my $gsid = hex($g->query_safe('SELECT session_id FROM zk_session()'));
-my $timeout_ms = $g->query_safe('SELECT negotiated_timeout FROM zk_session()');
+my $gsid = session_hex($g);
+my $timeout_ms = $g->query_safe('SELECT timeout_ms FROM zk_session()');
 usleep(1000 * ($timeout_ms / 3 + 300));
 $before = lcxid_of($gsid);
 $g->query_safe('BEGIN');
