@@ -20,7 +20,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
   pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish
-  bg_query kazoo_python kazoo_run);
+  bg_query kazoo_python kazoo_run zk_proxy zk_proxy_cmd zk_proxy_stop);
 
 my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
 my @started;
@@ -78,6 +78,43 @@ sub zk_ensemble
 		ports => \@ports,
 		hosts => join(',', map { "127.0.0.1:$_" } @ports)
 	};
+}
+
+# zk_proxy(ZK): start the fault-injecting proxy (python/zkproxy.py) in
+# front of the first server of ZK; returns a hash whose "port" the clients
+# connect to.  Its commands (see zkproxy.py) go through zk_proxy_cmd; what
+# it reports (fired rules) accumulates in ->{out}.
+sub zk_proxy
+{
+	my ($zk) = @_;
+	my $p = { in => '', out => '', err => '' };
+	$p->{h} = IPC::Run::start([ 'python3', 'python/zkproxy.py', $zk->{ports}[0] ],
+		'<', \$p->{in}, '>', \$p->{out}, '2>', \$p->{err});
+	$p->{timer} = IPC::Run::timer(30);
+	pump_until($p->{h}, $p->{timer}, \$p->{out}, qr/listening \d+\n/);
+	($p->{port}) = $p->{out} =~ /listening (\d+)/;
+	$p->{out} = '';
+	return $p;
+}
+
+# zk_proxy_cmd(PROXY, CMD): send one command and wait for its "ok".
+sub zk_proxy_cmd
+{
+	my ($p, $cmd) = @_;
+	$p->{in} .= "$cmd\n";
+	$p->{timer}->start(30);
+	pump_until($p->{h}, $p->{timer}, \$p->{out}, qr/^ok$/m);
+	$p->{out} =~ s/^ok\n//m;
+	return;
+}
+
+# zk_proxy_stop(PROXY)
+sub zk_proxy_stop
+{
+	my ($p) = @_;
+	$p->{in} .= "quit\n";
+	$p->{h}->finish;
+	return;
 }
 
 # zk_4lw(PORT, CMD): a four-letter word's answer.

@@ -14,6 +14,9 @@ Commands on stdin, one per line, each answered with "ok":
                               forward it to the server, then cut the
                               connection before the reply can come back
     drop-before-create TEXT   the same, but cut without forwarding it
+    delay MS                  hold every client request MS milliseconds
+                              before forwarding it (0: none), as a slower
+                              network between client and server would
     down                      cut every connection and refuse new ones
     up                        accept connections again
     quit
@@ -24,6 +27,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 CREATE_OPS = {1, 15, 19, 21}    # create, create2, createContainer, createTTL
 MULTI_OP = 14
@@ -46,6 +50,7 @@ def created_path(body):
 lock = threading.Lock()
 rule = None                     # (when, text) or None
 is_down = False
+delay_s = 0.0                   # added to every client-to-server frame
 conns = set()
 
 
@@ -138,6 +143,10 @@ def client_to_server(down, up):
                     say("dropped-%s-create %s" % (fire[0], path))
                     return
             first = False
+            with lock:
+                pause = delay_s
+            if pause > 0:
+                time.sleep(pause)
             up.sendall(head + body)
     except OSError:
         pass
@@ -166,7 +175,7 @@ def accept_loop(listener, upstream_port):
 
 
 def main():
-    global rule, is_down
+    global rule, is_down, delay_s
     upstream_port = int(sys.argv[1])
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -192,6 +201,9 @@ def main():
                 pairs = list(conns)
             for a, b in pairs:
                 close_pair(a, b)
+        elif cmd == "delay":
+            with lock:
+                delay_s = float(arg) / 1000.0
         elif cmd == "up":
             with lock:
                 is_down = False

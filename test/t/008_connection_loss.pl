@@ -22,29 +22,21 @@ use ZkTest;
 my $zk = zk_standalone();
 
 # the proxy, driven through its stdin
-my ($pin, $pout, $perr) = ('', '', '');
-my $proxy = IPC::Run::start([ 'python3', 'python/zkproxy.py', $zk->{ports}[0] ],
-	'<', \$pin, '>', \$pout, '2>', \$perr);
-my $ptimer = IPC::Run::timer(30);
-pump_until($proxy, $ptimer, \$pout, qr/listening \d+\n/);
-my ($pport) = $pout =~ /listening (\d+)/;
-$pout = '';
+my $proxy = zk_proxy($zk);
+my $pport = $proxy->{port};
 
 sub proxy
 {
 	my ($cmd) = @_;
-	$pin .= "$cmd\n";
-	$ptimer->start(30);
-	pump_until($proxy, $ptimer, \$pout, qr/^ok$/m);
-	$pout =~ s/^ok\n//m;
+	zk_proxy_cmd($proxy, $cmd);
 	return;
 }
 
 sub proxy_fired
 {
 	my ($what) = @_;
-	$proxy->pump_nb;
-	return $pout =~ /^dropped-$what-create (\S+)$/m ? $1 : undef;
+	$proxy->{h}->pump_nb;
+	return $proxy->{out} =~ /^dropped-$what-create (\S+)$/m ? $1 : undef;
 }
 
 # A: every backend goes through the proxy; B: straight to ZooKeeper
@@ -77,7 +69,7 @@ like($nb->safe_psql('postgres', q{SELECT znode FROM zk_lock_queue('/cl/free')}),
 is($s->query_safe('SELECT session_id FROM zk_session()'), $sid,
 	'on the same session');
 $s->query_safe(q{SELECT zk_unlock('/cl/free')});
-$pout = '';
+$proxy->{out} = '';
 
 # --- a create that never reached the server
 proxy('drop-before-create /cl/before/');
@@ -86,7 +78,7 @@ is($s->query_safe(q{SELECT zk_lock('/cl/before') > 0}), 't',
 ok(defined proxy_fired('before'), 'the proxy did cut the connection before the create');
 is(queue_grants('/cl/before'), 'a:true', 'exactly one node');
 $s->query_safe(q{SELECT zk_unlock('/cl/before')});
-$pout = '';
+$proxy->{out} = '';
 
 # --- the same while another server holds the lock: the wait goes on
 my $h = $nb->background_psql('postgres');
@@ -105,7 +97,7 @@ my ($out) = bg_finish($s, 'held_got');
 like($out, qr/\bt\b/, 'and ends with the lock when the holder releases');
 is(queue_grants('/cl/held'), 'a:true', 'holding the node it recovered');
 $s->query_safe(q{SELECT zk_unlock('/cl/held')});
-$pout = '';
+$proxy->{out} = '';
 
 # --- a try whose create reply was cut returns false and leaves nothing
 $h->query_safe(q{SELECT zk_lock('/cl/try')});
@@ -116,7 +108,7 @@ ok(defined proxy_fired('after'), 'after the cut');
 ok(wait_for(sub { queue_grants('/cl/try') eq 'b:true' }, 10, 'cleanup'),
 	'and its recovered node is deleted');
 $h->query_safe(q{SELECT zk_unlock('/cl/try')});
-$pout = '';
+$proxy->{out} = '';
 
 # --- a release while ZooKeeper is unreachable waits for the connection up
 #     to zklock.connect_timeout, says it is not confirmed, and is
@@ -198,8 +190,7 @@ $h->query_safe(q{SELECT zk_unlock('/cl/cancel')});
 
 $s->quit;
 $h->quit;
-$pin .= "quit\n";
-$proxy->finish;
+zk_proxy_stop($proxy);
 $na->stop;
 $nb->stop;
 done_testing();

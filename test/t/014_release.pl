@@ -10,6 +10,14 @@
 # itself a transaction lock released by its autocommit COMMIT, so the next
 # round's first try checks the COMMIT release too.
 #
+# Then the same handoffs with no gap at all: a procedure on server A
+# releases the lock and at once asks server B, through dblink, to take it.
+# Server A reaches ZooKeeper through a proxy that holds each of its
+# requests a few milliseconds, as a network between hosts would: with
+# synchronous release every check finds the lock free; in the background
+# mode the checks overtake the deletes, which shows that the check can
+# fail.
+#
 # With zklock.synchronous_release = off the release is sent in the
 # background: it must still be visible within a second.
 use strict;
@@ -23,7 +31,8 @@ use Time::HiRes qw(time usleep);
 use ZkTest;
 
 my $zk = zk_standalone();
-my $na = pg_with_zklock('a', $zk);
+my $proxy = zk_proxy($zk);
+my $na = pg_with_zklock('a', $zk, "zklock.hosts = '127.0.0.1:$proxy->{port}'\n");
 my $nb = pg_with_zklock('b', $zk);
 
 my %s = (
@@ -109,6 +118,72 @@ is( $na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/rel/p')})
 	  + $na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/rel/r')}),
 	0, 'no queue node is left');
 
+# --- the same, with no gap at all: the check on the other server runs in
+# the same procedure, through dblink, the moment the release returns, and
+# server A's requests take 3 ms to reach ZooKeeper.
+$_->safe_psql('postgres', 'CREATE EXTENSION dblink') for ($na, $nb);
+my $bconn = 'host=' . $nb->host . ' port=' . $nb->port . ' dbname=postgres';
+$na->safe_psql(
+	'postgres', qq{
+CREATE PROCEDURE handoffs(route text, n int, INOUT missed int DEFAULT 0)
+LANGUAGE plpgsql AS \$proc\$
+DECLARE
+	got boolean;
+BEGIN
+	PERFORM dblink_connect('b', '$bconn');
+	FOR i IN 1 .. n LOOP
+		IF route = 'unlock' THEN
+			PERFORM zk_lock('/rel/tight');
+			PERFORM zk_unlock('/rel/tight');
+		ELSIF route = 'commit' THEN
+			PERFORM zk_xact_lock('/rel/tight');
+			COMMIT;
+		ELSIF route = 'rollback' THEN
+			PERFORM zk_xact_lock('/rel/tight');
+			ROLLBACK;
+		ELSE	-- a subtransaction that takes the lock and fails
+			BEGIN
+				PERFORM zk_xact_lock('/rel/tight');
+				RAISE EXCEPTION 'roll back';
+			EXCEPTION WHEN raise_exception THEN NULL;
+			END;
+		END IF;
+		SELECT t INTO got
+		  FROM dblink('b', \$q\$SELECT zk_try_xact_lock('/rel/tight')\$q\$) AS r(t boolean);
+		IF NOT got THEN
+			missed := missed + 1;
+		END IF;
+	END LOOP;
+	PERFORM dblink_disconnect('b');
+END
+\$proc\$});
+
+my %missed;
+my @tight = ('unlock', 'commit', 'rollback', 'subtransaction');
+zk_proxy_cmd($proxy, 'delay 3');
+for my $mode ('off', 'on')
+{
+	for my $route (@tight)
+	{
+		$missed{$mode}{$route} = $na->safe_psql('postgres',
+			"SET zklock.synchronous_release = $mode; CALL handoffs('$route', "
+			  . ($mode eq 'on' ? $rounds : 50) . ")");
+	}
+}
+zk_proxy_cmd($proxy, 'delay 0');
+for my $route (@tight)
+{
+	is($missed{on}{$route}, 0,
+		"$route, checked from the same procedure: the other server finds the lock free every time ($rounds handoffs)"
+	);
+}
+my $missed_off = 0;
+$missed_off += $missed{off}{$_} for @tight;
+note('background release, checked from the same procedure: the lock was still held in '
+	  . join(', ', map { "$missed{off}{$_} of 50 ($_)" } @tight));
+cmp_ok($missed_off, '>', 0,
+	'in the background mode the same check catches releases still on their way (so it can fail)');
+
 # --- background release: visible within a second
 $s{a}->query_safe('SET zklock.synchronous_release = off');
 my ($late, $worst) = (0, 0);
@@ -150,6 +225,7 @@ ok( wait_for(
 	'and its COMMIT released the lock in the background');
 
 $s{$_}->quit for qw(a b);
+zk_proxy_stop($proxy);
 $na->stop;
 $nb->stop;
 done_testing();
