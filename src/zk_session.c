@@ -182,6 +182,8 @@ static void zk_job_issue(ZkJob *job);
 static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
 static bool zk_job_done_ok(int rc);
+static bool zk_job_answered(ZkJob *job, int rc);
+static void zk_job_counted(ZkJob *job, ZkOp *waiter);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_multi_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
@@ -609,13 +611,24 @@ zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 		free(job);
 		return NULL;
 	}
+	zk_job_counted(job, waiter);
+	return job;
+}
+
+/*
+ * zk_job_counted
+ *		A new job is pending, and counts for its waiter (if any) until it
+ *		is freed.
+ */
+static void
+zk_job_counted(ZkJob *job, ZkOp *waiter)
+{
 	job->waiter = waiter;
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.jobs_pending++;
 	if (waiter != NULL)
 		waiter->pending++;
 	pthread_mutex_unlock(&bridge.mutex);
-	return job;
 }
 
 /*
@@ -653,12 +666,7 @@ zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
 		free(job);
 		return NULL;
 	}
-	job->waiter = waiter;
-	pthread_mutex_lock(&bridge.mutex);
-	bridge.jobs_pending++;
-	if (waiter != NULL)
-		waiter->pending++;
-	pthread_mutex_unlock(&bridge.mutex);
+	zk_job_counted(job, waiter);
 	return job;
 }
 
@@ -734,18 +742,31 @@ zk_job_done_ok(int rc)
 		rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
 }
 
+/*
+ * zk_job_answered
+ *		Record a job's answer (it may renew the lease).  A lost connection
+ *		sends the job again later: then true, and the job is no longer the
+ *		caller's.
+ */
+static bool
+zk_job_answered(ZkJob *job, int rc)
+{
+	pthread_mutex_lock(&bridge.mutex);
+	zk_note_answer_locked(job->sent_at, rc);
+	pthread_mutex_unlock(&bridge.mutex);
+
+	if (!ZkIsConnectionLoss(rc))
+		return false;
+	zk_job_retry_later(job);
+	return true;
+}
+
 static void
 zk_job_delete_done(int rc, const void *data)
 {
 	ZkJob	   *job = (ZkJob *) data;
 
-	pthread_mutex_lock(&bridge.mutex);
-	zk_note_answer_locked(job->sent_at, rc);
-	pthread_mutex_unlock(&bridge.mutex);
-
-	if (ZkIsConnectionLoss(rc))
-		zk_job_retry_later(job);
-	else
+	if (!zk_job_answered(job, rc))
 		zk_job_free(job, zk_job_done_ok(rc));
 }
 
@@ -763,15 +784,8 @@ zk_job_multi_done(int rc, const void *data)
 {
 	ZkJob	   *job = (ZkJob *) data;
 
-	pthread_mutex_lock(&bridge.mutex);
-	zk_note_answer_locked(job->sent_at, rc);
-	pthread_mutex_unlock(&bridge.mutex);
-
-	if (ZkIsConnectionLoss(rc))
-	{
-		zk_job_retry_later(job);
+	if (zk_job_answered(job, rc))
 		return;
-	}
 	/* refused by the server: split; else done, or the session is gone */
 	if (rc != ZOK && zk_rc_from_server(rc))
 	{
