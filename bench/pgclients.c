@@ -271,6 +271,19 @@ send_or_die(Client *cl, const char *sql)
 }
 
 /*
+ * send_prepared_or_die
+ *		Send the prepared statement 'name' (no parameters), as an
+ *		application using the extended protocol would (pgbench -M prepared).
+ */
+static void
+send_prepared_or_die(Client *cl, const char *name)
+{
+	if (!PQsendQueryPrepared(cl->conn, name, 0, NULL, NULL, NULL, 0))
+		die("send %s: %s", name, PQerrorMessage(cl->conn));
+	cl->t_sent = now_us();
+}
+
+/*
  * Collect a finished query's result.  Returns 1 when the whole result has
  * arrived (ok set to whether it succeeded, *value to the first value), 0
  * when still busy.
@@ -943,13 +956,23 @@ do_parallel(int argc, char **argv)
 		/* opens the ZooKeeper session and creates the path's node */
 		q1(cl[i].conn, lock_sql[i]);
 		q1(cl[i].conn, unlock_sql[i]);
+		/* then, like pgbench -M prepared, prepared statements */
+		for (int k = 0; k < 2; k++)
+		{
+			PGresult   *r = PQprepare(cl[i].conn, k ? "ul" : "lk",
+									  k ? unlock_sql[i] : lock_sql[i], 0, NULL);
+
+			if (PQresultStatus(r) != PGRES_COMMAND_OK)
+				die("prepare: %s", PQerrorMessage(cl[i].conn));
+			PQclear(r);
+		}
 	}
 
 	t_rec = now_us() + warmup * 1e6;
 	t_end = t_rec + seconds * 1e6;
 	for (int i = 0; i < n; i++)
 	{
-		send_or_die(&cl[i], lock_sql[i]);
+		send_prepared_or_die(&cl[i], "lk");
 		cl[i].state = ST_LOCKING;
 	}
 	for (;;)
@@ -985,7 +1008,7 @@ do_parallel(int argc, char **argv)
 			}
 			else if (cl[i].state == ST_LOCKING)
 			{
-				send_or_die(&cl[i], unlock_sql[i]);
+				send_prepared_or_die(&cl[i], "ul");
 				cl[i].state = ST_UNLOCKING;
 			}
 			else
@@ -994,7 +1017,7 @@ do_parallel(int argc, char **argv)
 					cycles[i]++;
 				if (t < t_end)
 				{
-					send_or_die(&cl[i], lock_sql[i]);
+					send_prepared_or_die(&cl[i], "lk");
 					cl[i].state = ST_LOCKING;
 				}
 				else
