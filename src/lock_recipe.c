@@ -38,6 +38,10 @@
  * client deleted our node, we learn it before the notification that
  * would grant us the lock.
  *
+ * Deadlocks.  A wait that lasts deadlock_timeout is published and checked
+ * for a cycle across the whole ensemble (deadlock.c); the record is
+ * withdrawn however the wait ends.
+ *
  * Release.  ZkReleaseSend deletes the nodes of released locks, one
  * delete or multis of deletes however many they are, and ZkReleaseWait
  * waits until ZooKeeper applied them (synchronous release) or returns at
@@ -59,6 +63,7 @@
 #include "utils/memutils.h"
 
 #include "contender.h"
+#include "deadlock.h"
 #include "lock_recipe.h"
 #include "node_data.h"
 #include "zk_session.h"
@@ -83,6 +88,8 @@ typedef struct ZkAttempt
 	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
 	bool		warned_blind;	/* a "-lock-" contender was reported */
 	bool		own_watched;	/* a held-node watch is set on our node */
+	bool		checked_deadlock;	/* deadlock_timeout passed: checked */
+	bool		published;		/* our wait is published (deadlock.c) */
 } ZkAttempt;
 
 static void zk_make_prefix(char *out);
@@ -102,6 +109,7 @@ static void zk_abandon(ZkAttempt *at, bool wait);
 static char *zk_describe_owner(const char *data, int len);
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
+static void zk_check_deadlock(ZkAttempt *at);
 static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 
 #define WHAT_ACQUIRE	"acquiring lock"
@@ -535,20 +543,26 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 
 		for (;;)
 		{
-			int64		log_at = 0;
+			int64		timeout_at = 0;
 			int64		until = at->deadline;
 
-			if (log_lock_waits && !at->logged_wait)
+			/* deadlock_timeout: check for a deadlock, and log_lock_waits */
+			if (!at->checked_deadlock || (log_lock_waits && !at->logged_wait))
 			{
-				log_at = at->start + DeadlockTimeout;
-				if (until == 0 || log_at < until)
-					until = log_at;
+				timeout_at = at->start + DeadlockTimeout;
+				if (until == 0 || timeout_at < until)
+					until = timeout_at;
 			}
 			event = ZkWatchWait(until, WHAT_WAIT, args->lock_path);
-			if (event != 0 || log_at == 0 || until != log_at)
+			if (event != 0 || timeout_at == 0 || until != timeout_at)
 				break;
-			/* deadlock_timeout passed while waiting: say so, once */
-			zk_log_still_waiting(at, me);
+			if (!at->checked_deadlock)
+			{
+				at->checked_deadlock = true;
+				zk_check_deadlock(at);
+			}
+			if (log_lock_waits && !at->logged_wait)
+				zk_log_still_waiting(at, me);
 		}
 		if (event == 0)
 		{
@@ -656,6 +670,32 @@ zk_log_still_waiting(ZkAttempt *at, int me)
 }
 
 /*
+ * zk_check_deadlock
+ *		deadlock_timeout has passed while waiting: publish the wait and look
+ *		for a cycle (deadlock.c), which ends this wait with 40P01 if this
+ *		backend is the cycle's victim.
+ */
+static void
+zk_check_deadlock(ZkAttempt *at)
+{
+	ZkWaitTarget target;
+	ZkWaitDesc	wait;
+	int64		czxid;
+
+	target.lock_path = at->args->lock_path;
+	target.lock_node = at->args->lock_node;
+	target.znode = at->znode;
+	target.mode = at->args->mode;
+	wait.kind = ZK_WAIT_ALL_OF;
+	wait.ntargets = 1;
+	wait.targets = &target;
+
+	at->published = true;
+	czxid = ZkDeadlockPublish(&wait);
+	ZkDeadlockCheck(&wait, czxid);
+}
+
+/*
  * zk_abandon
  *		The attempt ends without the lock: make sure its node goes.  With
  *		'wait' (a try that returns false) and synchronous release, the
@@ -666,6 +706,8 @@ zk_log_still_waiting(ZkAttempt *at, int me)
 static void
 zk_abandon(ZkAttempt *at, bool wait)
 {
+	if (at->published)
+		ZkDeadlockWithdraw();
 	if (at->znode != NULL)
 	{
 		if (wait && zklock_synchronous_release)
@@ -729,6 +771,8 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 
 	if (granted)
 	{
+		if (at->published)
+			ZkDeadlockWithdraw();
 		grant->znode = at->znode;
 		grant->token = at->token;
 		grant->own_watched = at->own_watched;

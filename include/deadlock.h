@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * deadlock.h
+ *		Cluster-wide deadlock detection among zklock's waiters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DEADLOCK_H
+#define DEADLOCK_H
+
+#include "wait_desc.h"
+
+extern int64 ZkDeadlockPublish(const ZkWaitDesc *wait);
+extern void ZkDeadlockCheck(const ZkWaitDesc *wait, int64 own_czxid);
+extern void ZkDeadlockWithdraw(void);
+
+#endif							/* DEADLOCK_H */
