@@ -1587,7 +1587,7 @@ ZkSessionConfirmAlive(void)
 		return ZK_SESSION_UNCONFIRMED;
 
 	deadline = ZkNowMs() + zk_negotiated_timeout;
-	for (;;)
+	for (int tries = 0;; tries++)
 	{
 		ZkOp	   *op = ZkSync("/");
 		ZkWaitResult wr;
@@ -1610,9 +1610,14 @@ ZkSessionConfirmAlive(void)
 		if (wr == ZK_WAIT_LOST || rc == ZSESSIONEXPIRED ||
 			rc == ZINVALIDSTATE || ZkSessionIsExpired())
 			return ZK_SESSION_EXPIRED;
-		if (wr != ZK_WAIT_READY || !ZkIsConnectionLoss(rc))
+		if (wr != ZK_WAIT_READY || tries >= 3)
 			return ZK_SESSION_UNCONFIRMED;
-		/* lost on the way: once the connection is back, ask again */
+
+		/*
+		 * Lost on the way, or refused while the client library was still
+		 * finding out what became of the session: once it is connected
+		 * again (or knows the session expired), ask again.
+		 */
 		wr = zk_wait_status(zk_cond_connected, NULL, deadline);
 		if (wr == ZK_WAIT_LOST)
 			return ZK_SESSION_EXPIRED;
