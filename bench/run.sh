@@ -10,7 +10,7 @@
 #            variant and round), --phase-seconds S (seconds of the contention
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
 #            --phases LIST (comma-separated subset of latency, stack,
-#            contend, parallel, herd, scale, release; default all; implies
+#            contend, parallel, herd, scale, release, deadlock; default all; implies
 #            --no-docs), --variants LIST (comma-separated subset of the
 #            latency variants; implies --no-docs), --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
@@ -41,6 +41,8 @@
 #   (g) releasing many locks at once: the COMMIT of a transaction holding
 #       10000 transaction locks (2000 with --quick), zk_unlock_all() of as
 #       many session locks, and whether the nodes are gone when they return
+#   (h) deadlock detection: time from deadlock_timeout to ERROR 40P01 for
+#       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
 # this shared machine hits all variants alike.  bench/analyze.py turns the
@@ -57,7 +59,7 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency stack contend parallel herd scale release"
+ALL_PHASES="latency stack contend parallel herd scale release deadlock"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
@@ -114,12 +116,12 @@ fi
 if [ "$MODE" = quick ]; then
 	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
 	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
-	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000
+	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000 DEADLOCK_REPS=5
 	DOCS=0
 else
 	: "${ROUNDS:=7}" "${SECONDS_PER:=3}"
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
-	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000
+	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15
 fi
 [ -n "$PHASE_SECONDS" ] && CONTEND_SECONDS=$PHASE_SECONDS
 PARALLEL_SECONDS=$CONTEND_SECONDS
@@ -555,6 +557,25 @@ if want release; then
 	run_bounded 900 "$BUILD/pgclients" release "$CONN1" "$RELEASE_LOCKS" /bench/many >"$RAW/release.txt" 2>&1 ||
 		{ cat "$RAW/release.txt" >&2; echo "release_failed 1" >>"$RAW/release.txt"; }
 	phase_end release
+fi
+
+# ---------------------------------------------------------------------------
+# (h) deadlock detection: cycles of 2, 3 and 4 waits across the two servers
+
+if want deadlock; then
+	log "deadlock: time from deadlock_timeout to 40P01, cycles of 2, 3 and 4 members"
+	phase_begin
+	PSQL2=("$PGBIN/psql" -h "$TMP/pg2" -p "$PGPORT2" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1)
+	(
+		set -e
+		"${PSQL2[@]}" -f "$HERE/deadlock.sql" >/dev/null
+		for m in 2 3 4; do
+			ms=$("${PSQL2[@]}" -c "CALL bench_deadlock('$CONN1', $m, $DEADLOCK_REPS)")
+			echo "deadlock_ms_$m $ms"
+		done
+	) >"$RAW/deadlock.txt" 2>&1 ||
+		{ cat "$RAW/deadlock.txt" >&2; echo "deadlock_failed 1" >>"$RAW/deadlock.txt"; }
+	phase_end deadlock
 fi
 
 "$ZKCTL" 4lw "$ZKPORT" mntr >"$RAW/mntr_end.txt"

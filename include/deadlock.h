@@ -11,7 +11,7 @@
 #include "wait_desc.h"
 
 extern int64 ZkDeadlockPublish(const ZkWaitDesc *wait);
-extern void ZkDeadlockCheck(const ZkWaitDesc *wait, int64 own_czxid);
+extern void ZkDeadlockCheck(const ZkWaitDesc *wait);
 extern void ZkDeadlockWithdraw(void);
 
 #endif							/* DEADLOCK_H */

@@ -25,13 +25,19 @@ typedef enum ZkWaitKind
 	ZK_WAIT_ANY_OF				/* unblocked by any one holder leaving */
 } ZkWaitKind;
 
-/* One queue node we wait with. */
+/*
+ * One queue node we wait with, and the nodes ahead of it that conflict
+ * with it as far as the waiter knows: a superset of what blocks it now,
+ * since nobody joins a queue ahead of a node.
+ */
 typedef struct ZkWaitTarget
 {
 	const char *lock_path;		/* the user's lock path */
 	const char *lock_node;		/* its ZooKeeper node (the queue's parent) */
 	const char *znode;			/* our queue node, full path */
 	ZkLockMode	mode;
+	int			nahead;
+	char	  **ahead;			/* conflicting nodes ahead, full paths */
 } ZkWaitTarget;
 
 typedef struct ZkWaitDesc

@@ -6,30 +6,34 @@
  * A backend whose wait has lasted deadlock_timeout publishes what it waits
  * for: an ephemeral record <zklock.root>.waits/<session id>, outside the
  * lock tree (no lock path can collide with it), that vanishes with its
- * session and is withdrawn when the wait ends.  It then looks for a cycle
- * of waits that leads back to itself (ZkDeadlockCheck):
+ * session and is withdrawn when the wait ends.  The record names the queue
+ * nodes it waits with and the nodes that block them (for a writer every
+ * node ahead, for a reader every writer ahead), each with the session that
+ * owns it (its ephemeralOwner, read when publishing).  Nobody can join a
+ * queue ahead of a node, so what blocks a waiter only ever shrinks: the
+ * list in a record always contains what blocks that waiter now.
  *
- *	a waiting session --its record--> the queue nodes it waits with
- *	  --the queue--> the nodes that block them (for a writer every node
- *	  ahead, for a reader every writer ahead)
- *	  --ephemeralOwner--> the sessions owning those nodes
- *	  --their records--> what they wait for, and so on.
+ * The waiter then looks for a cycle of waits that leads back to itself
+ * (ZkDeadlockCheck): from its record to the owners of its blockers, to
+ * their records (one read for all owners of a member), to the owners of
+ * their blockers, and so on.
  *
  * A session without a record is not waiting in zklock (or is not zklock at
  * all: Curator and kazoo publish nothing), so no cycle goes through it.
  * An any-of wait (see wait_desc.h) is never followed either.
  *
- * Why a reported deadlock is real.  The search reads the cluster piece by
- * piece, so what it found may never have existed all at once.  Before
- * declaring a deadlock the victim therefore syncs and reads every edge of
- * the cycle again, in one pipelined pass: each member's record (with the
- * same czxid: the same wait), each waiting node, and each blocking node
- * (with the same owner).  Znodes never come back once deleted, and a
- * session reads ZooKeeper's state in order, so each edge existed
- * throughout the time between its two reads; as every first read came
- * before every second one, all edges existed together at one instant.
- * Such a cycle cannot break by itself: every member waits for a node whose
- * owner waits too.
+ * Why a reported deadlock is real.  Records are written at different times,
+ * and the blockers they list may have gone since, so what the search found
+ * may never have existed all at once.  Before declaring a deadlock the
+ * victim therefore syncs and reads every edge of the cycle again, in one
+ * pipelined pass: each member's record (with the same czxid: the same
+ * wait), each waiting node, and each blocking node (with the same owner).
+ * Every edge was seen when its record was published; znodes never come
+ * back once deleted (their names are unique), so each edge existed
+ * throughout the time between its publication and its second read, and as
+ * every publication came before the second reads, all edges existed
+ * together at one instant.  Such a cycle cannot break by itself: every
+ * member waits for a node whose owner waits too.
  *
  * Exactly one victim.  The member whose record has the highest czxid (the
  * last to publish) is the victim, and only it acts.  It is also the member
@@ -39,9 +43,10 @@
  * one whose victim is another, and goes on waiting; the victim's wait ends
  * with ERROR 40P01, which breaks the cycle.
  *
- * Cost.  Nothing for waits shorter than deadlock_timeout.  Then one create
- * (the record) and a search of about three reads per member, plus one
- * pipelined verification round trip when a cycle is found.
+ * Cost.  Nothing for waits shorter than deadlock_timeout.  Then one read
+ * (the owners of the blockers) and one create (the record), and a search
+ * of one read per member, plus one pipelined verification round trip when
+ * a cycle is found.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,6 +79,14 @@ typedef struct ZkRecordTarget
 	ZkLockMode	mode;
 } ZkRecordTarget;
 
+/* One node that blocked a target when the record was published. */
+typedef struct ZkRecordBlocker
+{
+	int			target;			/* index into targets */
+	char	   *node;			/* full path */
+	int64		owner;			/* session owning it */
+} ZkRecordBlocker;
+
 /* A published record, read back. */
 typedef struct ZkRecord
 {
@@ -86,15 +99,15 @@ typedef struct ZkRecord
 	int32		pid;
 	int			ntargets;
 	ZkRecordTarget *targets;
+	int			nblockers;
+	ZkRecordBlocker *blockers;
 } ZkRecord;
 
 /* One member of a cycle being followed. */
 typedef struct ZkMember
 {
 	ZkRecord   *rec;
-	int			target;			/* which of its targets is blocked */
-	char	   *blocker;		/* the node blocking it, full path */
-	int64		blocker_czxid;
+	int			blocker;		/* which of its blockers leads on */
 } ZkMember;
 
 /* parsing state for a record (common/jsonapi.h semantic actions) */
@@ -106,14 +119,22 @@ typedef struct ZkRecordParse
 	List	   *locks;
 	List	   *nodes;
 	List	   *modes;
+	List	   *blockers;
+	List	   *owners;
+	List	   *btargets;
 } ZkRecordParse;
+
+/* this backend's published wait, as a record, for the search */
+static ZkRecord *zk_self = NULL;	/* in zk_self_cxt */
+static MemoryContext zk_self_cxt = NULL;
 
 /* this backend's published record, if any */
 static char *zk_record_path = NULL;		/* TopMemoryContext */
 
 static char *zk_waits_parent(void);
 static char *zk_record_path_of(int64 session);
-static char *zk_build_record(const ZkWaitDesc *wait);
+static char *zk_build_record(const ZkWaitDesc *wait, ZkRecordBlocker *b,
+							 int nb);
 static ZkRecord *zk_parse_record(const char *data, int len, int64 session,
 								 int64 czxid);
 static void zk_rec_object_start(void *state);
@@ -123,9 +144,8 @@ static void zk_rec_array_end(void *state);
 static void zk_rec_field_start(void *state, char *fname, bool isnull);
 static void zk_rec_scalar(void *state, char *token,
 										JsonTokenType tokentype);
-static ZkRecord *zk_read_record(int64 session, const char *lock_path);
-static int	zk_blockers(const ZkRecord *rec, int t, const char *lock_path,
-						char ***blockers);
+static int	zk_find_blockers(const ZkWaitDesc *wait, int64 self,
+							 ZkRecordBlocker **out);
 static bool zk_search(ZkMember *path, int depth, int64 start,
 					  const char *lock_path, int *cycle_len);
 static bool zk_verify_cycle(ZkMember *cycle, int n, const char *lock_path);
@@ -154,7 +174,7 @@ zk_record_path_of(int64 session)
  *		wait and its targets, as one JSON object.
  */
 static char *
-zk_build_record(const ZkWaitDesc *wait)
+zk_build_record(const ZkWaitDesc *wait, ZkRecordBlocker *b, int nb)
 {
 	StringInfoData buf;
 	int			olen;
@@ -186,6 +206,20 @@ zk_build_record(const ZkWaitDesc *wait)
 			appendStringInfoChar(&buf, ',');
 		escape_json(&buf, ZkLockModeName(wait->targets[i].mode));
 	}
+	appendStringInfoString(&buf, "],\"blockers\":[");
+	for (int i = 0; i < nb; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		escape_json(&buf, b[i].node);
+	}
+	appendStringInfoString(&buf, "],\"owners\":[");
+	for (int i = 0; i < nb; i++)
+		appendStringInfo(&buf, "%s\"%016llx\"", i > 0 ? "," : "",
+						 (unsigned long long) b[i].owner);
+	appendStringInfoString(&buf, "],\"blocker_targets\":[");
+	for (int i = 0; i < nb; i++)
+		appendStringInfo(&buf, "%s%d", i > 0 ? "," : "", b[i].target);
 	appendStringInfoString(&buf, "]}");
 	pfree(owner);
 	return buf.data;
@@ -254,6 +288,10 @@ zk_rec_scalar(void *state, char *token, JsonTokenType tokentype)
 			p->nodes = lappend(p->nodes, token);
 		else if (strcmp(f, "modes") == 0)
 			p->modes = lappend(p->modes, token);
+		else if (strcmp(f, "blockers") == 0)
+			p->blockers = lappend(p->blockers, token);
+		else if (strcmp(f, "owners") == 0)
+			p->owners = lappend(p->owners, token);
 	}
 	else if (p->depth == 2 && tokentype == JSON_TOKEN_NUMBER)
 	{
@@ -261,6 +299,9 @@ zk_rec_scalar(void *state, char *token, JsonTokenType tokentype)
 			rec->port = (int32) strtol(token, NULL, 10);
 		else if (strcmp(f, "pid") == 0)
 			rec->pid = (int32) strtol(token, NULL, 10);
+		else if (strcmp(f, "blocker_targets") == 0)
+			p->btargets = lappend_int(p->btargets,
+									  (int) strtol(token, NULL, 10));
 	}
 	else if (p->depth == 1 && strcmp(f, "kind") == 0 &&
 			 tokentype == JSON_TOKEN_STRING)
@@ -317,14 +358,77 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid)
 			ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE;
 		i++;
 	}
+	if (list_length(p.blockers) != list_length(p.owners) ||
+		list_length(p.blockers) != list_length(p.btargets))
+		return NULL;
+	rec->nblockers = list_length(p.blockers);
+	rec->blockers = palloc(sizeof(ZkRecordBlocker) * Max(rec->nblockers, 1));
+	i = 0;
+	forthree(a, p.blockers, b, p.owners, c, p.btargets)
+	{
+		int			t = lfirst_int(c);
+
+		if (t < 0 || t >= rec->ntargets)
+			return NULL;
+		rec->blockers[i].node = lfirst(a);
+		rec->blockers[i].owner = (int64) strtoull(lfirst(b), NULL, 16);
+		rec->blockers[i].target = t;
+		i++;
+	}
 	return rec;
 }
 
 /*
+ * zk_find_blockers
+ *		The owners of the nodes ahead of each target that still exist (one
+ *		pipelined round trip), leaving out our own nodes.  *out is palloc'd;
+ *		returns how many.
+ */
+static int
+zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
+{
+	int			total = 0;
+	int			n = 0;
+	ZkOp	  **ops;
+	int			k = 0;
+
+	for (int t = 0; t < wait->ntargets; t++)
+		total += wait->targets[t].nahead;
+	*out = palloc(sizeof(ZkRecordBlocker) * Max(total, 1));
+	ops = palloc(sizeof(ZkOp *) * Max(total, 1));
+	for (int t = 0; t < wait->ntargets; t++)
+		for (int i = 0; i < wait->targets[t].nahead; i++)
+			ops[k++] = ZkExists(wait->targets[t].ahead[i]);
+	k = 0;
+	for (int t = 0; t < wait->ntargets; t++)
+	{
+		for (int i = 0; i < wait->targets[t].nahead; i++, k++)
+		{
+			ZkOp	   *op = ops[k];
+
+			ZkOpWait(op, WHAT_CHECK, wait->targets[t].lock_path);
+			if (op->rc == ZOK && op->stat.ephemeralOwner != 0 &&
+				op->stat.ephemeralOwner != self)
+			{
+				(*out)[n].target = t;
+				(*out)[n].node = wait->targets[t].ahead[i];
+				(*out)[n].owner = op->stat.ephemeralOwner;
+				n++;
+			}
+			else if (op->rc != ZOK && op->rc != ZNONODE)
+				ZkRaiseForRc(op->rc, WHAT_CHECK, wait->targets[t].lock_path);
+			ZkOpFree(op);
+		}
+	}
+	pfree(ops);
+	return n;
+}
+
+/*
  * ZkDeadlockPublish
- *		Publish this backend's wait (see the file header).  Replaces a
- *		record of ours left from an earlier wait.  Returns the record's
- *		czxid.
+ *		Publish this backend's wait (see the file header): the owners of
+ *		what blocks it, then the record.  Replaces a record of ours left
+ *		from an earlier wait.  Returns the record's czxid.
  */
 int64
 ZkDeadlockPublish(const ZkWaitDesc *wait)
@@ -334,10 +438,14 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 	char	   *data;
 	int64		czxid = 0;
 	const char *lock_path = wait->targets[0].lock_path;
+	ZkRecordBlocker *blockers;
+	int			nb;
+	MemoryContext old;
 
 	ZkSessionGetStatus(&st);
 	path = zk_record_path_of(st.session_id);
-	data = zk_build_record(wait);
+	nb = zk_find_blockers(wait, st.session_id, &blockers);
+	data = zk_build_record(wait, blockers, nb);
 
 	for (;;)
 	{
@@ -354,9 +462,10 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 			break;
 		if (rc == ZNONODE)
 		{
+			/* the records' parent: persistent, one node for good */
 			char	   *parent = zk_waits_parent();
 
-			op = ZkCreate(parent, "", 0, ZOO_CONTAINER, true);
+			op = ZkCreate(parent, "", 0, ZOO_PERSISTENT, true);
 			ZkOpWait(op, WHAT_CHECK, lock_path);
 			rc = op->rc;
 			ZkOpFree(op);
@@ -381,6 +490,17 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 	if (zk_record_path != NULL)
 		pfree(zk_record_path);
 	zk_record_path = MemoryContextStrdup(TopMemoryContext, path);
+
+	/* our own record, as the search reads others' */
+	if (zk_self_cxt == NULL)
+		zk_self_cxt = AllocSetContextCreate(TopMemoryContext,
+											"zklock published wait",
+											ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(zk_self_cxt);
+	old = MemoryContextSwitchTo(zk_self_cxt);
+	zk_self = zk_parse_record(data, (int) strlen(data), st.session_id, czxid);
+	MemoryContextSwitchTo(old);
+
 	pfree(path);
 	pfree(data);
 	return czxid;
@@ -399,153 +519,89 @@ ZkDeadlockWithdraw(void)
 	ZkDeleteInBackground(zk_record_path);
 	pfree(zk_record_path);
 	zk_record_path = NULL;
-}
-
-/*
- * zk_read_record
- *		The record of a session, or NULL if it publishes none (not waiting,
- *		or not a zklock backend).
- */
-static ZkRecord *
-zk_read_record(int64 session, const char *lock_path)
-{
-	char	   *path = zk_record_path_of(session);
-	ZkOp	   *op = ZkGetData(path, ZK_NO_WATCH);
-	ZkRecord   *rec = NULL;
-
-	ZkOpWait(op, WHAT_CHECK, lock_path);
-	if (op->rc == ZOK)
-		rec = zk_parse_record(op->value, op->value_len, session,
-							  op->stat.czxid);
-	else if (op->rc != ZNONODE)
-		ZkRaiseForRc(op->rc, WHAT_CHECK, lock_path);
-	ZkOpFree(op);
-	pfree(path);
-	return rec;
-}
-
-/*
- * zk_blockers
- *		The nodes that block target t of a record, as full paths: for a
- *		writer every contender ahead of its node, for a reader every writer
- *		ahead.  None when the node is gone (that wait ended).
- */
-static int
-zk_blockers(const ZkRecord *rec, int t, const char *lock_path,
-			char ***blockers)
-{
-	const char *node = rec->targets[t].node;
-	const char *slash = strrchr(node, '/');
-	char	   *parent;
-	ZkOp	   *op;
-	char	  **names;
-	ZkContender *queue;
-	int			n;
-	int			me;
-	int			nb = 0;
-
-	*blockers = NULL;
-	if (slash == NULL || slash == node)
-		return 0;
-	parent = pnstrdup(node, slash - node);
-	op = ZkGetChildren(parent);
-	ZkOpWait(op, WHAT_CHECK, lock_path);
-	if (op->rc == ZNONODE)
-	{
-		ZkOpFree(op);
-		return 0;
-	}
-	if (op->rc != ZOK)
-		ZkRaiseForRc(op->rc, WHAT_CHECK, lock_path);
-	names = palloc(sizeof(char *) * Max(op->nchildren, 1));
-	queue = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
-	for (int i = 0; i < op->nchildren; i++)
-		names[i] = pstrdup(op->children[i]);
-	n = ZkSortContenders(names, op->nchildren, queue);
-	ZkOpFree(op);
-
-	me = ZkFindContender(queue, n, slash + 1);
-	if (me <= 0)
-		return 0;
-	*blockers = palloc(sizeof(char *) * me);
-	for (int i = 0; i < me; i++)
-	{
-		if (rec->targets[t].mode == ZK_MODE_EXCLUSIVE ||
-			queue[i].mode == ZK_MODE_EXCLUSIVE)
-			(*blockers)[nb++] = psprintf("%s/%s", parent, queue[i].name);
-	}
-	return nb;
+	zk_self = NULL;
+	if (zk_self_cxt != NULL)
+		MemoryContextReset(zk_self_cxt);
 }
 
 /*
  * zk_search
  *		Depth-first search for a cycle back to 'start'.  path[0 .. depth]
  *		holds the members so far, path[depth].rec filled; on success the
- *		cycle is path[0 .. *cycle_len - 1], each member's target and
- *		blocker filled.
+ *		cycle is path[0 .. *cycle_len - 1], each member's blocker index
+ *		set to the one owned by the next member.  The records of all the
+ *		owners a member leads to are read at once.
  */
 static bool
 zk_search(ZkMember *path, int depth, int64 start, const char *lock_path,
 		  int *cycle_len)
 {
 	ZkRecord   *rec = path[depth].rec;
+	ZkOp	  **ops;
+	bool		found = false;
 
-	if (rec->kind != ZK_WAIT_ALL_OF || depth + 1 >= ZK_MAX_CYCLE)
+	if (rec->kind != ZK_WAIT_ALL_OF || depth + 1 >= ZK_MAX_CYCLE ||
+		rec->nblockers == 0)
 		return false;
 
-	for (int t = 0; t < rec->ntargets; t++)
+	/* back to the start: a cycle */
+	for (int i = 0; i < rec->nblockers; i++)
 	{
-		char	  **blockers;
-		int			nb = zk_blockers(rec, t, lock_path, &blockers);
-		ZkOp	  **ops;
-
-		if (nb == 0)
-			continue;
-		/* the owners of the blockers, pipelined */
-		ops = palloc(sizeof(ZkOp *) * nb);
-		for (int i = 0; i < nb; i++)
-			ops[i] = ZkExists(blockers[i]);
-		for (int i = 0; i < nb; i++)
-			ZkOpWait(ops[i], WHAT_CHECK, lock_path);
-
-		for (int i = 0; i < nb; i++)
+		if (rec->blockers[i].owner == start)
 		{
-			int64		owner = ops[i]->stat.ephemeralOwner;
-			bool		seen = false;
-			ZkRecord   *next;
-
-			if (ops[i]->rc != ZOK || owner == 0 || owner == rec->session)
-				continue;
-			path[depth].target = t;
-			path[depth].blocker = blockers[i];
-			path[depth].blocker_czxid = ops[i]->stat.czxid;
-			if (owner == start)
-			{
-				*cycle_len = depth + 1;
-				for (int k = 0; k < nb; k++)
-					ZkOpFree(ops[k]);
-				return true;
-			}
-			for (int k = 0; k <= depth; k++)
-				seen |= (path[k].rec->session == owner);
-			if (seen)
-				continue;		/* a cycle not through us: its own member
-								 * will find it */
-			next = zk_read_record(owner, lock_path);
-			if (next == NULL)
-				continue;
-			path[depth + 1].rec = next;
-			if (zk_search(path, depth + 1, start, lock_path, cycle_len))
-			{
-				for (int k = 0; k < nb; k++)
-					ZkOpFree(ops[k]);
-				return true;
-			}
+			path[depth].blocker = i;
+			*cycle_len = depth + 1;
+			return true;
 		}
-		for (int i = 0; i < nb; i++)
-			ZkOpFree(ops[i]);
 	}
-	return false;
+
+	ops = palloc0(sizeof(ZkOp *) * rec->nblockers);
+	for (int i = 0; i < rec->nblockers; i++)
+	{
+		int64		owner = rec->blockers[i].owner;
+		bool		seen = false;
+
+		/* a cycle not through us is for one of its members to find */
+		for (int k = 0; k <= depth; k++)
+			seen |= (path[k].rec->session == owner);
+		for (int k = 0; k < i; k++)
+			seen |= (rec->blockers[k].owner == owner);
+		if (!seen)
+		{
+			char	   *record = zk_record_path_of(owner);
+
+			ops[i] = ZkGetData(record, ZK_NO_WATCH);
+			pfree(record);
+		}
+	}
+	for (int i = 0; i < rec->nblockers; i++)
+	{
+		if (ops[i] != NULL)
+			ZkOpWait(ops[i], WHAT_CHECK, lock_path);
+	}
+	for (int i = 0; i < rec->nblockers && !found; i++)
+	{
+		ZkRecord   *next;
+
+		if (ops[i] == NULL)
+			continue;
+		if (ops[i]->rc != ZOK)
+		{
+			if (ops[i]->rc != ZNONODE)
+				ZkRaiseForRc(ops[i]->rc, WHAT_CHECK, lock_path);
+			continue;			/* not waiting, or not zklock */
+		}
+		next = zk_parse_record(ops[i]->value, ops[i]->value_len,
+							   rec->blockers[i].owner, ops[i]->stat.czxid);
+		if (next == NULL)
+			continue;
+		path[depth].blocker = i;
+		path[depth + 1].rec = next;
+		found = zk_search(path, depth + 1, start, lock_path, cycle_len);
+	}
+	for (int i = 0; i < rec->nblockers; i++)
+		ZkOpFree(ops[i]);
+	return found;
 }
 
 /*
@@ -562,11 +618,12 @@ zk_verify_cycle(ZkMember *cycle, int n, const char *lock_path)
 
 	for (int i = 0; i < n; i++)
 	{
+		const ZkRecordBlocker *b = &cycle[i].rec->blockers[cycle[i].blocker];
 		char	   *record = zk_record_path_of(cycle[i].rec->session);
 
 		ops[3 * i] = ZkExists(record);
-		ops[3 * i + 1] = ZkExists(cycle[i].rec->targets[cycle[i].target].node);
-		ops[3 * i + 2] = ZkExists(cycle[i].blocker);
+		ops[3 * i + 1] = ZkExists(cycle[i].rec->targets[b->target].node);
+		ops[3 * i + 2] = ZkExists(b->node);
 		pfree(record);
 	}
 	ZkOpWait(sync, WHAT_CHECK, lock_path);
@@ -582,8 +639,7 @@ zk_verify_cycle(ZkMember *cycle, int n, const char *lock_path)
 		int64		next = cycle[(i + 1) % n].rec->session;
 
 		if (rec->rc != ZOK || rec->stat.czxid != cycle[i].rec->czxid ||
-			waiting->rc != ZOK ||
-			blocker->rc != ZOK || blocker->stat.czxid != cycle[i].blocker_czxid ||
+			waiting->rc != ZOK || blocker->rc != ZOK ||
 			blocker->stat.ephemeralOwner != next)
 			holds = false;
 	}
@@ -620,7 +676,8 @@ zk_report(ZkMember *cycle, int n)
 	for (int i = 0; i < n; i++)
 	{
 		const ZkRecord *rec = cycle[i].rec;
-		const ZkRecordTarget *t = &rec->targets[cycle[i].target];
+		const ZkRecordTarget *t =
+			&rec->targets[rec->blockers[cycle[i].blocker].target];
 		const ZkRecord *next = cycle[(i + 1) % n].rec;
 
 		if (i > 0)
@@ -641,68 +698,34 @@ zk_report(ZkMember *cycle, int n)
 /*
  * ZkDeadlockCheck
  *		Look for a cycle of waits through this backend's published wait
- *		(own_czxid: its record's czxid) and, if this backend is its
- *		victim, end the wait with ERROR 40P01.  Returns otherwise.
+ *		(ZkDeadlockPublish) and, if this backend is its victim, end the
+ *		wait with ERROR 40P01.  Returns otherwise.
+ *
+ * No sync is needed before the search: it reads after our own create, so
+ * it sees every record published before ours, which is all that the
+ * victim rule needs.
  */
 void
-ZkDeadlockCheck(const ZkWaitDesc *wait, int64 own_czxid)
+ZkDeadlockCheck(const ZkWaitDesc *wait)
 {
-	ZkSessionStatus st;
 	ZkMember	path[ZK_MAX_CYCLE];
-	ZkRecord	self = {0};
-	ZkRecordTarget *targets;
 	int			n = 0;
 	int			victim = 0;
 	const char *lock_path = wait->targets[0].lock_path;
 	MemoryContext cxt;
 	MemoryContext old;
 
-	if (wait->kind != ZK_WAIT_ALL_OF)
+	if (zk_self == NULL || zk_self->kind != ZK_WAIT_ALL_OF)
 		return;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock deadlock check",
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-
-	ZkSessionGetStatus(&st);
-	targets = palloc(sizeof(ZkRecordTarget) * wait->ntargets);
-	for (int i = 0; i < wait->ntargets; i++)
-	{
-		targets[i].lock = (char *) wait->targets[i].lock_path;
-		targets[i].node = (char *) wait->targets[i].znode;
-		targets[i].mode = wait->targets[i].mode;
-	}
-	self.session = st.session_id;
-	self.czxid = own_czxid;
-	self.kind = ZK_WAIT_ALL_OF;
-	self.cluster_name = cluster_name;
-	self.pid = MyProcPid;
-	self.ntargets = wait->ntargets;
-	self.targets = targets;
 	memset(path, 0, sizeof(path));
-	path[0].rec = &self;
+	path[0].rec = zk_self;
 
-	/* reads after a sync see at least what the leader had committed */
+	if (zk_search(path, 0, zk_self->session, lock_path, &n))
 	{
-		ZkOp	   *sync = ZkSync("/");
-
-		ZkOpWait(sync, WHAT_CHECK, lock_path);
-		if (sync->rc != ZOK)
-			ZkRaiseForRc(sync->rc, WHAT_CHECK, lock_path);
-		ZkOpFree(sync);
-	}
-
-	if (zk_search(path, 0, self.session, lock_path, &n))
-	{
-		/* our own host and port, as the others see them, for the report */
-		ZkRecord   *published = zk_read_record(self.session, lock_path);
-
-		if (published != NULL)
-		{
-			self.host = published->host;
-			self.port = published->port;
-			self.cluster_name = published->cluster_name;
-		}
 		for (int i = 1; i < n; i++)
 		{
 			if (path[i].rec->czxid > path[victim].rec->czxid)

@@ -680,19 +680,28 @@ zk_check_deadlock(ZkAttempt *at)
 {
 	ZkWaitTarget target;
 	ZkWaitDesc	wait;
-	int64		czxid;
+	int			me = ZkFindContender(at->queue, at->nqueue, at->name);
 
 	target.lock_path = at->args->lock_path;
 	target.lock_node = at->args->lock_node;
 	target.znode = at->znode;
 	target.mode = at->args->mode;
+	target.nahead = 0;
+	target.ahead = palloc(sizeof(char *) * Max(me, 1));
+	for (int i = 0; i < me; i++)
+	{
+		if (at->args->mode == ZK_MODE_EXCLUSIVE ||
+			at->queue[i].mode == ZK_MODE_EXCLUSIVE)
+			target.ahead[target.nahead++] =
+				psprintf("%s/%s", at->args->lock_node, at->queue[i].name);
+	}
 	wait.kind = ZK_WAIT_ALL_OF;
 	wait.ntargets = 1;
 	wait.targets = &target;
 
 	at->published = true;
-	czxid = ZkDeadlockPublish(&wait);
-	ZkDeadlockCheck(&wait, czxid);
+	(void) ZkDeadlockPublish(&wait);
+	ZkDeadlockCheck(&wait);
 }
 
 /*
