@@ -61,6 +61,7 @@ T_CONTEND_FLOOR = 1.3   # contention: wall time per grant / floor_create <=
 T_CONTEND_PEER = 1.5    # contention: zklock grants/s / Curator grants/s >=
 T_RELEASE_US = 20.0     # COMMIT time / N locks released <=
 T_PARALLEL = 0.8        # parallel: zklock cycles/s / raw C cycles/s >=
+T_DEADLOCK = 10.0       # deadlock_timeout -> 40P01, 2-cycle, in one-create units <=
 
 
 def pct(sorted_vals, p):
@@ -259,6 +260,7 @@ def main():
     herd = read_kv(os.path.join(raw, "herd.txt"))
     scale = read_kv(os.path.join(raw, "scale.txt"))
     release = read_kv(os.path.join(raw, "release.txt"))
+    deadlock = read_kv(os.path.join(raw, "deadlock.txt"))
     curator = [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, "curator_contend.[0-9]*.txt")))]
     cur_waits = []
     for fn in glob.glob(os.path.join(raw, "curator_contend_waits.*.txt")):
@@ -401,6 +403,14 @@ def main():
     par_raw_rate = sum(par_raw) / par_raw_s if par_raw and par_raw_s > 0 else NAN
     par_ratio = par_sql_rate / par_raw_rate if known(par_raw_rate) and par_raw_rate > 0 else NAN
 
+    # deadlock detection: ms from deadlock_timeout to 40P01, per cycle length
+    dl = {}
+    for m in (2, 3, 4):
+        vals = [float(x) for x in deadlock.get(f"deadlock_ms_{m}", "").split()]
+        dl[m] = statistics.median(vals) if vals else NAN
+    dl_over_create = (dl[2] * 1000 / pooled_med("floor_create")
+                      if known(dl[2]) and known(pooled_med("floor_create")) else NAN)
+
     # releasing N locks at COMMIT
     rel_n = num(release, "release_nlocks")
     rel_us = num(release, "release_xact_us_per_node")
@@ -455,6 +465,18 @@ def main():
             "met": rel_ok,
             "verdict": verdict(rel_ok),
             "margin": margin(rel_us, T_RELEASE_US, "le", "µs"),
+        },
+        {
+            "target": f"Deadlock detection: time from `deadlock_timeout` to 40P01 for a 2-cycle across two servers "
+                      f"≤ {T_DEADLOCK:g} × `floor_create`, and linear in the cycle length",
+            "measured": (f"{dl_over_create:.1f} × ({dl[2]:.2f} ms; floor_create {fmt(pooled_med('floor_create'))} µs); "
+                         f"3-cycle {dl[3]:.2f} ms, 4-cycle {dl[4]:.2f} ms (medians of "
+                         f"{len(deadlock.get('deadlock_ms_2', '').split())} each)"
+                         if known(dl_over_create) else
+                         (f"not measured against floor_create (2-cycle {dl[2]:.2f} ms)" if known(dl[2]) else "not measured")),
+            "met": check(dl_over_create, T_DEADLOCK, "le"),
+            "verdict": verdict(check(dl_over_create, T_DEADLOCK, "le")),
+            "margin": margin(dl_over_create, T_DEADLOCK, "le"),
         },
         {
             "target": f"Independent locks in parallel (8 clients, 4 per server, a path each): zklock cycles/s "
@@ -776,6 +798,8 @@ def main():
     summary.append(f"Parallel: zklock {fmt(par_sql_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_sql)}), "
                    f"raw C {fmt(par_raw_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_raw)}), "
                    f"ratio {fmt(par_ratio, 2)}")
+    summary.append("Deadlock: ms from deadlock_timeout to 40P01: " +
+                   ", ".join(f"{m}-cycle {dl[m]:.2f}" for m in (2, 3, 4)))
     summary.append(f"Release: N {release.get('release_nlocks', '?')}, setting {release.get('release_sync_setting', '?')}; "
                    f"COMMIT {rv('release_xact_commit_us', 1, 1e-3)} ms = {rv('release_xact_us_per_node', 2)} us/node "
                    f"(empty COMMIT {rv('release_empty_commit_us')} us, net {rv('release_xact_net_us_per_node', 2)} us/node); "
@@ -901,6 +925,18 @@ def main():
               f"check. Release mode of the installed build: {release_mode}.\n\n")
     md.append(phase_note("release"))
     md.extend(r + "\n" for r in release_rows)
+    md.append("\n## Deadlock detection\n\n")
+    md.append("`bench/deadlock.sql`, run on server 2 (`deadlock_timeout = 100ms` in every member): a cycle of "
+              "m waits across the two servers, members 1 … m−1 being backends of server 1 driven through "
+              "dblink (member i holds path i and waits for path i+1), this backend holding path m and, 50 ms "
+              "after the others, waiting for path 1. It publishes last, so it is the victim. Timed in the "
+              "victim: from the start of its waiting `zk_lock` call, minus `deadlock_timeout`, to the 40P01.\n\n")
+    md.append(phase_note("deadlock"))
+    md.append("| cycle length | median ms from deadlock_timeout to 40P01 | all repetitions (ms) |\n|---:|---:|---|\n")
+    for m in (2, 3, 4):
+        vals = deadlock.get(f"deadlock_ms_{m}", "").split()
+        md.append(f"| {m} | {dl[m]:.2f} | {' / '.join(f'{float(x):.1f}' for x in vals)} |\n"
+                  if vals else f"| {m} | not measured | |\n")
     md.append("\n## Method\n\n")
     md.append(
         "- One run of `bench/run.sh` starts a standalone ZooKeeper with `test/zkctl` and two PostgreSQL 15 "
