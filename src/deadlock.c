@@ -462,10 +462,13 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 			break;
 		if (rc == ZNONODE)
 		{
-			/* the records' parent: persistent, one node for good */
+			/*
+			 * The records' parent: persistent, one node for good, and open
+			 * to every identity (each record is protected like a queue node).
+			 */
 			char	   *parent = zk_waits_parent();
 
-			op = ZkCreate(parent, "", 0, ZOO_PERSISTENT, true);
+			op = ZkCreate(parent, "", 0, ZOO_PERSISTENT, false);
 			ZkOpWait(op, WHAT_CHECK, lock_path);
 			rc = op->rc;
 			ZkOpFree(op);

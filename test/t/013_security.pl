@@ -16,7 +16,7 @@ use Digest::SHA qw(sha1_base64);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 use ZkTest;
 
 sub digest_id
@@ -188,6 +188,34 @@ $nc->psql('postgres', q{SELECT zk_try_lock('/sec/c')},
 like($cerr, qr/WARNING:  zklock.auth is set, but zklock is not preloaded/,
 	'a backend loading zklock late warns that zklock.auth was readable');
 $nc->stop;
+
+# --- published waits (deadlock detection): an authenticated backend's long
+#     wait creates the records' parent; it stays open to every identity,
+#     so an unauthenticated backend's long wait publishes beside it
+for my $n ([ $na, '/sec/long' ], [ $nb, '/secb/long' ])
+{
+	my ($node, $path) = @$n;
+	my $holder = $node->background_psql('postgres');
+	my $waiter = $node->background_psql('postgres', on_error_stop => 0);
+	$holder->query_safe("SELECT zk_lock('$path')");
+	$waiter->query_safe(q{SET deadlock_timeout = '100ms'});
+	bg_begin($waiter, "SELECT zk_lock('$path') > 0 AS got", 'long_done');
+	usleep(600_000);    # past deadlock_timeout: the wait is published
+	$holder->query_safe("SELECT zk_unlock('$path')");
+	my ($out, $err) = bg_finish($waiter, 'long_done');
+	like($out, qr/\bt\b/, ($node == $na ? 'an authenticated' : 'an unauthenticated')
+		  . ' backend whose wait was published gets the lock');
+	is($err, '', 'with no error');
+	$waiter->query_safe(q{SELECT zk_unlock_all()});
+	$_->quit for ($holder, $waiter);
+}
+is( kazoo_run(
+		$zk,
+		"acl, _ = c.get_acls('/zklock.waits')\n"
+		  . "print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
+		'super:superpw'),
+	"['world:anyone:31']",
+	"the records' parent is open to every identity");
 
 $_->quit for ($s, $b, $p);
 $na->stop;
