@@ -24,6 +24,8 @@ typedef struct ZkContender
 /* Our own node-name markers (Apache Curator InterProcessReadWriteLock). */
 #define ZK_WRITE_MARKER "__WRIT__"
 #define ZK_READ_MARKER	"__READ__"
+/* Curator InterProcessMutex: "lock-" after the protection prefix */
+#define ZK_MUTEX_MARKER	"lock-"
 
 /* "_c_" + 36-character UUID + "-": Curator's protection prefix */
 #define ZK_PREFIX_LEN	(3 + 36 + 1)

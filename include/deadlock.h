@@ -11,7 +11,7 @@
 #include "wait_desc.h"
 
 extern int64 ZkDeadlockPublish(const ZkWaitDesc *wait);
-extern void ZkDeadlockCheck(const ZkWaitDesc *wait);
+extern bool ZkDeadlockCheck(const ZkWaitDesc *wait);
 extern void ZkDeadlockWithdraw(void);
 
 #endif							/* DEADLOCK_H */

@@ -28,6 +28,13 @@ typedef enum ZkLockScope
 	ZK_SCOPE_TRANSACTION		/* until COMMIT or ROLLBACK */
 } ZkLockScope;
 
+/* How exclusive queue nodes are named (zklock.exclusive_node_style). */
+typedef enum ZkNodeStyle
+{
+	ZK_STYLE_RWLOCK,			/* Curator InterProcessReadWriteLock: __WRIT__ */
+	ZK_STYLE_MUTEX				/* Curator InterProcessMutex: lock- */
+} ZkNodeStyle;
+
 /* Longest lock path a user may give, in bytes. */
 #define ZK_MAX_PATH_BYTES 1024
 
@@ -38,6 +45,7 @@ extern int	zklock_session_timeout; /* ms */
 extern int	zklock_connect_timeout; /* ms */
 extern char *zklock_auth;
 extern bool zklock_synchronous_release;
+extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
 extern bool zklock_verify_on_commit;
 extern int	zklock_max_locks_per_backend;
 

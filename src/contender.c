@@ -13,7 +13,8 @@
  *		marker		written by							mode
  *		__WRIT__	zklock, Curator InterProcessReadWriteLock	exclusive
  *		__READ__	zklock, Curator InterProcessReadWriteLock	shared
- *		-lock-		Curator InterProcessMutex, go-zookeeper		exclusive
+ *		-lock-		Curator InterProcessMutex, go-zookeeper,	exclusive
+ *					zklock in the 'mutex' node style
  *		__lock__	kazoo Lock								exclusive
  *		__rlock__	kazoo ReadLock							shared
  *

@@ -69,7 +69,8 @@
 /* longest cycle followed (members); longer ones are not reported */
 #define ZK_MAX_CYCLE	64
 
-#define WHAT_CHECK		"checking for a deadlock on lock"
+/* errors name the operation as the wait's own errors do */
+#define WHAT_CHECK		"waiting for lock"
 
 /* One wait target as a record describes it. */
 typedef struct ZkRecordTarget
@@ -123,6 +124,9 @@ typedef struct ZkRecordParse
 	List	   *owners;
 	List	   *btargets;
 } ZkRecordParse;
+
+/* the current check met a lost connection: it is not conclusive */
+static bool zk_check_incomplete = false;
 
 /* this backend's published wait, as a record, for the search */
 static ZkRecord *zk_self = NULL;	/* in zk_self_cxt */
@@ -382,7 +386,7 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid)
  * zk_find_blockers
  *		The owners of the nodes ahead of each target that still exist (one
  *		pipelined round trip), leaving out our own nodes.  *out is palloc'd;
- *		returns how many.
+ *		returns how many, or -1 if the connection was lost meanwhile.
  */
 static int
 zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
@@ -415,13 +419,15 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
 				(*out)[n].owner = op->stat.ephemeralOwner;
 				n++;
 			}
+			else if (ZkIsConnectionLoss(op->rc))
+				n = -1 - total;	/* stays negative: ask again */
 			else if (op->rc != ZOK && op->rc != ZNONODE)
 				ZkRaiseForRc(op->rc, WHAT_CHECK, wait->targets[t].lock_path);
 			ZkOpFree(op);
 		}
 	}
 	pfree(ops);
-	return n;
+	return n < 0 ? -1 : n;
 }
 
 /*
@@ -444,7 +450,9 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 
 	ZkSessionGetStatus(&st);
 	path = zk_record_path_of(st.session_id);
-	nb = zk_find_blockers(wait, st.session_id, &blockers);
+	/* a lost connection: wait for it as the wait itself would, then again */
+	while ((nb = zk_find_blockers(wait, st.session_id, &blockers)) < 0)
+		ZkWaitConnected(WHAT_CHECK, lock_path);
 	data = zk_build_record(wait, blockers, nb);
 
 	for (;;)
@@ -590,7 +598,9 @@ zk_search(ZkMember *path, int depth, int64 start, const char *lock_path,
 			continue;
 		if (ops[i]->rc != ZOK)
 		{
-			if (ops[i]->rc != ZNONODE)
+			if (ZkIsConnectionLoss(ops[i]->rc))
+				zk_check_incomplete = true;
+			else if (ops[i]->rc != ZNONODE)
 				ZkRaiseForRc(ops[i]->rc, WHAT_CHECK, lock_path);
 			continue;			/* not waiting, or not zklock */
 		}
@@ -631,8 +641,17 @@ zk_verify_cycle(ZkMember *cycle, int n, const char *lock_path)
 	}
 	ZkOpWait(sync, WHAT_CHECK, lock_path);
 	for (int i = 0; i < 3 * n; i++)
+	{
 		ZkOpWait(ops[i], WHAT_CHECK, lock_path);
-	if (sync->rc != ZOK)
+		if (ZkIsConnectionLoss(ops[i]->rc))
+			holds = false;
+	}
+	if (ZkIsConnectionLoss(sync->rc))
+	{
+		holds = false;
+		zk_check_incomplete = true;
+	}
+	else if (sync->rc != ZOK)
 		ZkRaiseForRc(sync->rc, WHAT_CHECK, lock_path);
 	for (int i = 0; i < n; i++)
 	{
@@ -702,13 +721,15 @@ zk_report(ZkMember *cycle, int n)
  * ZkDeadlockCheck
  *		Look for a cycle of waits through this backend's published wait
  *		(ZkDeadlockPublish) and, if this backend is its victim, end the
- *		wait with ERROR 40P01.  Returns otherwise.
+ *		wait with ERROR 40P01.  Returns otherwise: true when the check was
+ *		conclusive, false when a lost connection cut it short (the caller
+ *		checks again later; the wait itself rides out the outage).
  *
  * No sync is needed before the search: it reads after our own create, so
  * it sees every record published before ours, which is all that the
  * victim rule needs.
  */
-void
+bool
 ZkDeadlockCheck(const ZkWaitDesc *wait)
 {
 	ZkMember	path[ZK_MAX_CYCLE];
@@ -719,7 +740,8 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 	MemoryContext old;
 
 	if (zk_self == NULL || zk_self->kind != ZK_WAIT_ALL_OF)
-		return;
+		return true;
+	zk_check_incomplete = false;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock deadlock check",
 								ALLOCSET_SMALL_SIZES);
@@ -740,4 +762,5 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+	return !zk_check_incomplete;
 }

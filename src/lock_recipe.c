@@ -11,7 +11,10 @@
  *		_c_<uuid>-__WRIT__<seq>		exclusive
  *		_c_<uuid>-__READ__<seq>		shared
  *
- * where <uuid> is fresh for every attempt.  The children of the lock node,
+ * where <uuid> is fresh for every attempt.  With zklock.exclusive_node_style
+ * = 'mutex' an exclusive node is named like Curator's InterProcessMutex
+ * nodes instead, _c_<uuid>-lock-<seq>, so that zklock and InterProcessMutex
+ * wait in one queue (a mutex queue has no readers).  The children of the lock node,
  * ordered by sequence, are the queue (contender.c says which children
  * count and what each one's mode is).  A writer holds the lock when no
  * contender is before it; a reader when no writer is before it.  A waiter
@@ -88,7 +91,8 @@ typedef struct ZkAttempt
 	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
 	bool		warned_blind;	/* a "-lock-" contender was reported */
 	bool		own_watched;	/* a held-node watch is set on our node */
-	bool		checked_deadlock;	/* deadlock_timeout passed: checked */
+	bool		checked_deadlock;	/* checked conclusively for a deadlock */
+	int64		check_at;		/* when to check (monotonic ms) */
 	bool		published;		/* our wait is published (deadlock.c) */
 } ZkAttempt;
 
@@ -109,7 +113,7 @@ static void zk_abandon(ZkAttempt *at, bool wait);
 static char *zk_describe_owner(const char *data, int len);
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
-static void zk_check_deadlock(ZkAttempt *at);
+static bool zk_check_deadlock(ZkAttempt *at);
 static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 
 #define WHAT_ACQUIRE	"acquiring lock"
@@ -547,21 +551,27 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 			int64		until = at->deadline;
 
 			/* deadlock_timeout: check for a deadlock, and log_lock_waits */
-			if (!at->checked_deadlock || (log_lock_waits && !at->logged_wait))
-			{
+			if (at->check_at == 0)
+				at->check_at = at->start + DeadlockTimeout;
+			if (!at->checked_deadlock)
+				timeout_at = at->check_at;
+			if (log_lock_waits && !at->logged_wait &&
+				(timeout_at == 0 || at->start + DeadlockTimeout < timeout_at))
 				timeout_at = at->start + DeadlockTimeout;
-				if (until == 0 || timeout_at < until)
-					until = timeout_at;
-			}
+			if (timeout_at != 0 && (until == 0 || timeout_at < until))
+				until = timeout_at;
 			event = ZkWatchWait(until, WHAT_WAIT, args->lock_path);
 			if (event != 0 || timeout_at == 0 || until != timeout_at)
 				break;
-			if (!at->checked_deadlock)
+			if (!at->checked_deadlock && ZkNowMs() >= at->check_at)
 			{
-				at->checked_deadlock = true;
-				zk_check_deadlock(at);
+				/* a check cut short by a lost connection: again later */
+				at->checked_deadlock = zk_check_deadlock(at);
+				if (!at->checked_deadlock)
+					at->check_at = ZkNowMs() + DeadlockTimeout;
 			}
-			if (log_lock_waits && !at->logged_wait)
+			if (log_lock_waits && !at->logged_wait &&
+				ZkNowMs() >= at->start + DeadlockTimeout)
 				zk_log_still_waiting(at, me);
 		}
 		if (event == 0)
@@ -598,7 +608,12 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 static void
 zk_warn_blind(ZkAttempt *at)
 {
+	bool		seeing = false;
+
+	/* only a mix is a problem: a queue of "-lock-" nodes alone is fine */
 	for (int i = 0; i < at->nqueue; i++)
+		seeing |= !at->queue[i].blind;
+	for (int i = 0; seeing && i < at->nqueue; i++)
 	{
 		if (!at->queue[i].blind)
 			continue;
@@ -606,9 +621,9 @@ zk_warn_blind(ZkAttempt *at)
 		ereport(WARNING,
 				(errmsg("ZooKeeper lock \"%s\" is also used by a client that does not see zklock's queue nodes",
 						at->args->lock_path),
-				 errdetail("Node \"%s\" was written by a lock recipe such as Curator's InterProcessMutex, which can take the lock while zklock holds it.",
+				 errdetail("Node \"%s\" is named like Curator's InterProcessMutex nodes, whose recipe does not see read/write lock nodes (Curator's InterProcessReadWriteLock, kazoo, zklock's default style): the two kinds of client can hold the lock at the same time.",
 						   at->queue[i].name),
-				 errhint("Use Curator's InterProcessReadWriteLock on paths shared with zklock.")));
+				 errhint("Use one node style per path: zklock.exclusive_node_style = 'mutex' where Curator's InterProcessMutex shares the path, 'rwlock' where its InterProcessReadWriteLock or kazoo does.")));
 		return;
 	}
 }
@@ -673,9 +688,10 @@ zk_log_still_waiting(ZkAttempt *at, int me)
  * zk_check_deadlock
  *		deadlock_timeout has passed while waiting: publish the wait and look
  *		for a cycle (deadlock.c), which ends this wait with 40P01 if this
- *		backend is the cycle's victim.
+ *		backend is the cycle's victim.  False if a lost connection cut the
+ *		check short.
  */
-static void
+static bool
 zk_check_deadlock(ZkAttempt *at)
 {
 	ZkWaitTarget target;
@@ -701,7 +717,7 @@ zk_check_deadlock(ZkAttempt *at)
 
 	at->published = true;
 	(void) ZkDeadlockPublish(&wait);
-	ZkDeadlockCheck(&wait);
+	return ZkDeadlockCheck(&wait);
 }
 
 /*
@@ -762,8 +778,9 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 									ALLOCSET_SMALL_SIZES);
 	zk_make_prefix(at->prefix);
 	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
-							 args->mode == ZK_MODE_EXCLUSIVE ?
-							 ZK_WRITE_MARKER : ZK_READ_MARKER);
+							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
+							 args->mutex_style ? ZK_MUTEX_MARKER :
+							 ZK_WRITE_MARKER);
 	memset(grant, 0, sizeof(*grant));
 
 	PG_TRY();

@@ -349,6 +349,14 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkLockKey	key;
 	bool		found;
 
+	if (mode == ZK_MODE_SHARED &&
+		zklock_exclusive_node_style == ZK_STYLE_MUTEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
+				 errdetail("A Curator InterProcessMutex queue has no readers."),
+				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
+
 	zk_locks_init();
 	ZkSessionEnsure();
 	zk_collect_held_events();
@@ -387,6 +395,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	args.lock_path = path;
 	args.mode = mode;
 	args.held_write_znode = other ? other->znode : NULL;
+	args.mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
 	args.wait_ms = wait_ms;
 	args.data = ZkBuildNodeData(mode, scope, &args.datalen);
 

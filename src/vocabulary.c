@@ -17,6 +17,7 @@ int			zklock_session_timeout = 10000; /* ms */
 int			zklock_connect_timeout = 5000;	/* ms */
 char	   *zklock_auth = NULL;
 bool		zklock_synchronous_release = true;
+int			zklock_exclusive_node_style = ZK_STYLE_RWLOCK;
 bool		zklock_verify_on_commit = false;
 int			zklock_max_locks_per_backend = 1000;
 

@@ -51,6 +51,12 @@ PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);
 PG_FUNCTION_INFO_V1(zk_session);
 
+static const struct config_enum_entry node_style_options[] = {
+	{"rwlock", ZK_STYLE_RWLOCK, false},
+	{"mutex", ZK_STYLE_MUTEX, false},
+	{NULL, 0, false}
+};
+
 static bool check_locks_not_held(const char *name, bool changed);
 static bool check_zklock_hosts(char **newval, void **extra, GucSource source);
 static bool check_zklock_root(char **newval, void **extra, GucSource source);
@@ -183,6 +189,16 @@ _PG_init(void)
 							 "When on, zk_unlock, zk_unlock_all and the release of transaction locks at COMMIT or ROLLBACK return only once the delete of the queue node is confirmed, so any lock attempt that starts afterwards, on any server, finds the lock free. When off, the delete is sent in the background.",
 							 &zklock_synchronous_release,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("zklock.exclusive_node_style",
+							 "How exclusive locks name their queue nodes.",
+							 "rwlock: like Curator's InterProcessReadWriteLock (shares a queue with it and with kazoo). mutex: like Curator's InterProcessMutex (shares a queue with it); shared locks are not available in that style.",
+							 &zklock_exclusive_node_style,
+							 ZK_STYLE_RWLOCK,
+							 node_style_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
