@@ -26,7 +26,11 @@ use ZkTest;
 
 my $zk = zk_standalone();
 my $port = $zk->{ports}[0];
-my $conf = "zklock.session_timeout = '60s'\nmax_connections = 40\n";
+# (deadlock_timeout is long so that no waiter's deadlock check, a request
+# of its own made once its wait has lasted that long, falls between the
+# counts taken before and after the release)
+my $conf = "zklock.session_timeout = '60s'\nmax_connections = 40\n"
+  . "deadlock_timeout = '60s'\n";
 my $a = pg_with_zklock('a', $zk, $conf);
 my $b = pg_with_zklock('b', $zk, $conf);
 my $path = '/herd/x';

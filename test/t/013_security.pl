@@ -189,14 +189,18 @@ like($cerr, qr/WARNING:  zklock.auth is set, but zklock is not preloaded/,
 	'a backend loading zklock late warns that zklock.auth was readable');
 $nc->stop;
 
-# --- published waits (deadlock detection): an authenticated backend's long
-#     wait creates the records' parent; it stays open to every identity,
-#     so an unauthenticated backend's long wait publishes beside it
-for my $n ([ $na, '/sec/long' ], [ $nb, '/secb/long' ])
+# --- published waits (deadlock detection) under a root both servers use:
+#     B (no credentials) creates the root, so it is open; A's long wait
+#     publishes first and creates the records' parent, which stays open to
+#     every identity, so B's long wait publishes beside it
+$nb->safe_psql('postgres',
+	q{SET zklock.root = '/mixed'; SELECT zk_lock('/b'); SELECT zk_unlock('/b')});
+for my $n ([ $na, '/a' ], [ $nb, '/b' ])
 {
 	my ($node, $path) = @$n;
 	my $holder = $node->background_psql('postgres');
 	my $waiter = $node->background_psql('postgres', on_error_stop => 0);
+	$_->query_safe(q{SET zklock.root = '/mixed'}) for ($holder, $waiter);
 	$holder->query_safe("SELECT zk_lock('$path')");
 	$waiter->query_safe(q{SET deadlock_timeout = '100ms'});
 	bg_begin($waiter, "SELECT zk_lock('$path') > 0 AS got", 'long_done');
@@ -211,11 +215,11 @@ for my $n ([ $na, '/sec/long' ], [ $nb, '/secb/long' ])
 }
 is( kazoo_run(
 		$zk,
-		"acl, _ = c.get_acls('/zklock.waits')\n"
+		"acl, _ = c.get_acls('/mixed.waits')\n"
 		  . "print(sorted('%s:%s:%d' % (a.id.scheme, a.id.id, a.perms) for a in acl))",
 		'super:superpw'),
 	"['world:anyone:31']",
-	"the records' parent is open to every identity");
+	"the records' parent, created by the authenticated backend, is open to every identity");
 
 $_->quit for ($s, $b, $p);
 $na->stop;
