@@ -18,6 +18,14 @@
  *		__lock__	kazoo Lock								exclusive
  *		__rlock__	kazoo ReadLock							shared
  *
+ * Queue order is the order of creation.  ZooKeeper's sequence counter is a
+ * signed 32-bit number that wraps from 2147483647 to -2147483648, so the
+ * numbers are sorted as a circle: the queue of live nodes occupies a short
+ * arc of it, and the queue starts right after the largest gap between
+ * consecutive numbers (ZkSortContenders).  Across the wrap, the nodes with
+ * negative numbers are the newer ones and come last.  (That holds while
+ * the live nodes of one lock span fewer than 2^31 creations.)
+ *
  * Everything here is pure computation on strings: no ZooKeeper calls.
  *
  *-------------------------------------------------------------------------
@@ -126,21 +134,48 @@ contender_cmp(const void *a, const void *b)
 
 /*
  * ZkSortContenders
- *		Keep the contenders among 'names' and sort them into queue order.
- *		'out' must have room for nnames entries; returns how many it holds.
+ *		Keep the contenders among 'names' and sort them into queue order:
+ *		by sequence number around the circle, starting after the largest
+ *		gap (see the file header).  'out' must have room for nnames
+ *		entries; returns how many it holds.
  */
 int
 ZkSortContenders(char **names, int nnames, ZkContender *out)
 {
 	int			n = 0;
+	int			start = 0;
+	int64		largest;
 
 	for (int i = 0; i < nnames; i++)
 	{
 		if (ZkParseContender(names[i], &out[n]))
 			n++;
 	}
-	if (n > 1)
-		qsort(out, n, sizeof(ZkContender), contender_cmp);
+	if (n <= 1)
+		return n;
+	qsort(out, n, sizeof(ZkContender), contender_cmp);
+
+	/* the gap from the last number round to the first, then the others */
+	largest = (int64) out[0].seq + ((int64) 1 << 32) - out[n - 1].seq;
+	for (int i = 1; i < n; i++)
+	{
+		int64		gap = (int64) out[i].seq - out[i - 1].seq;
+
+		if (gap > largest)
+		{
+			largest = gap;
+			start = i;
+		}
+	}
+	if (start > 0)
+	{
+		ZkContender *tmp = palloc(sizeof(ZkContender) * start);
+
+		memcpy(tmp, out, sizeof(ZkContender) * start);
+		memmove(out, out + start, sizeof(ZkContender) * (n - start));
+		memcpy(out + n - start, tmp, sizeof(ZkContender) * start);
+		pfree(tmp);
+	}
 	return n;
 }
 

@@ -28,9 +28,9 @@
  * acquire costs one write and no read.  Otherwise the queue is read once.
  *
  * Waiting.  The contenders ahead of us can only go away: a node created
- * after ours always has a larger sequence number (until the parent's
- * counter wraps, see zk_may_wrap), so nobody can join the queue ahead of
- * us.  So the queue as read once, minus the nodes seen deleted since, is
+ * after ours always comes after it in queue order (contender.c orders the
+ * sequence numbers as a circle, so this holds across the counter's wrap
+ * too), so nobody can join the queue ahead of us.  So the queue as read once, minus the nodes seen deleted since, is
  * exactly the set ahead of us.  When the watched node is deleted and it
  * was the only conflicting node ahead in our copy, the lock is granted on
  * the notification itself, without reading the queue: a handoff costs the
@@ -102,7 +102,6 @@ static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
 static void zk_queue_alone(ZkAttempt *at);
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int me, int b);
-static bool zk_may_wrap(const ZkAttempt *at, int me);
 static void zk_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
 static void zk_reread_queue(ZkAttempt *at);
 static void zk_create_parents(ZkAttempt *at);
@@ -213,37 +212,17 @@ zk_forget(ZkAttempt *at, int i)
  *		ours without reading the queue: nobody can have joined ahead of us.
  *		If others were ahead, our copy of them may be stale (they may have
  *		gone without our watching them), so read the queue once rather than
- *		probe them one by one.  Near a sequence wrap, always read.
+ *		probe them one by one.
  */
 static void
 zk_drop_blocker(ZkAttempt *at, int me, int b)
 {
 	ZkLockMode	mode = at->args->mode;
 
-	if (zk_may_wrap(at, me))
-	{
-		zk_reread_queue(at);
-		return;
-	}
 	zk_forget(at, b);
 	me = ZkFindContender(at->queue, at->nqueue, at->name);
 	if (ZkBlockingContender(at->queue, me, mode) >= 0)
 		zk_reread_queue(at);
-}
-
-/*
- * zk_may_wrap
- *		Could a node created after ours sort before it?  Only once the
- *		parent's signed sequence counter wraps: when our number is
- *		negative (wrapped already) or within 2^24 creations of the top.
- *		Then the queue is read again rather than trusted to only shrink.
- */
-static bool
-zk_may_wrap(const ZkAttempt *at, int me)
-{
-	int32		seq = at->queue[me].seq;
-
-	return seq < 0 || seq > PG_INT32_MAX - (1 << 24);
 }
 
 /*
