@@ -10,6 +10,7 @@
 
 #include "datatype/timestamp.h"
 
+#include "lock_recipe.h"
 #include "vocabulary.h"
 
 /* One row of the zk_locks view. */
@@ -30,10 +31,9 @@ extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
 extern bool ZkLockRelease(const char *path);
 extern void ZkLockReleaseAll(void);
 extern int	ZkLockCount(void);
-extern bool ZkLockHoldsNode(const char *path, const char *znode);
 extern int	ZkLockList(ZkLockInfo **rows);
-extern char *ZkLockNodePath(const char *path);
-extern void ZkLockEnsureSession(void);
 extern void ZkLockReportExpiry(void);
+extern int	ZkLockReadQueue(const char *path, ZkQueueEntry **entries);
+extern void ZkLockSessionStatus(ZkSessionStatus *status);
 
 #endif							/* LOCK_TABLE_H */

@@ -127,6 +127,9 @@ static void zk_raise_lost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn()
 static void zk_queue_release(char *znode);
 static void zk_flush_releases(bool interrupts_held);
 static void zk_describe_held(StringInfo buf);
+static bool ZkLockHoldsNode(const char *path, const char *znode);
+static char *ZkLockNodePath(const char *path);
+static void ZkLockEnsureSession(void);
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -192,7 +195,7 @@ zk_lookup(const char *path, ZkLockMode mode)
  *		The ZooKeeper path of a lock's node: zklock.root followed by the
  *		(validated) lock path.
  */
-char *
+static char *
 ZkLockNodePath(const char *path)
 {
 	return psprintf("%s%s", zklock_root, path);
@@ -203,7 +206,7 @@ ZkLockNodePath(const char *path)
  *		Open the session if needed, reporting an expired one first.  For
  *		the inspection functions, which hold nothing themselves.
  */
-void
+static void
 ZkLockEnsureSession(void)
 {
 	zk_locks_init();
@@ -559,6 +562,43 @@ zk_flush_releases(bool interrupts_held)
 }
 
 /*
+ * ZkLockReadQueue
+ *		The whole cluster's queue of a lock path, in order (zk_lock_queue):
+ *		opens the session if needed; our own downgrade read node shows as
+ *		granted.  Returns the number of entries.
+ */
+int
+ZkLockReadQueue(const char *path, ZkQueueEntry **entries)
+{
+	char	   *lock_node;
+	int			n;
+
+	ZkLockEnsureSession();
+	lock_node = ZkLockNodePath(path);
+	n = ZkReadQueue(lock_node, path, entries);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
+
+		if (!(*entries)[i].granted && ZkLockHoldsNode(path, znode))
+			(*entries)[i].granted = true;
+		pfree(znode);
+	}
+	pfree(lock_node);
+	return n;
+}
+
+/*
+ * ZkLockSessionStatus
+ *		What zk_session() shows; does not open a session.
+ */
+void
+ZkLockSessionStatus(ZkSessionStatus *status)
+{
+	ZkSessionGetStatus(status);
+}
+
+/*
  * ZkLockReportExpiry
  *		If the watcher saw the session expire, raise the ERROR naming the
  *		lost locks now (every zklock call is "the next call" of the
@@ -636,7 +676,7 @@ ZkLockReleaseAll(void)
  *		downgrade read node as granted, though by the queue rule alone it
  *		would wait for our write node.)
  */
-bool
+static bool
 ZkLockHoldsNode(const char *path, const char *znode)
 {
 	for (int m = 0; zk_locks != NULL && m < 2; m++)

@@ -5,9 +5,9 @@
  *		locks backed by Apache ZooKeeper.
  *
  * This file turns SQL arguments into calls on the lock table
- * (lock_table.c) and the results back into SQL values.  It knows nothing
- * of ZooKeeper: the session lives in zk_session.c and the recipe in
- * lock_recipe.c.
+ * (lock_table.c), the only layer below it that it calls, and the results
+ * back into SQL values.  It knows nothing of ZooKeeper: the session lives
+ * in zk_session.c and the recipe in lock_recipe.c.
  *
  * Loading the library (even through shared_preload_libraries, in the
  * postmaster) only defines the settings: no thread is started and no
@@ -27,10 +27,8 @@
 #include "utils/timestamp.h"
 
 #include "lock_path.h"
-#include "lock_recipe.h"
 #include "lock_table.h"
 #include "node_data.h"
-#include "zk_session.h"
 #include "vocabulary.h"
 
 PG_MODULE_MAGIC;
@@ -403,12 +401,9 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ZkQueueEntry *entries;
-	char	   *lock_node;
 	int			n;
 
-	ZkLockEnsureSession();
-	lock_node = ZkLockNodePath(path);
-	n = ZkReadQueue(lock_node, path, &entries);
+	n = ZkLockReadQueue(path, &entries);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)
@@ -422,9 +417,7 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(entries[i].position);
 		values[1] = CStringGetTextDatum(entries[i].znode);
 		values[2] = CStringGetTextDatum(ZkLockModeName(entries[i].mode));
-		values[3] = BoolGetDatum(entries[i].granted ||
-								 ZkLockHoldsNode(path, psprintf("%s/%s", lock_node,
-																entries[i].znode)));
+		values[3] = BoolGetDatum(entries[i].granted);
 		values[4] = Int64GetDatum(entries[i].token);
 		values[5] = TimestampTzGetDatum(unix_ms_to_timestamptz(entries[i].ctime_ms));
 #define TEXT_OR_NULL(k, s) \
@@ -462,7 +455,7 @@ zk_session(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	ZkSessionGetStatus(&st);
+	ZkLockSessionStatus(&st);
 	open = strcmp(st.state, "closed") != 0;
 	values[0] = CStringGetTextDatum(st.state);
 	values[1] = CStringGetTextDatum(psprintf("0x%016llx",
