@@ -127,9 +127,9 @@ static void zk_raise_lost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn()
 static void zk_queue_release(char *znode);
 static void zk_flush_releases(bool interrupts_held);
 static void zk_describe_held(StringInfo buf);
-static bool ZkLockHoldsNode(const char *path, const char *znode);
-static char *ZkLockNodePath(const char *path);
-static void ZkLockEnsureSession(void);
+static bool zk_holds_node(const char *path, const char *znode);
+static char *zk_lock_node_path(const char *path);
+static void zk_ensure_session(void);
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -191,23 +191,23 @@ zk_lookup(const char *path, ZkLockMode mode)
 }
 
 /*
- * ZkLockNodePath
+ * zk_lock_node_path
  *		The ZooKeeper path of a lock's node: zklock.root followed by the
  *		(validated) lock path.
  */
 static char *
-ZkLockNodePath(const char *path)
+zk_lock_node_path(const char *path)
 {
 	return psprintf("%s%s", zklock_root, path);
 }
 
 /*
- * ZkLockEnsureSession
+ * zk_ensure_session
  *		Open the session if needed, reporting an expired one first.  For
  *		the inspection functions, which hold nothing themselves.
  */
 static void
-ZkLockEnsureSession(void)
+zk_ensure_session(void)
 {
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -394,7 +394,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
 
 	memset(&args, 0, sizeof(args));
-	args.lock_node = ZkLockNodePath(path);
+	args.lock_node = zk_lock_node_path(path);
 	args.lock_path = path;
 	args.mode = mode;
 	args.held_write_znode = other ? other->znode : NULL;
@@ -573,14 +573,14 @@ ZkLockReadQueue(const char *path, ZkQueueEntry **entries)
 	char	   *lock_node;
 	int			n;
 
-	ZkLockEnsureSession();
-	lock_node = ZkLockNodePath(path);
+	zk_ensure_session();
+	lock_node = zk_lock_node_path(path);
 	n = ZkReadQueue(lock_node, path, entries);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
 
-		if (!(*entries)[i].granted && ZkLockHoldsNode(path, znode))
+		if (!(*entries)[i].granted && zk_holds_node(path, znode))
 			(*entries)[i].granted = true;
 		pfree(znode);
 	}
@@ -671,13 +671,13 @@ ZkLockReleaseAll(void)
 }
 
 /*
- * ZkLockHoldsNode
+ * zk_holds_node
  *		Is this queue node one of ours, held?  (zk_lock_queue shows our own
  *		downgrade read node as granted, though by the queue rule alone it
  *		would wait for our write node.)
  */
 static bool
-ZkLockHoldsNode(const char *path, const char *znode)
+zk_holds_node(const char *path, const char *znode)
 {
 	for (int m = 0; zk_locks != NULL && m < 2; m++)
 	{
