@@ -44,6 +44,7 @@ extern char *zklock_root;
 extern int	zklock_session_timeout; /* ms */
 extern int	zklock_connect_timeout; /* ms */
 extern char *zklock_auth;
+extern char *zklock_auth_file;
 extern bool zklock_synchronous_release;
 extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
 extern bool zklock_verify_on_commit;

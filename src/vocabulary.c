@@ -16,6 +16,7 @@ char	   *zklock_root = NULL;
 int			zklock_session_timeout = 10000; /* ms */
 int			zklock_connect_timeout = 5000;	/* ms */
 char	   *zklock_auth = NULL;
+char	   *zklock_auth_file = NULL;
 bool		zklock_synchronous_release = true;
 int			zklock_exclusive_node_style = ZK_STYLE_RWLOCK;
 bool		zklock_verify_on_commit = false;

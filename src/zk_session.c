@@ -51,6 +51,7 @@
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
+#include "credentials.h"
 #include "zk_session.h"
 #include "vocabulary.h"
 
@@ -137,7 +138,10 @@ static ZkBridge bridge = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 static bool zk_exit_callback_registered = false;
 static dlist_head zk_live_ops = DLIST_STATIC_INIT(zk_live_ops);
 static char *zk_session_hosts = NULL;	/* settings the session was opened */
-static char *zk_session_auth = NULL;	/* with (TopMemoryContext) */
+static char *zk_session_auth = NULL;	/* with (TopMemoryContext): the */
+static char *zk_session_auth_file = NULL;	/* zklock.auth and .auth_file
+											 * settings, not the secret */
+static bool zk_session_authenticated = false;
 static int	zk_session_timeout_requested = 0;
 static int	zk_negotiated_timeout = 0;	/* ms */
 static ZkSessionLostHook zk_lost_hook = NULL;
@@ -906,7 +910,7 @@ ZkCreate(const char *path, const char *data, int datalen, int flags,
 	ZkOp	   *op = zk_op_new(ZKOP_CREATE);
 	const struct ACL_vector *acl = &ZOO_OPEN_ACL_UNSAFE;
 
-	if (protect && zk_session_auth != NULL)
+	if (protect && zk_session_authenticated)
 		acl = &zk_protected_acl;
 	zk_op_issued(op, zoo_acreate2(zk_handle(), path, data, datalen, acl,
 								  flags, zk_op_string_stat_done, op));
@@ -944,7 +948,7 @@ ZkCreateCounted(const char *path, const char *data, int datalen,
 				 errmsg("out of memory")));
 	}
 	op->multi = aux;
-	if (zk_session_auth != NULL)
+	if (zk_session_authenticated)
 		acl = &zk_protected_acl;
 	zoo_create_op_init(&aux->ops[0], path, data, datalen, acl,
 					   ZOO_EPHEMERAL_SEQUENTIAL, aux->created, buflen);
@@ -1641,14 +1645,18 @@ static bool
 zk_settings_changed(void)
 {
 	const char *auth = (zklock_auth && zklock_auth[0]) ? zklock_auth : NULL;
+	const char *file = (zklock_auth_file && zklock_auth_file[0]) ?
+		zklock_auth_file : NULL;
 
 	if (strcmp(zk_session_hosts, zklock_hosts) != 0)
 		return true;
 	if (zk_session_timeout_requested != zklock_session_timeout)
 		return true;
-	if ((auth == NULL) != (zk_session_auth == NULL))
+	if ((auth == NULL) != (zk_session_auth == NULL) ||
+		(auth != NULL && strcmp(auth, zk_session_auth) != 0))
 		return true;
-	return auth != NULL && strcmp(auth, zk_session_auth) != 0;
+	return (file == NULL) != (zk_session_auth_file == NULL) ||
+		(file != NULL && strcmp(file, zk_session_auth_file) != 0);
 }
 
 /*
@@ -1696,7 +1704,7 @@ ZkSessionEnsure(void)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks"),
-						 errdetail("zklock.hosts, zklock.auth or zklock.session_timeout changed since the session was opened."),
+						 errdetail("zklock.hosts, zklock.auth, zklock.auth_file or zklock.session_timeout changed since the session was opened."),
 						 errhint("Release the locks with zk_unlock_all() first.")));
 			zk_close_handle();
 		}
@@ -1735,13 +1743,8 @@ zk_connect(void)
 	sigset_t	saved_signals;
 	zhandle_t  *zh;
 	int			saved_errno;
-	const char *auth = (zklock_auth && zklock_auth[0]) ? zklock_auth : NULL;
+	char	   *volatile auth = ZkCredentials();	/* zklock.auth or its file */
 	int64		deadline;
-
-	if (auth != NULL && strchr(auth, ':') == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("zklock.auth must have the form user:password")));
 
 	if (!zk_exit_callback_registered)
 	{
@@ -1852,13 +1855,24 @@ zk_connect(void)
 	}
 	PG_CATCH();
 	{
+		if (auth != NULL)
+			explicit_bzero(auth, strlen(auth));
 		zk_close_handle();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
 	zk_session_hosts = MemoryContextStrdup(TopMemoryContext, zklock_hosts);
-	zk_session_auth = auth ? MemoryContextStrdup(TopMemoryContext, auth) : NULL;
+	zk_session_auth = (zklock_auth && zklock_auth[0]) ?
+		MemoryContextStrdup(TopMemoryContext, zklock_auth) : NULL;
+	zk_session_auth_file = (zklock_auth_file && zklock_auth_file[0]) ?
+		MemoryContextStrdup(TopMemoryContext, zklock_auth_file) : NULL;
+	zk_session_authenticated = (auth != NULL);
+	if (auth != NULL)
+	{
+		explicit_bzero(auth, strlen(auth));
+		pfree(auth);
+	}
 	zk_session_timeout_requested = zklock_session_timeout;
 }
 
@@ -1934,6 +1948,10 @@ zk_close_handle(void)
 		pfree(zk_session_hosts);
 	if (zk_session_auth)
 		pfree(zk_session_auth);
+	if (zk_session_auth_file)
+		pfree(zk_session_auth_file);
+	zk_session_auth_file = NULL;
+	zk_session_authenticated = false;
 	zk_session_hosts = NULL;
 	zk_session_auth = NULL;
 }

@@ -58,6 +58,8 @@ static const struct config_enum_entry node_style_options[] = {
 static bool check_locks_not_held(const char *name, bool changed);
 static bool check_zklock_hosts(char **newval, void **extra, GucSource source);
 static bool check_zklock_root(char **newval, void **extra, GucSource source);
+static bool check_zklock_auth_file(char **newval, void **extra,
+								   GucSource source);
 static bool check_zklock_session_timeout(int *newval, void **extra,
 										 GucSource source);
 static int64 lock_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
@@ -115,6 +117,19 @@ check_zklock_root(char **newval, void **extra, GucSource source)
 	return check_locks_not_held("zklock.root",
 								zklock_root != NULL &&
 								strcmp(*newval, zklock_root) != 0);
+}
+
+/*
+ * check_zklock_auth_file
+ *		The file is read when a session opens; it cannot change under held
+ *		locks.  (Its path is not secret, unlike zklock.auth's value.)
+ */
+static bool
+check_zklock_auth_file(char **newval, void **extra, GucSource source)
+{
+	return check_locks_not_held("zklock.auth_file",
+								zklock_auth_file != NULL && *newval != NULL &&
+								strcmp(*newval, zklock_auth_file) != 0);
 }
 
 static bool
@@ -181,6 +196,15 @@ _PG_init(void)
 							   PGC_SUSET,
 							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
 							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("zklock.auth_file",
+							   "File whose first line holds the ZooKeeper digest credentials, as user:password.",
+							   "The documented way to authenticate: the secret never enters a setting. The file must belong to the server's operating system user and be readable by it alone. Takes precedence over zklock.auth; read when a session is opened.",
+							   &zklock_auth_file,
+							   "",
+							   PGC_SUSET,
+							   GUC_SUPERUSER_ONLY,
+							   check_zklock_auth_file, NULL, NULL);
 
 	DefineCustomBoolVariable("zklock.synchronous_release",
 							 "Makes lock releases wait until ZooKeeper has applied them.",
