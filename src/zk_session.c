@@ -187,6 +187,7 @@ static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
 static bool zk_job_done_ok(int rc);
 static bool zk_job_answered(ZkJob *job, int rc);
+static void zk_job_free_memory(ZkJob *job);
 static void zk_job_counted(ZkJob *job, ZkOp *waiter);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_multi_done(int rc, const void *data);
@@ -583,6 +584,16 @@ zk_job_free(ZkJob *job, bool succeeded)
 	if (finished != NULL)
 		zk_op_finish(finished, ZOK, NULL, NULL, 0, NULL, 0);
 
+	zk_job_free_memory(job);
+}
+
+/*
+ * zk_job_free_memory
+ *		Free a job's memory (it is no longer counted anywhere).
+ */
+static void
+zk_job_free_memory(ZkJob *job)
+{
 	free(job->path);
 	free(job->prefix);
 	for (int i = 0; i < job->npaths; i++)
@@ -662,12 +673,7 @@ zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
 	}
 	if (!ok)
 	{
-		for (int i = 0; i < job->npaths; i++)
-			free(job->paths[i]);
-		free(job->paths);
-		free(job->ops);
-		free(job->results);
-		free(job);
+		zk_job_free_memory(job);
 		return NULL;
 	}
 	zk_job_counted(job, waiter);

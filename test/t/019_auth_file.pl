@@ -5,8 +5,8 @@
 # - An unprivileged role sees the secret through no route: SHOW,
 #   current_setting, pg_settings, error messages, node data, zk_session,
 #   and the server log has it nowhere either.
-# - A file readable by others, a missing file and a malformed first line
-#   are refused with an ERROR that names the file and what is wrong, never
+# - A file readable by others, a missing file, a directory and a malformed
+#   first line are refused with an ERROR that names the file and what is wrong, never
 #   its content; the setting cannot change while locks are held.
 use strict;
 use warnings;
@@ -108,6 +108,11 @@ chmod 0600, $file;
 $err = try_in_new_backend(q{SET zklock.auth_file = '/nonexistent/zk.secret';});
 like($err, qr/ERROR:  could not access zklock.auth_file "\/nonexistent\/zk.secret": No such file or directory/,
 	'a missing file is refused, naming it');
+
+mkdir "$dir/zklock.dir", 0700;
+$err = try_in_new_backend(qq{SET zklock.auth_file = '$dir/zklock.dir';});
+like($err, qr/ERROR:  zklock.auth_file "\Q$dir\E\/zklock.dir" is not a regular file/,
+	'a directory is refused');
 
 my $bad = "$dir/zklock.bad";
 write_file($bad, "no-colon-$secret\n", 0600);
