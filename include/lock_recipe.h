@@ -50,7 +50,7 @@ typedef struct ZkQueueEntry
 
 extern bool ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant);
 extern ZkOp *ZkReleaseSend(const char *const *znodes, int n, bool wait);
-extern bool ZkReleaseWait(ZkOp *op, bool interruptible);
+extern bool ZkReleaseWait(ZkOp *op);
 extern void ZkReleaseInBackground(const char *znode);
 extern int	ZkReadQueue(const char *lock_node, const char *lock_path,
 						ZkQueueEntry **entries);

@@ -116,15 +116,8 @@ extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
 extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
 extern int	ZkHeldNodeEvent(const char *path);
 
-/* how a waiting backend may be interrupted while it waits */
-typedef enum ZkWaitFlags
-{
-	ZK_WAIT_QUIET = 0,			/* interrupts are held: bounded, no ERROR */
-	ZK_WAIT_INTERRUPTIBLE = 1	/* CHECK_FOR_INTERRUPTS may end the wait */
-} ZkWaitFlags;
-
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
-extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms, ZkWaitFlags flags);
+extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
 
 /* what ZkSessionConfirmAlive found */
 typedef enum ZkAliveResult

@@ -488,8 +488,7 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 		{
 			/* ours, from an earlier wait or a create whose answer was lost */
 			op = ZkDeleteNodes((const char *const *) &path, 1, true);
-			(void) ZkOpWaitQuiet(op, zklock_connect_timeout,
-								 ZK_WAIT_INTERRUPTIBLE);
+			(void) ZkOpWaitQuiet(op, zklock_connect_timeout);
 			ZkOpFree(op);
 		}
 		else if (ZkIsConnectionLoss(rc))

@@ -14,12 +14,14 @@
  * where <uuid> is fresh for every attempt.  With zklock.exclusive_node_style
  * = 'mutex' an exclusive node is named like Curator's InterProcessMutex
  * nodes instead, _c_<uuid>-lock-<seq>, so that zklock and InterProcessMutex
- * wait in one queue (a mutex queue has no readers).  The children of the lock node,
- * ordered by sequence, are the queue (contender.c says which children
- * count and what each one's mode is).  A writer holds the lock when no
- * contender is before it; a reader when no writer is before it.  A waiter
- * watches exactly one node (ZkBlockingContender): the one whose deletion
- * may let it through; so a release wakes only the waiters it unblocks.
+ * wait in one queue (a mutex queue has no readers).
+ *
+ * The children of the lock node, ordered by sequence, are the queue
+ * (contender.c says which children count and what each one's mode is).  A
+ * writer holds the lock when no contender is before it; a reader when no
+ * writer is before it.  A waiter watches the one node whose deletion may
+ * let it through (ZkBlockingContender), so a release wakes only the
+ * waiters it unblocks; it also watches its own node (see "Waiting").
  *
  * Round trips.  The create is sent as one ZooKeeper multi together with
  * an (empty) setData of the lock node, whose answer carries the lock
@@ -30,16 +32,16 @@
  * Waiting.  The contenders ahead of us can only go away: a node created
  * after ours always comes after it in queue order (contender.c orders the
  * sequence numbers as a circle, so this holds across the counter's wrap
- * too), so nobody can join the queue ahead of us.  So the queue as read once, minus the nodes seen deleted since, is
- * exactly the set ahead of us.  When the watched node is deleted and it
- * was the only conflicting node ahead in our copy, the lock is granted on
- * the notification itself, without reading the queue: a handoff costs the
- * holder's delete plus one notification.  Otherwise the copy of the other
- * nodes ahead may be stale, and the queue is read once more.
- * Our own node is watched too, from the first time we wait: ZooKeeper
- * delivers notifications in the order of the changes, so if another
- * client deleted our node, we learn it before the notification that
- * would grant us the lock.
+ * too), so nobody can join the queue ahead of us: the queue as read once,
+ * minus the nodes seen deleted since, holds everything ahead of us.  When
+ * the watched node is deleted and it was the only conflicting node ahead
+ * in our copy, the lock is granted on the notification itself, without
+ * reading the queue: a handoff costs the holder's delete plus one
+ * notification.  Otherwise the copy of the other nodes ahead may be stale,
+ * and the queue is read once more.  Our own node is watched too, from the
+ * first time we wait: ZooKeeper delivers notifications in the order of the
+ * changes, so if another client deleted our node, we learn it before the
+ * notification that would grant us the lock.
  *
  * Deadlocks.  A wait that lasts deadlock_timeout is published and checked
  * for a cycle across the whole ensemble (deadlock.c); the record is
@@ -101,7 +103,7 @@ static const char *zk_last_component(const char *path);
 static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
 static void zk_queue_alone(ZkAttempt *at);
 static void zk_forget(ZkAttempt *at, int i);
-static void zk_drop_blocker(ZkAttempt *at, int me, int b);
+static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
 static void zk_reread_queue(ZkAttempt *at);
 static void zk_create_parents(ZkAttempt *at);
@@ -207,7 +209,7 @@ zk_forget(ZkAttempt *at, int i)
 
 /*
  * zk_drop_blocker
- *		The node we waited for (position b, ours at 'me') is gone.  If it
+ *		The node we waited for (position b) is gone.  If it
  *		was the only conflicting node ahead of us in our copy, the lock is
  *		ours without reading the queue: nobody can have joined ahead of us.
  *		If others were ahead, our copy of them may be stale (they may have
@@ -215,13 +217,13 @@ zk_forget(ZkAttempt *at, int i)
  *		probe them one by one.
  */
 static void
-zk_drop_blocker(ZkAttempt *at, int me, int b)
+zk_drop_blocker(ZkAttempt *at, int b)
 {
-	ZkLockMode	mode = at->args->mode;
+	int			me;
 
 	zk_forget(at, b);
 	me = ZkFindContender(at->queue, at->nqueue, at->name);
-	if (ZkBlockingContender(at->queue, me, mode) >= 0)
+	if (ZkBlockingContender(at->queue, me, at->args->mode) >= 0)
 		zk_reread_queue(at);
 }
 
@@ -518,7 +520,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		if (rc == ZNONODE)
 		{
 			/* gone already: drop it and decide again */
-			zk_drop_blocker(at, me, b);
+			zk_drop_blocker(at, b);
 			continue;
 		}
 		if (rc != ZOK)
@@ -571,7 +573,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		else if (own_event != 0)
 			at->own_watched = false;
 		if (event == ZOO_DELETED_EVENT)
-			zk_drop_blocker(at, me, b);
+			zk_drop_blocker(at, b);
 		/* any other event (data changed): evaluate and watch again */
 	}
 }
@@ -714,17 +716,12 @@ zk_abandon(ZkAttempt *at, bool wait)
 		ZkDeadlockWithdraw();
 	if (at->znode != NULL)
 	{
-		if (wait && zklock_synchronous_release)
-		{
-			const char *znode = at->znode;
-			ZkOp	   *op = ZkDeleteNodes(&znode, 1, true);
+		const char *znode = at->znode;
 
-			(void) ZkOpWaitQuiet(op, zklock_connect_timeout,
-								 ZK_WAIT_INTERRUPTIBLE);
-			ZkOpFree(op);
-		}
+		if (wait && zklock_synchronous_release)
+			(void) ZkReleaseWait(ZkReleaseSend(&znode, 1, true));
 		else
-			ZkDeleteInBackground(at->znode);
+			ZkDeleteInBackground(znode);
 	}
 	else if (at->create_sent)
 		ZkSweepInBackground(at->args->lock_node, at->prefix);
@@ -818,17 +815,16 @@ ZkReleaseSend(const char *const *znodes, int n, bool wait)
  *		Wait until ZooKeeper applied the deletes ZkReleaseSend sent: true
  *		once it has (or the session, which owned the nodes, ended); false if
  *		the connection stayed down for zklock.connect_timeout (see
- *		ZkOpWaitQuiet), the deletes then going on in the background.  'interruptible': where PostgreSQL does not hold
- *		interrupts, a cancel ends the wait with its ERROR (and the deletes
- *		go on); otherwise no ERROR is raised.  Frees the op.
+ *		ZkOpWaitQuiet), the deletes then going on in the background.  A
+ *		cancel ends the wait with its ERROR (the deletes go on), except
+ *		where PostgreSQL holds interrupts.  Frees the op.
  */
 bool
-ZkReleaseWait(ZkOp *op, bool interruptible)
+ZkReleaseWait(ZkOp *op)
 {
 	bool		confirmed;
 
-	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout,
-							  interruptible ? ZK_WAIT_INTERRUPTIBLE : ZK_WAIT_QUIET);
+	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout);
 	ZkOpFree(op);
 	return confirmed;
 }

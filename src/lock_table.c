@@ -125,7 +125,7 @@ static ZkLockEntry *zk_entry_for_znode(const char *znode);
 static void zk_collect_held_events(void);
 static void zk_raise_lost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
 static void zk_queue_release(char *znode);
-static void zk_flush_releases(bool interrupts_held);
+static void zk_flush_releases(void);
 static void zk_describe_held(StringInfo buf);
 static bool zk_holds_node(const char *path, const char *znode);
 static char *zk_lock_node_path(const char *path);
@@ -532,11 +532,11 @@ zk_queue_release(char *znode)
  * zk_flush_releases
  *		Send the deletes of every node released since the last flush, in
  *		one batch, and with zklock.synchronous_release wait until ZooKeeper
- *		applied them (see the file header).  'interrupts_held': called from
- *		a transaction callback, where the wait must raise no ERROR.
+ *		applied them (see the file header).  In the transaction callbacks
+ *		PostgreSQL holds interrupts, so the wait there raises no ERROR.
  */
 static void
-zk_flush_releases(bool interrupts_held)
+zk_flush_releases(void)
 {
 	int			n = zk_nreleased;
 	bool		wait = zklock_synchronous_release && !proc_exit_inprogress;
@@ -551,7 +551,7 @@ zk_flush_releases(bool interrupts_held)
 	for (int i = 0; i < n; i++)
 		pfree(zk_released[i]);
 
-	if (op != NULL && !ZkReleaseWait(op, !interrupts_held))
+	if (op != NULL && !ZkReleaseWait(op))
 		ereport(WARNING,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg_plural("release of %d ZooKeeper lock is not yet confirmed",
@@ -640,7 +640,7 @@ ZkLockRelease(const char *path)
 	}
 	entry->session_holds--;
 	zk_maybe_drop(entry);
-	zk_flush_releases(false);
+	zk_flush_releases();
 	return true;
 }
 
@@ -667,7 +667,7 @@ ZkLockReleaseAll(void)
 			zk_maybe_drop(entry);
 		}
 	}
-	zk_flush_releases(false);
+	zk_flush_releases();
 }
 
 /*
@@ -1037,7 +1037,7 @@ zk_locks_xact_callback(XactEvent event, void *arg)
 			if (!dlist_is_empty(&zk_xact_entries))
 				zk_release_xact_holds(1);
 			/* PostgreSQL holds interrupts here: a bounded wait, no ERROR */
-			zk_flush_releases(true);
+			zk_flush_releases();
 			zk_xact_lost_locks = false;
 			break;
 	}
@@ -1052,7 +1052,7 @@ zk_locks_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
 		zk_release_xact_holds(GetCurrentTransactionNestLevel());
-		zk_flush_releases(true);
+		zk_flush_releases();
 	}
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 		zk_promote_xact_holds(GetCurrentTransactionNestLevel());

@@ -1477,13 +1477,13 @@ ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
  *		reports the release as unconfirmed; its deletes go on in the
  *		background.
  *
- * With ZK_WAIT_INTERRUPTIBLE a cancel ends the wait with its ERROR (the
- * deletes go on); with ZK_WAIT_QUIET, for callbacks where PostgreSQL holds
- * interrupts, no ERROR at all.  During backend exit it does not wait: the
- * session's close deletes every node.
+ * A cancel ends the wait with its ERROR (the deletes go on), except where
+ * PostgreSQL holds interrupts (the COMMIT and ABORT callbacks), where
+ * CHECK_FOR_INTERRUPTS does nothing and no ERROR is raised at all.  During
+ * backend exit it does not wait: the session's close deletes every node.
  */
 bool
-ZkOpWaitQuiet(ZkOp *op, int64 connect_ms, ZkWaitFlags flags)
+ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
 {
 	uint64		seen;
 	int64		start = ZkNowMs();
@@ -1536,17 +1536,8 @@ ZkOpWaitQuiet(ZkOp *op, int64 connect_ms, ZkWaitFlags flags)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 (long) (give_up - now), PG_WAIT_EXTENSION);
-		if ((flags & ZK_WAIT_INTERRUPTIBLE) && INTERRUPTS_PENDING_CONDITION())
-		{
-			/* the deletes go on in the background if this throws */
-			pthread_mutex_lock(&bridge.mutex);
-			bridge.awaited = NULL;
-			pthread_mutex_unlock(&bridge.mutex);
-			CHECK_FOR_INTERRUPTS();
-			pthread_mutex_lock(&bridge.mutex);
-			bridge.awaited = op;
-			pthread_mutex_unlock(&bridge.mutex);
-		}
+		/* if this throws, the deletes go on; 'awaited' only causes a wakeup */
+		CHECK_FOR_INTERRUPTS();
 	}
 
 	pthread_mutex_lock(&bridge.mutex);
