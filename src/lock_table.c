@@ -975,7 +975,8 @@ zk_locks_pre_commit(void)
 			case ZK_SESSION_EXPIRED:
 				/* closes the session and raises the ERROR naming the locks */
 				ZkSessionEnsure();
-				/* FALLTHROUGH */
+				elog(ERROR, "zklock: expired session was not reported");
+				break;
 			case ZK_SESSION_UNCONFIRMED:
 				{
 					StringInfoData held;

@@ -1607,10 +1607,20 @@ ZkSessionConfirmAlive(void)
 
 		if (wr == ZK_WAIT_READY && rc == ZOK)
 			return ZK_SESSION_ALIVE;
-		/* refused because the handle already knows the session expired? */
+		/*
+		 * Refused because the session expired?  The answer may come before
+		 * the watcher's session event: record the expiry here, so that
+		 * ZkSessionEnsure reports the lost locks whichever came first.
+		 */
 		if (wr == ZK_WAIT_LOST || rc == ZSESSIONEXPIRED ||
 			rc == ZINVALIDSTATE || ZkSessionIsExpired())
+		{
+			pthread_mutex_lock(&bridge.mutex);
+			if (!bridge.auth_failed)
+				bridge.expired = true;
+			pthread_mutex_unlock(&bridge.mutex);
 			return ZK_SESSION_EXPIRED;
+		}
 		if (wr != ZK_WAIT_READY || tries >= 3)
 			return ZK_SESSION_UNCONFIRMED;
 

@@ -189,6 +189,23 @@ like($cerr, qr/WARNING:  zklock.auth is set, but zklock is not preloaded/,
 	'a backend loading zklock late warns that zklock.auth was readable');
 $nc->stop;
 
+# --- a lock node that lets anyone queue but not write its data: the
+#     one-write acquire (a multi with a setData of the lock node) is
+#     refused, and zklock falls back to a plain create and a listing
+kazoo_run(
+	$zk,
+	"from kazoo.security import make_acl\n"
+	  . "c.ensure_path('/zklock/sec')\n"
+	  . "c.create('/zklock/sec/nowrite', b'', acl=[make_acl('world', 'anyone', "
+	  . "read=True, create=True, delete=True)])",
+	'super:superpw');
+is($nb->safe_psql('postgres',
+		q{SELECT zk_try_lock('/sec/nowrite'), zk_unlock('/sec/nowrite')}),
+	't|t', 'a lock node whose data cannot be set still takes and releases locks');
+is(kazoo_run($zk, "print(len(c.get_children('/zklock/sec/nowrite')))", 'super:superpw'),
+	'0', 'and leaves nothing behind');
+kazoo_run($zk, "c.delete('/zklock/sec/nowrite')", 'super:superpw');
+
 # --- published waits (deadlock detection) under a root both servers use:
 #     B (no credentials) creates the root, so it is open; A's long wait
 #     publishes first and creates the records' parent, which stays open to
