@@ -28,7 +28,10 @@ typedef struct ZkLockInfo
 
 extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
 						  ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
+							 ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockRelease(const char *path);
+extern bool ZkLockReleaseSet(const char *const *paths, int n);
 extern void ZkLockReleaseAll(void);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);

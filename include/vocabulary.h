@@ -38,6 +38,14 @@ typedef enum ZkNodeStyle
 /* Longest lock path a user may give, in bytes. */
 #define ZK_MAX_PATH_BYTES 1024
 
+/*
+ * Most locks one call may take at once.  A set is one ZooKeeper multi of
+ * a create and a setData per lock: with lock paths of up to 1024 bytes and
+ * node data of a few hundred, 200 of them stay well within ZooKeeper's
+ * default packet limit (jute.maxbuffer, 1 MB).
+ */
+#define ZK_MAX_SET_LOCKS 200
+
 /* Settings (defined in vocabulary.c, registered by zklock.c). */
 extern char *zklock_hosts;
 extern char *zklock_root;

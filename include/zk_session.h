@@ -21,8 +21,8 @@ typedef enum ZkOpKind
 	ZKOP_EXISTS,
 	ZKOP_SYNC,
 	ZKOP_AUTH,
-	ZKOP_CREATE_COUNTED,		/* multi: create, and count the parent's
-								 * children in the same transaction */
+	ZKOP_CREATE_COUNTED,		/* multi: creates, each with a count of its
+								 * parent's children in the same transaction */
 	ZKOP_RELEASE				/* a batch of background deletes */
 } ZkOpKind;
 
@@ -86,7 +86,14 @@ extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
 extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
 							 const char *parent);
+extern ZkOp *ZkCreateSet(int n, const char *const *paths,
+						 const char *const *datas, const int *datalens,
+						 const char *const *parents);
+extern const char *ZkCreateSetResult(const ZkOp *op, int i,
+									 int32 *parent_children);
+extern int	ZkCreateSetFailure(const ZkOp *op);
 extern ZkOp *ZkGetChildren(const char *path);
+extern ZkOp *ZkGetChildrenWatched(const char *path);
 /* which watch a getData leaves on its node */
 typedef enum ZkWatchKind
 {

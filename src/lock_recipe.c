@@ -64,53 +64,23 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
 #include "contender.h"
 #include "deadlock.h"
+#include "lock_attempt.h"
 #include "lock_recipe.h"
 #include "node_data.h"
 #include "zk_session.h"
 
-/* One acquisition attempt. */
-typedef struct ZkAttempt
-{
-	const ZkAcquireArgs *args;
-	MemoryContext cxt;			/* holds the queue copies */
-	char		prefix[ZK_PREFIX_LEN + 1];	/* "_c_<uuid>-" */
-	char	   *node_base;		/* path we create, before the sequence */
-	bool		create_sent;	/* a node with our prefix may exist */
-	char	   *znode;			/* our node, once known */
-	const char *name;			/* its last component */
-	int64		token;
-	char	  **names;			/* the queue as last read */
-	ZkContender *queue;
-	int			nqueue;
-	int64		deadline;		/* monotonic ms; 0: none */
-	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
-	int64		start;			/* monotonic ms when the attempt began */
-	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
-	bool		warned_blind;	/* a "-lock-" contender was reported */
-	bool		own_watched;	/* a held-node watch is set on our node */
-	bool		checked_deadlock;	/* checked conclusively for a deadlock */
-	int64		check_at;		/* when to check (monotonic ms) */
-	bool		published;		/* our wait is published (deadlock.c) */
-} ZkAttempt;
-
-static void zk_make_prefix(char *out);
 static const char *zk_last_component(const char *path);
-static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
-static void zk_queue_alone(ZkAttempt *at);
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
-static void zk_reread_queue(ZkAttempt *at);
-static void zk_create_parents(ZkAttempt *at);
-static bool zk_recover_node(ZkAttempt *at);
+static void zk_queue_alone(ZkAttempt *at);
 static void zk_create_node(ZkAttempt *at);
-static bool zk_wait_turn(ZkAttempt *at, ZkGrant *grant);
-static void zk_abandon(ZkAttempt *at, bool wait);
 static char *zk_describe_owner(const char *data, int len);
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
@@ -121,11 +91,11 @@ static bool zk_same_owner(const char *d1, int l1, const char *d2, int l2);
 #define WHAT_WAIT		"waiting for lock"
 
 /*
- * zk_make_prefix
+ * ZkMakeNodePrefix
  *		A fresh "_c_<uuid>-" protection prefix (random, version 4 UUID).
  */
-static void
-zk_make_prefix(char *out)
+void
+ZkMakeNodePrefix(char *out)
 {
 	uint8		b[16];
 
@@ -150,12 +120,12 @@ zk_last_component(const char *path)
 }
 
 /*
- * zk_take_queue
+ * ZkAttemptTakeQueue
  *		Replace our copy of the queue by a getChildren answer.  False if the
  *		answer is a lost connection (the caller reads again).
  */
-static bool
-zk_take_queue(ZkAttempt *at, ZkOp *op)
+bool
+ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op)
 {
 	MemoryContext old;
 	int			rc = op->rc;
@@ -224,7 +194,7 @@ zk_drop_blocker(ZkAttempt *at, int b)
 	zk_forget(at, b);
 	me = ZkFindContender(at->queue, at->nqueue, at->name);
 	if (ZkBlockingContender(at->queue, me, at->args->mode) >= 0)
-		zk_reread_queue(at);
+		ZkAttemptRereadQueue(at);
 }
 
 /*
@@ -242,11 +212,11 @@ zk_raise_disappeared(ZkAttempt *at)
 }
 
 /*
- * zk_reread_queue
+ * ZkAttemptRereadQueue
  *		Read the lock node's children again, riding out lost connections.
  */
-static void
-zk_reread_queue(ZkAttempt *at)
+void
+ZkAttemptRereadQueue(ZkAttempt *at)
 {
 	for (;;)
 	{
@@ -254,7 +224,7 @@ zk_reread_queue(ZkAttempt *at)
 		bool		ok;
 
 		ZkOpWait(op, WHAT_WAIT, at->args->lock_path);
-		ok = zk_take_queue(at, op);
+		ok = ZkAttemptTakeQueue(at, op);
 		ZkOpFree(op);
 		if (ok)
 			return;
@@ -263,44 +233,56 @@ zk_reread_queue(ZkAttempt *at)
 }
 
 /*
- * zk_create_parents
- *		Create the lock node and every missing ancestor as container nodes,
- *		all requests pipelined.  Existing nodes are fine.
+ * ZkCreateLockParents
+ *		Create lock nodes and every missing ancestor as container nodes, all
+ *		requests pipelined (ZooKeeper applies them in order, so a parent
+ *		comes before its children).  Existing nodes are fine; an ancestor
+ *		shared by several lock nodes is asked for once.
  */
-static void
-zk_create_parents(ZkAttempt *at)
+void
+ZkCreateLockParents(const char *const *lock_nodes, int n,
+					const char *lock_path)
 {
-	const char *lock_node = at->args->lock_node;
-
-	int			depth = 0;
+	List	   *wanted = NIL;
 	ZkOp	  **ops;
 
-	for (const char *p = lock_node; *p; p++)
-		depth += (*p == '/');
-	ops = palloc(sizeof(ZkOp *) * depth);
-
-	for (;;)
+	for (int i = 0; i < n; i++)
 	{
-		int			nops = 0;
-		int			bad = ZOK;
+		const char *lock_node = lock_nodes[i];
 
-		CHECK_FOR_INTERRUPTS();
 		for (const char *p = lock_node + 1;; p++)
 		{
 			if (*p == '/' || *p == '\0')
 			{
 				char	   *prefix = pnstrdup(lock_node, p - lock_node);
+				ListCell   *lc;
+				bool		seen = false;
 
-				/* protected like queue nodes when authenticated */
-				ops[nops++] = ZkCreate(prefix, "", 0, ZOO_CONTAINER, true);
-				pfree(prefix);
+				foreach(lc, wanted)
+					seen |= (strcmp((char *) lfirst(lc), prefix) == 0);
+				if (!seen)
+					wanted = lappend(wanted, prefix);
 				if (*p == '\0')
 					break;
 			}
 		}
+	}
+	ops = palloc(sizeof(ZkOp *) * list_length(wanted));
+
+	for (;;)
+	{
+		int			nops = 0;
+		int			bad = ZOK;
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		/* protected like queue nodes when authenticated */
+		foreach(lc, wanted)
+			ops[nops++] = ZkCreate((char *) lfirst(lc), "", 0, ZOO_CONTAINER,
+								   true);
 		for (int i = 0; i < nops; i++)
 		{
-			ZkOpWait(ops[i], WHAT_ACQUIRE, at->args->lock_path);
+			ZkOpWait(ops[i], WHAT_ACQUIRE, lock_path);
 			if (ops[i]->rc != ZOK && ops[i]->rc != ZNODEEXISTS && bad == ZOK)
 				bad = ops[i]->rc;
 			ZkOpFree(ops[i]);
@@ -308,24 +290,25 @@ zk_create_parents(ZkAttempt *at)
 		if (bad == ZOK)
 			break;
 		if (ZkIsConnectionLoss(bad))
-			ZkWaitConnected(WHAT_ACQUIRE, at->args->lock_path);
+			ZkWaitConnected(WHAT_ACQUIRE, lock_path);
 		else if (bad != ZNONODE)	/* ZNONODE: a parent was reaped; again */
-			ZkRaiseForRc(bad, WHAT_ACQUIRE, at->args->lock_path);
+			ZkRaiseForRc(bad, WHAT_ACQUIRE, lock_path);
 	}
 	pfree(ops);
+	list_free_deep(wanted);
 }
 
 /*
- * zk_recover_node
+ * ZkAttemptRecover
  *		After a create whose answer was lost: is there a node with our
  *		prefix?  If so adopt it (and fetch its czxid) and return true.
  */
-static bool
-zk_recover_node(ZkAttempt *at)
+bool
+ZkAttemptRecover(ZkAttempt *at)
 {
 	int			i;
 
-	zk_reread_queue(at);
+	ZkAttemptRereadQueue(at);
 	i = ZkFindContenderByPrefix(at->queue, at->nqueue, at->prefix);
 	if (i < 0)
 		return false;
@@ -399,25 +382,19 @@ zk_create_node(ZkAttempt *at)
 			bool		alone = counted && create->parent_children == 1;
 			bool		ok = false;
 
-			at->znode = pstrdup(create->value);
-			at->name = zk_last_component(at->znode);
-			at->token = create->stat.czxid;
+			ZkAttemptCreated(at, create->value, create->stat.czxid, alone);
 			ZkOpFree(create);
-
 			if (alone)
-			{
-				zk_queue_alone(at);
 				return;
-			}
 			if (list != NULL)
 			{
-				ok = zk_take_queue(at, list);
+				ok = ZkAttemptTakeQueue(at, list);
 				ZkOpFree(list);
 			}
 			if (!ok)
 			{
 				ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
-				zk_reread_queue(at);
+				ZkAttemptRereadQueue(at);
 			}
 			return;
 		}
@@ -425,13 +402,13 @@ zk_create_node(ZkAttempt *at)
 		ZkOpFree(list);
 
 		if (rc == ZNONODE)
-			zk_create_parents(at);
+			ZkCreateLockParents(&args->lock_node, 1, args->lock_path);
 		else if (rc == ZNOAUTH && counted)
 			counted = false;	/* maybe only the setData was refused */
 		else if (ZkIsConnectionLoss(rc))
 		{
 			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
-			if (zk_recover_node(at))
+			if (ZkAttemptRecover(at))
 				return;
 		}
 		else
@@ -440,14 +417,14 @@ zk_create_node(ZkAttempt *at)
 }
 
 /*
- * zk_wait_turn
+ * ZkAttemptWait
  *		With our node in the queue, wait until it holds the lock.  Returns
  *		false when the wait's deadline passed (for zk_try_*), raises 55P03
  *		when it was lock_timeout's.  See the file header for why the copy
  *		of the queue is only ever shrunk, never read again, while waiting.
  */
-static bool
-zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
+bool
+ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 {
 	const ZkAcquireArgs *args = at->args;
 
@@ -478,13 +455,17 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 			if (w >= 0 && w < me)
 			{
 				grant->needs_guard = (me - w > 1);
+				at->granted = true;
 				return true;
 			}
 		}
 
 		b = ZkBlockingContender(at->queue, me, args->mode);
 		if (b < 0)
+		{
+			at->granted = true;
 			return true;
+		}
 		if (args->wait_ms == 0)
 			return false;
 
@@ -514,7 +495,7 @@ zk_wait_turn(ZkAttempt *at, ZkGrant *grant)
 		if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
 		{
 			ZkWaitConnected(WHAT_WAIT, args->lock_path);
-			zk_reread_queue(at);
+			ZkAttemptRereadQueue(at);
 			continue;
 		}
 		if (rc == ZNONODE)
@@ -669,32 +650,47 @@ zk_log_still_waiting(ZkAttempt *at, int me)
  * zk_check_deadlock
  *		deadlock_timeout has passed while waiting: publish the wait and look
  *		for a cycle (deadlock.c), which ends this wait with 40P01 if this
- *		backend is the cycle's victim.  False if a lost connection cut the
- *		check short.
+ *		backend is the cycle's victim.  An attempt that is one of a set
+ *		publishes every target of the set not granted yet: the set waits
+ *		until all of them are.  False if a lost connection cut the check
+ *		short.
  */
 static bool
 zk_check_deadlock(ZkAttempt *at)
 {
-	ZkWaitTarget target;
+	ZkAttempt  *single[1] = {at};
+	ZkAttempt **group = at->group ? at->group : single;
+	int			ngroup = at->group ? at->ngroup : 1;
+	ZkWaitTarget *targets = palloc(sizeof(ZkWaitTarget) * ngroup);
 	ZkWaitDesc	wait;
-	int			me = ZkFindContender(at->queue, at->nqueue, at->name);
 
-	target.lock_path = at->args->lock_path;
-	target.lock_node = at->args->lock_node;
-	target.znode = at->znode;
-	target.mode = at->args->mode;
-	target.nahead = 0;
-	target.ahead = palloc(sizeof(char *) * Max(me, 1));
-	for (int i = 0; i < me; i++)
-	{
-		if (at->args->mode == ZK_MODE_EXCLUSIVE ||
-			at->queue[i].mode == ZK_MODE_EXCLUSIVE)
-			target.ahead[target.nahead++] =
-				psprintf("%s/%s", at->args->lock_node, at->queue[i].name);
-	}
 	wait.kind = ZK_WAIT_ALL_OF;
-	wait.ntargets = 1;
-	wait.targets = &target;
+	wait.ntargets = 0;
+	wait.targets = targets;
+	for (int g = 0; g < ngroup; g++)
+	{
+		ZkAttempt  *a = group[g];
+		ZkWaitTarget *t = &targets[wait.ntargets];
+		int			me;
+
+		if (a->granted || a->znode == NULL)
+			continue;
+		me = ZkFindContender(a->queue, a->nqueue, a->name);
+		t->lock_path = a->args->lock_path;
+		t->lock_node = a->args->lock_node;
+		t->znode = a->znode;
+		t->mode = a->args->mode;
+		t->nahead = 0;
+		t->ahead = palloc(sizeof(char *) * Max(me, 1));
+		for (int i = 0; i < me; i++)
+		{
+			if (a->args->mode == ZK_MODE_EXCLUSIVE ||
+				a->queue[i].mode == ZK_MODE_EXCLUSIVE)
+				t->ahead[t->nahead++] =
+					psprintf("%s/%s", a->args->lock_node, a->queue[i].name);
+		}
+		wait.ntargets++;
+	}
 
 	at->published = true;
 	(void) ZkDeadlockPublish(&wait);
@@ -702,15 +698,15 @@ zk_check_deadlock(ZkAttempt *at)
 }
 
 /*
- * zk_abandon
+ * ZkAttemptAbandon
  *		The attempt ends without the lock: make sure its node goes.  With
  *		'wait' (a try that returns false) and synchronous release, the
  *		delete is waited for like a release, so that no attempt starting
  *		afterwards finds our node in its way; otherwise (it runs in
  *		PG_CATCH, and must not raise an ERROR) it goes in the background.
  */
-static void
-zk_abandon(ZkAttempt *at, bool wait)
+void
+ZkAttemptAbandon(ZkAttempt *at, bool wait)
 {
 	if (at->published)
 		ZkDeadlockWithdraw();
@@ -728,6 +724,95 @@ zk_abandon(ZkAttempt *at, bool wait)
 }
 
 /*
+ * ZkAttemptBegin
+ *		Start an attempt: its deadline (args->wait_ms; or lock_timeout when
+ *		waiting as long as needed), the queue copy's memory, and the path
+ *		of the node to create, with the given protection prefix (a fresh
+ *		one when NULL).
+ */
+ZkAttempt *
+ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix)
+{
+	ZkAttempt  *at = palloc0(sizeof(ZkAttempt));
+
+	at->args = args;
+	at->start = ZkNowMs();
+	if (args->wait_ms > 0)
+		at->deadline = at->start + args->wait_ms;
+	else if (args->wait_ms < 0 && LockTimeout > 0)
+	{
+		at->deadline = at->start + LockTimeout;
+		at->is_lock_timeout = true;
+	}
+	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
+									ALLOCSET_SMALL_SIZES);
+	if (prefix != NULL)
+		strlcpy(at->prefix, prefix, sizeof(at->prefix));
+	else
+		ZkMakeNodePrefix(at->prefix);
+	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
+							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
+							 args->mutex_style ? ZK_MUTEX_MARKER :
+							 ZK_WRITE_MARKER);
+	return at;
+}
+
+/*
+ * ZkAttemptCreated
+ *		Our node exists: remember it and its fencing token.  With 'alone'
+ *		(the lock node had no other child) the queue is just us; else the
+ *		caller fills the queue copy (ZkAttemptTakeQueue, or
+ *		ZkAttemptRereadQueue).
+ */
+void
+ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token, bool alone)
+{
+	at->znode = pstrdup(znode);
+	at->name = zk_last_component(at->znode);
+	at->token = token;
+	if (alone)
+		zk_queue_alone(at);
+}
+
+/*
+ * ZkAttemptGrant
+ *		The attempt got its lock: withdraw a published wait, fill in the
+ *		grant, and log the end of a long wait as log_lock_waits does.
+ */
+void
+ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant)
+{
+	if (at->published)
+		ZkDeadlockWithdraw();
+	at->published = false;
+	grant->znode = at->znode;
+	grant->token = at->token;
+	grant->own_watched = at->own_watched;
+	if (at->logged_wait)
+	{
+		int64		ms = ZkNowMs() - at->start;
+
+		ereport(LOG,
+				(errmsg("process %d acquired ZooKeeper %s lock \"%s\" after %ld ms",
+						MyProcPid, ZkLockModeName(at->args->mode),
+						at->args->lock_path, (long) ms)));
+	}
+}
+
+/*
+ * ZkAttemptFree
+ *		Free what the attempt allocated, except its node's path, which a
+ *		grant hands on.
+ */
+void
+ZkAttemptFree(ZkAttempt *at)
+{
+	MemoryContextDelete(at->cxt);
+	pfree(at->node_base);
+	pfree(at);
+}
+
+/*
  * ZkAcquire
  *		Take a lock by the recipe.  Waits at most args->wait_ms (then returns
  *		false), or with wait_ms < 0 as long as needed, bounded by
@@ -737,62 +822,27 @@ zk_abandon(ZkAttempt *at, bool wait)
 bool
 ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 {
-	ZkAttempt  *at;
+	ZkAttempt  *at = ZkAttemptBegin(args, NULL);
 	bool		granted;
 
-	at = palloc0(sizeof(ZkAttempt));
-	at->args = args;
-	at->start = ZkNowMs();
-	if (args->wait_ms > 0)
-		at->deadline = ZkNowMs() + args->wait_ms;
-	else if (args->wait_ms < 0 && LockTimeout > 0)
-	{
-		at->deadline = ZkNowMs() + LockTimeout;
-		at->is_lock_timeout = true;
-	}
-	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
-									ALLOCSET_SMALL_SIZES);
-	zk_make_prefix(at->prefix);
-	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
-							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
-							 args->mutex_style ? ZK_MUTEX_MARKER :
-							 ZK_WRITE_MARKER);
 	memset(grant, 0, sizeof(*grant));
-
 	PG_TRY();
 	{
 		zk_create_node(at);
-		granted = zk_wait_turn(at, grant);
+		granted = ZkAttemptWait(at, grant);
 	}
 	PG_CATCH();
 	{
-		zk_abandon(at, false);
+		ZkAttemptAbandon(at, false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
 	if (granted)
-	{
-		if (at->published)
-			ZkDeadlockWithdraw();
-		grant->znode = at->znode;
-		grant->token = at->token;
-		grant->own_watched = at->own_watched;
-		if (at->logged_wait)
-		{
-			int64		ms = ZkNowMs() - at->start;
-
-			ereport(LOG,
-					(errmsg("process %d acquired ZooKeeper %s lock \"%s\" after %ld ms",
-							MyProcPid, ZkLockModeName(args->mode), args->lock_path,
-							(long) ms)));
-		}
-	}
+		ZkAttemptGrant(at, grant);
 	else
-		zk_abandon(at, true);
-	MemoryContextDelete(at->cxt);
-	pfree(at->node_base);
-	pfree(at);
+		ZkAttemptAbandon(at, true);
+	ZkAttemptFree(at);
 	return granted;
 }
 

@@ -55,6 +55,7 @@
 #include "contender.h"
 #include "lock_recipe.h"
 #include "lock_table.h"
+#include "multi_lock.h"
 #include "node_data.h"
 #include "zk_session.h"
 #include "vocabulary.h"
@@ -130,6 +131,14 @@ static void zk_describe_held(StringInfo buf);
 static bool zk_holds_node(const char *path, const char *znode);
 static char *zk_lock_node_path(const char *path);
 static void zk_ensure_session(void);
+static void zk_check_mode_allowed(const char *path, ZkLockMode mode,
+								  ZkLockEntry *other);
+static void zk_check_room(int more);
+static ZkLockEntry *zk_enter_grant(const char *path, ZkLockMode mode,
+								   const ZkGrant *grant, ZkLockEntry *other,
+								   TimestampTz start);
+static int	zk_path_cmp(const void *a, const void *b);
+static bool zk_release_one(const char *path);
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -335,6 +344,111 @@ zk_raise_lost(ZkLockEntry *entry, int nlost)
 }
 
 /*
+ * zk_check_mode_allowed
+ *		Refuse what cannot be asked for a lock: a shared lock in mutex node
+ *		style (22023), and an upgrade from shared to exclusive, which would
+ *		wait for our own read node forever (55P03).  'other' is our entry
+ *		for the path in the other mode, if any.
+ */
+static void
+zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
+{
+	if (mode == ZK_MODE_SHARED &&
+		zklock_exclusive_node_style == ZK_STYLE_MUTEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
+				 errdetail("A Curator InterProcessMutex queue has no readers."),
+				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
+	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
+						path),
+				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
+				 errhint("Release the shared lock first.")));
+}
+
+/*
+ * zk_check_room
+ *		zklock.max_locks_per_backend: may 'more' entries be added?
+ */
+static void
+zk_check_room(int more)
+{
+	if (hash_get_num_entries(zk_locks) + more > zklock_max_locks_per_backend)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many ZooKeeper locks held by this backend"),
+				 errdetail("This backend holds %ld locks.",
+						   hash_get_num_entries(zk_locks)),
+				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
+}
+
+/*
+ * zk_enter_grant
+ *		Enter a granted lock into the table (no hold counted yet).  The
+ *		node exists now: if the entry cannot be made, the node is deleted
+ *		before the ERROR propagates.
+ */
+static ZkLockEntry *
+zk_enter_grant(const char *path, ZkLockMode mode, const ZkGrant *grant,
+			   ZkLockEntry *other, TimestampTz start)
+{
+	ZkLockEntry *entry;
+	ZkLockKey	key;
+	bool		found;
+
+	key.path = path;
+	key.mode = mode;
+	PG_TRY();
+	{
+		entry = (ZkLockEntry *) hash_search(zk_locks, &key, HASH_ENTER, &found);
+		Assert(!found);
+		memset((char *) entry + sizeof(ZkLockKey), 0,
+			   sizeof(ZkLockEntry) - sizeof(ZkLockKey));
+		entry->key.path = MemoryContextStrdup(ZkLockContext, path);
+		entry->znode = MemoryContextStrdup(ZkLockContext, grant->znode);
+		if (grant->needs_guard)
+			entry->guard_znode = MemoryContextStrdup(ZkLockContext,
+													 other->znode);
+	}
+	PG_CATCH();
+	{
+		ZkReleaseInBackground(grant->znode);
+		entry = zk_lookup(path, mode);
+		if (entry != NULL)
+			hash_search(zk_locks, &key, HASH_REMOVE, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	entry->token = grant->token;
+	entry->watched = grant->own_watched;
+	entry->acquired_at = GetCurrentTimestamp();
+	entry->waited_us = entry->acquired_at - start;
+	return entry;
+}
+
+/*
+ * zk_acquire_args
+ *		What the recipe needs to queue for a path in a mode.
+ */
+static void
+zk_acquire_args(ZkAcquireArgs *args, const char *path, ZkLockMode mode,
+				ZkLockScope scope, ZkLockEntry *other, int64 wait_ms)
+{
+	memset(args, 0, sizeof(*args));
+	args->lock_node = zk_lock_node_path(path);
+	args->lock_path = path;
+	args->mode = mode;
+	args->held_write_znode = other ? other->znode : NULL;
+	args->mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
+	args->wait_ms = wait_ms;
+	args->data = ZkBuildNodeData(mode, scope, &args->datalen);
+}
+
+/*
  * ZkLockAcquire
  *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
  *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
@@ -349,18 +463,12 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkAcquireArgs args;
 	ZkGrant		grant;
 	TimestampTz start;
-	ZkLockKey	key;
-	bool		found;
-
-	if (mode == ZK_MODE_SHARED &&
-		zklock_exclusive_node_style == ZK_STYLE_MUTEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
-				 errdetail("A Curator InterProcessMutex queue has no readers."),
-				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
 
 	zk_locks_init();
+	other = zk_lookup(path, mode == ZK_MODE_EXCLUSIVE ?
+					  ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
+	if (mode == ZK_MODE_SHARED)
+		zk_check_mode_allowed(path, mode, NULL);
 	ZkSessionEnsure();
 	zk_collect_held_events();
 
@@ -375,68 +483,119 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 		return true;
 	}
 
-	other = zk_lookup(path, mode == ZK_MODE_EXCLUSIVE ?
-					  ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
-	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
-						path),
-				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
-				 errhint("Release the shared lock first.")));
-
-	if (hash_get_num_entries(zk_locks) >= zklock_max_locks_per_backend)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many ZooKeeper locks held by this backend"),
-				 errdetail("This backend holds %ld locks.",
-						   hash_get_num_entries(zk_locks)),
-				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
-
-	memset(&args, 0, sizeof(args));
-	args.lock_node = zk_lock_node_path(path);
-	args.lock_path = path;
-	args.mode = mode;
-	args.held_write_znode = other ? other->znode : NULL;
-	args.mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
-	args.wait_ms = wait_ms;
-	args.data = ZkBuildNodeData(mode, scope, &args.datalen);
+	zk_check_mode_allowed(path, mode, other);
+	zk_check_room(1);
+	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 
 	start = GetCurrentTimestamp();
 	if (!ZkAcquire(&args, &grant))
 		return false;
 
-	/* the node exists now: if it cannot enter the table, delete it */
-	key.path = path;
-	key.mode = mode;
-	PG_TRY();
-	{
-		entry = (ZkLockEntry *) hash_search(zk_locks, &key, HASH_ENTER, &found);
-		Assert(!found);
-		memset((char *) entry + sizeof(ZkLockKey), 0,
-			   sizeof(ZkLockEntry) - sizeof(ZkLockKey));
-		entry->key.path = MemoryContextStrdup(ZkLockContext, path);
-		entry->znode = MemoryContextStrdup(ZkLockContext, grant.znode);
-		if (grant.needs_guard)
-			entry->guard_znode = MemoryContextStrdup(ZkLockContext,
-													 other->znode);
-	}
-	PG_CATCH();
-	{
-		ZkReleaseInBackground(grant.znode);
-		entry = zk_lookup(path, mode);
-		if (entry != NULL)
-			hash_search(zk_locks, &key, HASH_REMOVE, NULL);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-
-	entry->token = grant.token;
-	entry->watched = grant.own_watched;
-	entry->acquired_at = GetCurrentTimestamp();
-	entry->waited_us = entry->acquired_at - start;
+	entry = zk_enter_grant(path, mode, &grant, other, start);
 	zk_add_hold(entry, scope);
 	*token = grant.token;
+	return true;
+}
+
+static int
+zk_path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * ZkLockAcquireSet
+ *		Take one hold of each of n lock paths, all at once (multi_lock.c):
+ *		all or none.  A path given several times gets that many holds on
+ *		one node, as if it had been taken that many times.  Paths the
+ *		backend holds already in this mode stack without a ZooKeeper call;
+ *		the others are queued for in one transaction.  wait_ms as for
+ *		ZkLockAcquire.  *token is the set's fencing token: the zxid of the
+ *		transaction that created its nodes, or, when every path was held
+ *		already, the newest token among them.
+ */
+bool
+ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
+				 ZkLockScope scope, int64 wait_ms, int64 *token)
+{
+	const char **sorted = palloc(sizeof(char *) * n);
+	const char **fresh = palloc(sizeof(char *) * n);
+	ZkLockEntry **others = palloc(sizeof(ZkLockEntry *) * n);
+	int			nfresh = 0;
+	int64		newest = 0;
+	TimestampTz start;
+
+	zk_locks_init();
+	if (mode == ZK_MODE_SHARED)
+		zk_check_mode_allowed(paths[0], mode, NULL);
+	ZkSessionEnsure();
+	zk_collect_held_events();
+
+	/* distinct paths, in a stable order */
+	memcpy(sorted, paths, sizeof(char *) * n);
+	qsort(sorted, n, sizeof(char *), zk_path_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		ZkLockEntry *entry;
+
+		if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+			continue;
+		entry = zk_lookup(sorted[i], mode);
+		if (entry != NULL && entry->lost)
+			zk_raise_lost(entry, 1);
+		if (entry != NULL)
+		{
+			newest = Max(newest, entry->token);
+			continue;
+		}
+		others[nfresh] = zk_lookup(sorted[i], mode == ZK_MODE_EXCLUSIVE ?
+								   ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
+		zk_check_mode_allowed(sorted[i], mode, others[nfresh]);
+		fresh[nfresh++] = sorted[i];
+	}
+	zk_check_room(nfresh);
+
+	start = GetCurrentTimestamp();
+	if (nfresh > 0)
+	{
+		ZkAcquireArgs *args = palloc(sizeof(ZkAcquireArgs) * nfresh);
+		ZkGrant    *grants = palloc(sizeof(ZkGrant) * nfresh);
+		volatile int entered = 0;
+
+		for (int i = 0; i < nfresh; i++)
+			zk_acquire_args(&args[i], fresh[i], mode, scope, others[i],
+							wait_ms);
+		if (!ZkAcquireSet(args, nfresh, grants))
+			return false;
+
+		PG_TRY();
+		{
+			for (; entered < nfresh; entered++)
+				(void) zk_enter_grant(fresh[entered], mode, &grants[entered],
+									  others[entered], start);
+		}
+		PG_CATCH();
+		{
+			/* zk_enter_grant deleted its own node; the rest go too */
+			for (int i = entered + 1; i < nfresh; i++)
+				ZkReleaseInBackground(grants[i].znode);
+			for (int i = 0; i < entered; i++)
+			{
+				ZkLockEntry *entry = zk_lookup(fresh[i], mode);
+
+				zk_drop_entry(entry, false);
+				ZkReleaseInBackground(grants[i].znode);
+			}
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		newest = grants[0].token;
+	}
+
+	/* every element is one hold, duplicates included */
+	for (int i = 0; i < n; i++)
+		zk_add_hold(zk_lookup(paths[i], mode), scope);
+	*token = newest;
 	return true;
 }
 
@@ -612,18 +771,17 @@ ZkLockReportExpiry(void)
 }
 
 /*
- * ZkLockRelease
- *		Release one session hold on a path: the exclusive one if held (so
- *		that write, read, unlock is a downgrade), else the shared one.
- *		WARNING and false if the backend holds no session lock there.
+ * zk_release_one
+ *		Drop one session hold on a path: the exclusive one if held (so that
+ *		write, read, unlock is a downgrade), else the shared one.  The node
+ *		is queued for release if that was the last hold.  WARNING and false
+ *		if the backend holds no session lock there.
  */
-bool
-ZkLockRelease(const char *path)
+static bool
+zk_release_one(const char *path)
 {
 	ZkLockEntry *entry = NULL;
 
-	ZkLockReportExpiry();
-	zk_collect_held_events();
 	if (zk_locks != NULL)
 	{
 		entry = zk_lookup(path, ZK_MODE_EXCLUSIVE);
@@ -640,8 +798,44 @@ ZkLockRelease(const char *path)
 	}
 	entry->session_holds--;
 	zk_maybe_drop(entry);
-	zk_flush_releases();
 	return true;
+}
+
+/*
+ * ZkLockRelease
+ *		Release one session hold on a path (zk_release_one), and wait for
+ *		the release as zklock.synchronous_release says.
+ */
+bool
+ZkLockRelease(const char *path)
+{
+	bool		released;
+
+	ZkLockReportExpiry();
+	zk_collect_held_events();
+	released = zk_release_one(path);
+	zk_flush_releases();
+	return released;
+}
+
+/*
+ * ZkLockReleaseSet
+ *		Release one session hold on each of n paths (a path given twice,
+ *		twice), all the nodes that go in one batch.  False, after a WARNING
+ *		for each, if some path had no session hold left; the others are
+ *		released all the same.
+ */
+bool
+ZkLockReleaseSet(const char *const *paths, int n)
+{
+	bool		all = true;
+
+	ZkLockReportExpiry();
+	zk_collect_held_events();
+	for (int i = 0; i < n; i++)
+		all &= zk_release_one(paths[i]);
+	zk_flush_releases();
+	return all;
 }
 
 /*

@@ -88,13 +88,19 @@ typedef struct ZkJob
  */
 #define ZK_MULTI_DELETE_BYTES	(128 * 1024)
 
-/* Request and results of a counted create (see ZkCreateCounted). */
+/*
+ * Request and results of a multi that creates nodes (ZkCreateSet): for
+ * each node a create, followed, when counted, by a setData of its parent.
+ * Everything is malloc'd: the completion thread writes the results.
+ */
 typedef struct ZkMultiAux
 {
-	zoo_op_t	ops[2];
-	zoo_op_result_t results[2];
-	struct Stat parent_stat;
-	char	   *created;		/* the create's path buffer */
+	int			n;				/* nodes created */
+	bool		counted;		/* each create is followed by a setData */
+	zoo_op_t   *ops;
+	zoo_op_result_t *results;
+	struct Stat *parent_stats;	/* counted: each parent's Stat */
+	char	  **created;		/* each create's path buffer */
 } ZkMultiAux;
 
 /* An event on a node watched with ZK_WATCH_HELD (its watch is now spent). */
@@ -537,9 +543,11 @@ zk_op_void_done(int rc, const void *data)
 
 /*
  * zk_op_multi_done
- *		Completion of a counted create: the created path, our node's czxid
- *		(the transaction's zxid, which is also the parent's new mzxid) and
- *		the number of children the parent had right after it.
+ *		Completion of a multi of creates.  The results stay in op->multi
+ *		for ZkCreateSetResult; for one node they are also copied to the op
+ *		itself: the created path, its czxid (the transaction's zxid, which
+ *		is also the parent's new mzxid) and the number of children the
+ *		parent had right after it.
  */
 static void
 zk_op_multi_done(int rc, const void *data)
@@ -552,12 +560,15 @@ zk_op_multi_done(int rc, const void *data)
 	memset(&st, 0, sizeof(st));
 	if (rc == ZOK)
 	{
-		copy = strdup(aux->created);
+		copy = strdup(aux->created[0]);
 		if (copy == NULL)
 			rc = ZSYSTEMERROR;
-		st.czxid = aux->parent_stat.mzxid;
-		st.ctime = aux->parent_stat.mtime;
-		op->parent_children = aux->parent_stat.numChildren;
+		if (aux->counted)
+		{
+			st.czxid = aux->parent_stats[0].mzxid;
+			st.ctime = aux->parent_stats[0].mtime;
+			op->parent_children = aux->parent_stats[0].numChildren;
+		}
 	}
 	zk_op_finish(op, rc, rc == ZOK ? &st : NULL,
 				 copy, copy ? (int) strlen(copy) : 0, NULL, 0);
@@ -940,27 +951,118 @@ ZkOp *
 ZkCreateCounted(const char *path, const char *data, int datalen,
 				const char *parent)
 {
+	const char *datas[1] = {data};
+	int			datalens[1] = {datalen};
+
+	return ZkCreateSet(1, &path, datas, datalens, &parent);
+}
+
+/*
+ * ZkCreateSet
+ *		Create n ephemeral-sequential nodes in one ZooKeeper multi: all or
+ *		none, one transaction, so they all get the same czxid.  With
+ *		'parents', each create is followed by an (empty) setData of that
+ *		parent, whose Stat tells how many children it has right after
+ *		(ZkCreateSetResult); without, the multi holds only the creates.
+ *		Nodes are protected like ZkCreate's when authenticated.
+ */
+ZkOp *
+ZkCreateSet(int n, const char *const *paths, const char *const *datas,
+			const int *datalens, const char *const *parents)
+{
 	ZkOp	   *op = zk_op_new(ZKOP_CREATE_COUNTED);
 	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
 	const struct ACL_vector *acl = &ZOO_OPEN_ACL_UNSAFE;
-	int			buflen = (int) strlen(path) + 16;
+	int			per = parents != NULL ? 2 : 1;
+	bool		ok;
 
-	if (aux == NULL || (aux->created = calloc(1, buflen)) == NULL)
+	op->multi = aux;
+	ok = aux != NULL &&
+		(aux->ops = calloc(n * per, sizeof(zoo_op_t))) != NULL &&
+		(aux->results = calloc(n * per, sizeof(zoo_op_result_t))) != NULL &&
+		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL &&
+		(aux->created = calloc(n, sizeof(char *))) != NULL;
+	if (ok)
 	{
-		free(aux);
+		aux->n = n;
+		aux->counted = (parents != NULL);
+		for (int i = 0; i < n && ok; i++)
+			ok = (aux->created[i] = calloc(1, strlen(paths[i]) + 16)) != NULL;
+	}
+	if (!ok)
+	{
 		ZkOpFree(op);
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	}
-	op->multi = aux;
 	if (zk_session_authenticated)
 		acl = &zk_protected_acl;
-	zoo_create_op_init(&aux->ops[0], path, data, datalen, acl,
-					   ZOO_EPHEMERAL_SEQUENTIAL, aux->created, buflen);
-	zoo_set_op_init(&aux->ops[1], parent, "", 0, -1, &aux->parent_stat);
-	zk_op_issued(op, zoo_amulti(zk_handle(), 2, aux->ops, aux->results,
+	for (int i = 0; i < n; i++)
+	{
+		zoo_create_op_init(&aux->ops[i * per], paths[i], datas[i], datalens[i],
+						   acl, ZOO_EPHEMERAL_SEQUENTIAL, aux->created[i],
+						   (int) strlen(paths[i]) + 16);
+		if (parents != NULL)
+			zoo_set_op_init(&aux->ops[i * per + 1], parents[i], "", 0, -1,
+							&aux->parent_stats[i]);
+	}
+	zk_op_issued(op, zoo_amulti(zk_handle(), n * per, aux->ops, aux->results,
 								zk_op_multi_done, op));
+	return op;
+}
+
+/*
+ * ZkCreateSetResult
+ *		After a successful ZkCreateSet: node i's path, and (counted) how
+ *		many children its parent had right after the multi (else -1).
+ *		The path lives as long as the op.
+ */
+const char *
+ZkCreateSetResult(const ZkOp *op, int i, int32 *parent_children)
+{
+	ZkMultiAux *aux = op->multi;
+
+	*parent_children = aux->counted ? aux->parent_stats[i].numChildren : -1;
+	return aux->created[i];
+}
+
+/*
+ * ZkCreateSetFailure
+ *		After a failed ZkCreateSet: the index of the node whose create or
+ *		setData the server refused (the others report only that the
+ *		transaction was rolled back), or -1 if none says (the multi was
+ *		not applied at all: a lost connection, say).
+ */
+int
+ZkCreateSetFailure(const ZkOp *op)
+{
+	ZkMultiAux *aux = op->multi;
+	int			per = aux->counted ? 2 : 1;
+
+	for (int i = 0; i < aux->n * per; i++)
+	{
+		int			err = aux->results[i].err;
+
+		if (err != ZOK && err != ZRUNTIMEINCONSISTENCY)
+			return i / per;
+	}
+	return -1;
+}
+
+/*
+ * ZkGetChildrenWatched
+ *		Start a getChildren that leaves a child watch on the node, firing
+ *		for the path armed with ZkWatchArm() (ZOO_CHILD_EVENT when a child
+ *		comes or goes, ZOO_DELETED_EVENT if the node itself goes).
+ */
+ZkOp *
+ZkGetChildrenWatched(const char *path)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_CHILDREN);
+
+	zk_op_issued(op, zoo_awget_children(zk_handle(), path, zk_node_watcher,
+										NULL, zk_op_strings_done, op));
 	return op;
 }
 
@@ -1114,8 +1216,15 @@ zk_op_release(ZkOp *op)
 	free(op->children);
 	if (op->multi != NULL)
 	{
-		free(op->multi->created);
-		free(op->multi);
+		ZkMultiAux *aux = op->multi;
+
+		for (int i = 0; aux->created != NULL && i < aux->n; i++)
+			free(aux->created[i]);
+		free(aux->created);
+		free(aux->parent_stats);
+		free(aux->results);
+		free(aux->ops);
+		free(aux);
 	}
 	free(op);
 }

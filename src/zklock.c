@@ -19,9 +19,11 @@
 
 #include <limits.h>
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -45,6 +47,15 @@ PG_FUNCTION_INFO_V1(zk_try_xact_lock);
 PG_FUNCTION_INFO_V1(zk_try_xact_rlock);
 PG_FUNCTION_INFO_V1(zk_unlock);
 PG_FUNCTION_INFO_V1(zk_unlock_all);
+PG_FUNCTION_INFO_V1(zk_lock_array);
+PG_FUNCTION_INFO_V1(zk_rlock_array);
+PG_FUNCTION_INFO_V1(zk_try_lock_array);
+PG_FUNCTION_INFO_V1(zk_try_rlock_array);
+PG_FUNCTION_INFO_V1(zk_xact_lock_array);
+PG_FUNCTION_INFO_V1(zk_xact_rlock_array);
+PG_FUNCTION_INFO_V1(zk_try_xact_lock_array);
+PG_FUNCTION_INFO_V1(zk_try_xact_rlock_array);
+PG_FUNCTION_INFO_V1(zk_unlock_array);
 PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);
 PG_FUNCTION_INFO_V1(zk_session);
@@ -66,6 +77,11 @@ static int64 lock_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
 						   ZkLockScope scope);
 static bool lock_try(FunctionCallInfo fcinfo, ZkLockMode mode,
 					 ZkLockScope scope);
+static int	path_array(ArrayType *array, const char ***paths);
+static int64 lock_set_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
+							   ZkLockScope scope);
+static bool lock_set_try(FunctionCallInfo fcinfo, ZkLockMode mode,
+						 ZkLockScope scope);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
 
@@ -363,6 +379,147 @@ zk_unlock_all(PG_FUNCTION_ARGS)
 {
 	ZkLockReleaseAll();
 	PG_RETURN_VOID();
+}
+
+/*
+ * path_array
+ *		The lock paths of a text[] argument, each validated.  An empty
+ *		array is 22023, a NULL element 22004, more than ZK_MAX_SET_LOCKS
+ *		elements 53400.  Returns the number of paths.
+ */
+static int
+path_array(ArrayType *array, const char ***paths)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("array of ZooKeeper lock paths must not be empty")));
+	if (n > ZK_MAX_SET_LOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many ZooKeeper lock paths in one call"),
+				 errdetail("%d paths were given; at most %d can be taken or released at once.",
+						   n, ZK_MAX_SET_LOCKS),
+				 errhint("Split the set, or take the locks one by one.")));
+	*paths = palloc(sizeof(char *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("array of ZooKeeper lock paths must not contain nulls")));
+		(*paths)[i] = ZkCheckLockPath(TextDatumGetCString(elems[i]));
+	}
+	return n;
+}
+
+/*
+ * lock_set_blocking
+ *		zk_lock(text[]) and friends: all the locks at once, waiting as long
+ *		as needed; return the set's token.
+ */
+static int64
+lock_set_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
+				  ZkLockScope scope)
+{
+	const char **paths;
+	int			n = path_array(PG_GETARG_ARRAYTYPE_P(0), &paths);
+	int64		token = 0;
+
+	(void) ZkLockAcquireSet(paths, n, mode, scope, -1, &token);
+	return token;
+}
+
+/*
+ * lock_set_try
+ *		zk_try_lock(text[]) and friends: all or none within wait_ms.
+ */
+static bool
+lock_set_try(FunctionCallInfo fcinfo, ZkLockMode mode, ZkLockScope scope)
+{
+	const char **paths;
+	int			n = path_array(PG_GETARG_ARRAYTYPE_P(0), &paths);
+	int32		wait_ms = PG_NARGS() > 1 ? PG_GETARG_INT32(1) : 0;
+	int64		token;
+
+	if (wait_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_ms must not be negative")));
+	return ZkLockAcquireSet(paths, n, mode, scope, wait_ms, &token);
+}
+
+Datum
+zk_lock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_set_blocking(fcinfo, ZK_MODE_EXCLUSIVE,
+									  ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_rlock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_set_blocking(fcinfo, ZK_MODE_SHARED,
+									  ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_try_lock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_set_try(fcinfo, ZK_MODE_EXCLUSIVE, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_try_rlock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_set_try(fcinfo, ZK_MODE_SHARED, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_xact_lock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_set_blocking(fcinfo, ZK_MODE_EXCLUSIVE,
+									  ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_xact_rlock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lock_set_blocking(fcinfo, ZK_MODE_SHARED,
+									  ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_try_xact_lock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_set_try(fcinfo, ZK_MODE_EXCLUSIVE,
+								ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_try_xact_rlock_array(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lock_set_try(fcinfo, ZK_MODE_SHARED,
+								ZK_SCOPE_TRANSACTION));
+}
+
+/*
+ * zk_unlock_array
+ *		Release one session hold on each path of the array.
+ */
+Datum
+zk_unlock_array(PG_FUNCTION_ARGS)
+{
+	const char **paths;
+	int			n = path_array(PG_GETARG_ARRAYTYPE_P(0), &paths);
+
+	PG_RETURN_BOOL(ZkLockReleaseSet(paths, n));
 }
 
 static TimestampTz

@@ -1,0 +1,291 @@
+/*-------------------------------------------------------------------------
+ *
+ * multi_lock.c
+ *		The atomic multi-lock: several locks taken at once, all or none.
+ *
+ * The queue nodes of every lock of the set are created in one ZooKeeper
+ * multi (ZkCreateSet), each with a setData of its lock node that tells,
+ * in the same answer, whether the node is alone in its queue.  One
+ * transaction puts the whole set into every queue at the same point of
+ * ZooKeeper's total order, so whatever order two sets list their locks
+ * in, one of them is ahead of the other in every queue they share: sets
+ * never deadlock with each other.  Every node of the set has the same
+ * czxid, the transaction's zxid: the set's one fencing token.
+ *
+ * Then the backend waits with each node in turn (lock_recipe.c's wait,
+ * herd-free as for a single lock).  Waiting for the nodes one after the
+ * other costs nothing: they are all queued already, so the set is granted
+ * as soon as the last of them is.  While waiting, deadlock detection sees
+ * the set as one wait for all of its nodes not granted yet.
+ *
+ * Round trips, uncontended: one write for the set, one for its release
+ * (lock_table.c deletes a set's nodes in one multi).
+ *
+ * However an attempt ends without the locks (a try that gives up, a
+ * timeout, cancel, an error) every node of the set goes: the created ones
+ * are deleted, and after a create whose answer was lost, the set's
+ * protection prefix is swept from every lock node.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "deadlock.h"
+#include "lock_attempt.h"
+#include "multi_lock.h"
+#include "zk_session.h"
+
+#define WHAT_ACQUIRE	"acquiring lock"
+
+static void zk_create_set(ZkAttempt **at, int n);
+static void zk_read_queues(ZkAttempt **at, int n);
+static bool zk_recover_set(ZkAttempt **at, int n);
+static void zk_abandon_set(ZkAttempt **at, int n, bool wait);
+
+/*
+ * zk_read_queues
+ *		Read the queue of every attempt that is not alone in it, all
+ *		getChildren pipelined: one round trip.
+ */
+static void
+zk_read_queues(ZkAttempt **at, int n)
+{
+	ZkOp	  **ops = palloc0(sizeof(ZkOp *) * n);
+	bool		lost = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (at[i]->nqueue == 0)
+			ops[i] = ZkGetChildren(at[i]->args->lock_node);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (ops[i] == NULL)
+			continue;
+		ZkOpWait(ops[i], WHAT_ACQUIRE, at[i]->args->lock_path);
+		if (!lost && !ZkAttemptTakeQueue(at[i], ops[i]))
+			lost = true;
+		ZkOpFree(ops[i]);
+		ops[i] = NULL;
+	}
+	pfree(ops);
+	if (!lost)
+		return;
+	/* a lost connection: read them one by one once it is back */
+	ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+	for (int i = 0; i < n; i++)
+	{
+		if (at[i]->nqueue == 0)
+			ZkAttemptRereadQueue(at[i]);
+	}
+}
+
+/*
+ * zk_recover_set
+ *		After a set's create whose answer was lost: the multi either made
+ *		every node or none.  True if it made them (each attempt then knows
+ *		its node and queue); false if none exists.  A set found in part
+ *		was tampered with by another client: ERROR.
+ */
+static bool
+zk_recover_set(ZkAttempt **at, int n)
+{
+	int			found = 0;
+
+	for (int i = 0; i < n; i++)
+		found += ZkAttemptRecover(at[i]) ? 1 : 0;
+	if (found == 0)
+		return false;
+	if (found < n)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("queue nodes of a multi-lock disappeared while acquiring lock \"%s\"",
+						at[0]->args->lock_path),
+				 errdetail("Only %d of the %d nodes created together still exist; another client deleted the others.",
+						   found, n)));
+	return true;
+}
+
+/*
+ * zk_create_set
+ *		Create the set's nodes in one multi and learn each queue: one write
+ *		when every node is alone, plus one pipelined read of the queues
+ *		where it is not.
+ *
+ * Where a lock node's data cannot be set (an ACL that allows creating
+ * children but not writing the node), the multi holds only the creates,
+ * and every queue is read.
+ */
+static void
+zk_create_set(ZkAttempt **at, int n)
+{
+	const char **paths = palloc(sizeof(char *) * n);
+	const char **datas = palloc(sizeof(char *) * n);
+	int		   *lens = palloc(sizeof(int) * n);
+	const char **parents = palloc(sizeof(char *) * n);
+	bool		counted = true;
+
+	for (int i = 0; i < n; i++)
+	{
+		paths[i] = at[i]->node_base;
+		datas[i] = at[i]->args->data;
+		lens[i] = at[i]->args->datalen;
+		parents[i] = at[i]->args->lock_node;
+	}
+
+	for (;;)
+	{
+		ZkOp	   *op;
+		int			rc;
+		int			failed;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+			at[i]->create_sent = true;
+		op = ZkCreateSet(n, paths, datas, lens, counted ? parents : NULL);
+		ZkOpWait(op, WHAT_ACQUIRE, at[0]->args->lock_path);
+		rc = op->rc;
+		if (rc == ZOK)
+		{
+			int64		token = op->stat.czxid;
+
+			for (int i = 0; i < n; i++)
+			{
+				int32		nchildren;
+				const char *znode = ZkCreateSetResult(op, i, &nchildren);
+
+				ZkAttemptCreated(at[i], znode, token, nchildren == 1);
+			}
+			ZkOpFree(op);
+			if (!counted)
+			{
+				/* the token: the czxid every node of the set shares */
+				for (;;)
+				{
+					ZkOp	   *ex = ZkExists(at[0]->znode);
+
+					ZkOpWait(ex, WHAT_ACQUIRE, at[0]->args->lock_path);
+					rc = ex->rc;
+					token = ex->stat.czxid;
+					ZkOpFree(ex);
+					if (rc == ZOK)
+						break;
+					if (!ZkIsConnectionLoss(rc))
+						ZkRaiseForRc(rc, WHAT_ACQUIRE, at[0]->args->lock_path);
+					ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+				}
+				for (int i = 0; i < n; i++)
+					at[i]->token = token;
+			}
+			zk_read_queues(at, n);
+			break;
+		}
+		failed = ZkCreateSetFailure(op);
+		ZkOpFree(op);
+
+		if (rc == ZNONODE)
+			ZkCreateLockParents(parents, n, at[0]->args->lock_path);
+		else if (rc == ZNOAUTH && counted)
+			counted = false;	/* maybe only a setData was refused */
+		else if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+			if (zk_recover_set(at, n))
+				break;
+		}
+		else
+			ZkRaiseForRc(rc, WHAT_ACQUIRE,
+						 at[failed >= 0 ? failed : 0]->args->lock_path);
+	}
+	pfree(paths);
+	pfree(datas);
+	pfree(lens);
+	pfree(parents);
+}
+
+/*
+ * zk_abandon_set
+ *		The set ends without its locks: every node goes, in one batch.
+ *		With 'wait' (a try that returns false) and synchronous release the
+ *		deletes are waited for, as a release is; otherwise (in PG_CATCH,
+ *		where no ERROR may be raised) they go in the background.
+ */
+static void
+zk_abandon_set(ZkAttempt **at, int n, bool wait)
+{
+	const char **znodes = palloc(sizeof(char *) * n);
+	int			nznodes = 0;
+	ZkOp	   *op;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (at[i]->published)
+			ZkDeadlockWithdraw();
+		at[i]->published = false;
+		if (at[i]->znode != NULL)
+			znodes[nznodes++] = at[i]->znode;
+		else if (at[i]->create_sent)
+			ZkSweepInBackground(at[i]->args->lock_node, at[i]->prefix);
+	}
+	if (nznodes > 0)
+	{
+		bool		sync = wait && zklock_synchronous_release;
+
+		op = ZkReleaseSend(znodes, nznodes, sync);
+		if (op != NULL)
+			(void) ZkReleaseWait(op);
+	}
+	pfree(znodes);
+}
+
+/*
+ * ZkAcquireSet
+ *		Take n locks (args[i], on distinct lock nodes) all at once.  Waits
+ *		as ZkAcquire does (args[0].wait_ms for all); returns false if a try
+ *		did not get every one of them, leaving no node behind.  On success
+ *		grants[i] holds node i, and every grant has the same token.
+ */
+bool
+ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
+{
+	ZkAttempt **at = palloc(sizeof(ZkAttempt *) * n);
+	char		prefix[ZK_PREFIX_LEN + 1];
+	bool		granted = true;
+
+	/* one protection prefix: the set is one attempt */
+	ZkMakeNodePrefix(prefix);
+	for (int i = 0; i < n; i++)
+	{
+		at[i] = ZkAttemptBegin(&args[i], prefix);
+		at[i]->group = at;
+		at[i]->ngroup = n;
+	}
+	memset(grants, 0, sizeof(ZkGrant) * n);
+
+	PG_TRY();
+	{
+		zk_create_set(at, n);
+		for (int i = 0; i < n && granted; i++)
+			granted = ZkAttemptWait(at[i], &grants[i]);
+	}
+	PG_CATCH();
+	{
+		zk_abandon_set(at, n, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (granted)
+	{
+		for (int i = 0; i < n; i++)
+			ZkAttemptGrant(at[i], &grants[i]);
+	}
+	else
+		zk_abandon_set(at, n, true);
+	for (int i = 0; i < n; i++)
+		ZkAttemptFree(at[i]);
+	pfree(at);
+	return granted;
+}
