@@ -15,6 +15,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# the repository, for TAP tests that read its files (t/000_docs.pl); passed
+# on with the other ZKLOCK_* variables
+export ZKLOCK_SRCDIR=$ROOT
 
 passed=0
 failed=0

@@ -1,7 +1,7 @@
 # Coordinating work across database servers with stored procedures, and
 # fencing tokens.
 #
-# import_batches() (the README's main example) holds a shared session
+# import_batches() (doc/reference.md's procedure example) holds a shared session
 # lock for the whole run, so that maintenance (the exclusive lock) waits
 # for every importer, and takes an exclusive transaction lock per batch,
 # committing between batches.  Run with CALL on two servers at once: the
