@@ -14,11 +14,12 @@
 #ifndef VOCABULARY_H
 #define VOCABULARY_H
 
-/* The two lock modes of the read/write recipe. */
+/* The two lock modes of the read/write recipe, and a semaphore's lease. */
 typedef enum ZkLockMode
 {
 	ZK_MODE_EXCLUSIVE,			/* write lock: excludes everyone */
-	ZK_MODE_SHARED				/* read lock: shares with other readers */
+	ZK_MODE_SHARED,				/* read lock: shares with other readers */
+	ZK_MODE_LEASE				/* one of a semaphore's max_leases holds */
 } ZkLockMode;
 
 /* How long a hold lasts. */

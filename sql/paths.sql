@@ -1,5 +1,5 @@
 --
--- paths: every kind of path the contract refuses, and some it accepts.
+-- paths: every kind of path zklock refuses, and some it accepts.
 --
 \set SHOW_CONTEXT never
 

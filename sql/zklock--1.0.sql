@@ -98,7 +98,7 @@ CREATE VIEW zk_locks AS SELECT * FROM zk_locks();
 COMMENT ON VIEW zk_locks IS
 'the ZooKeeper locks held by this backend, one row per path, mode and scope';
 -- Like pg_advisory_lock, the functions are executable by PUBLIC (the
--- default for functions); the view follows them.  README.md, "Security",
+-- default for functions); the view follows them.  doc/security.md
 -- shows how to restrict zklock to a role.
 GRANT SELECT ON zk_locks TO PUBLIC;
 

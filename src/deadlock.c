@@ -358,8 +358,10 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid)
 	{
 		rec->targets[i].lock = lfirst(a);
 		rec->targets[i].node = lfirst(b);
-		rec->targets[i].mode = strcmp(lfirst(c), "shared") == 0 ?
-			ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE;
+		rec->targets[i].mode =
+			strcmp(lfirst(c), "shared") == 0 ? ZK_MODE_SHARED :
+			strcmp(lfirst(c), "lease") == 0 ? ZK_MODE_LEASE :
+			ZK_MODE_EXCLUSIVE;
 		i++;
 	}
 	if (list_length(p.blockers) != list_length(p.owners) ||
@@ -703,11 +705,17 @@ zk_report(ZkMember *cycle, int n)
 
 		if (i > 0)
 			appendStringInfoChar(&detail, '\n');
-		appendStringInfo(&detail,
-						 "Process %d on %s waits for %s ZooKeeper lock \"%s\"; blocked by process %d on %s.",
-						 rec->pid, zk_member_server(rec),
-						 ZkLockModeName(t->mode), t->lock,
-						 next->pid, zk_member_server(next));
+		if (t->mode == ZK_MODE_LEASE)
+			appendStringInfo(&detail,
+							 "Process %d on %s waits for a lease of ZooKeeper semaphore \"%s\"; blocked by process %d on %s.",
+							 rec->pid, zk_member_server(rec), t->lock,
+							 next->pid, zk_member_server(next));
+		else
+			appendStringInfo(&detail,
+							 "Process %d on %s waits for %s ZooKeeper lock \"%s\"; blocked by process %d on %s.",
+							 rec->pid, zk_member_server(rec),
+							 ZkLockModeName(t->mode), t->lock,
+							 next->pid, zk_member_server(next));
 	}
 	pgstat_report_deadlock();
 	ereport(ERROR,

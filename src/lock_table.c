@@ -760,8 +760,8 @@ ZkLockSessionStatus(ZkSessionStatus *status)
 /*
  * ZkLockReportExpiry
  *		If the watcher saw the session expire, raise the ERROR naming the
- *		lost locks now (every zklock call is "the next call" of the
- *		contract), rather than release locks that are already gone.
+ *		lost locks now (the first zklock call after an expiry reports it),
+ *		rather than release locks that are already gone.
  */
 void
 ZkLockReportExpiry(void)

@@ -29,7 +29,16 @@ int			zklock_max_locks_per_backend = 1000;
 const char *
 ZkLockModeName(ZkLockMode mode)
 {
-	return mode == ZK_MODE_EXCLUSIVE ? "exclusive" : "shared";
+	switch (mode)
+	{
+		case ZK_MODE_EXCLUSIVE:
+			return "exclusive";
+		case ZK_MODE_SHARED:
+			return "shared";
+		case ZK_MODE_LEASE:
+			return "lease";
+	}
+	return "unknown";
 }
 
 /*

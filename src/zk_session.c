@@ -1329,7 +1329,7 @@ zk_wait_status(bool (*ready) (void *), void *arg, int64 deadline_ms)
 
 /*
  * zk_wait
- *		zk_wait_status, raising the contract's ERROR when the session
+ *		zk_wait_status, raising zklock's documented ERROR when the session
  *		expired or the connection stayed lost for the session timeout.
  *		Returns true when ready, false when deadline_ms passed.  'what'
  *		and 'path' name the operation in those errors.
@@ -2101,7 +2101,8 @@ zk_session_lost(const char *what, const char *path)
 
 /*
  * ZkRaiseForRc
- *		Turn a ZooKeeper error code into the contract's ERROR.
+ *		Turn a ZooKeeper error code into zklock's documented ERROR (its
+ *		SQLSTATE and message are listed in doc/reference.md).
  */
 void
 ZkRaiseForRc(int rc, const char *what, const char *path)
