@@ -94,6 +94,7 @@ extern const char *ZkCreateSetResult(const ZkOp *op, int i,
 extern int	ZkCreateSetFailure(const ZkOp *op);
 extern ZkOp *ZkGetChildren(const char *path);
 extern ZkOp *ZkGetChildrenWatched(const char *path);
+extern ZkOp *ZkSetData(const char *path, const char *data, int datalen);
 /* which watch a getData leaves on its node */
 typedef enum ZkWatchKind
 {

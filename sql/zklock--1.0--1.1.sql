@@ -70,6 +70,41 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION zk_unlock(text[]) IS
 'releases one session hold on each path of the array, in one round trip; false and a warning if any was not held';
 
--- Semaphores.
+-- Counting semaphores, laid out like Curator's InterProcessSemaphoreV2.
+
+CREATE FUNCTION zk_semaphore_acquire(path text, max_leases int)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'zk_semaphore_acquire'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_semaphore_acquire(text, int) IS
+'takes one lease of the semaphore at path, which admits max_leases holders cluster-wide; waits as long as needed; held until released; returns the fencing token of the lease';
+
+CREATE FUNCTION zk_try_semaphore_acquire(path text, max_leases int, wait_ms int DEFAULT 0)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_try_semaphore_acquire'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_try_semaphore_acquire(text, int, int) IS
+'takes one lease of the semaphore at path if one is free within wait_ms ms; otherwise false, leaving nothing behind';
+
+CREATE FUNCTION zk_xact_semaphore_acquire(path text, max_leases int)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'zk_xact_semaphore_acquire'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_xact_semaphore_acquire(text, int) IS
+'takes one lease of the semaphore at path until the end of the transaction; waits as long as needed; returns the fencing token of the lease';
+
+CREATE FUNCTION zk_try_xact_semaphore_acquire(path text, max_leases int, wait_ms int DEFAULT 0)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_try_xact_semaphore_acquire'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_try_xact_semaphore_acquire(text, int, int) IS
+'takes one lease of the semaphore at path until the end of the transaction if one is free within wait_ms ms; otherwise false';
+
+CREATE FUNCTION zk_semaphore_release(path text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_semaphore_release'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_semaphore_release(text) IS
+'releases one session hold of the lease of the semaphore at path; false and a warning if none is held';
 
 -- Cluster-wide inspection.

@@ -5,7 +5,8 @@
  *		and session-loss callbacks that keep it honest.
  *
  * One entry per (path, mode) the backend holds: one queue node in
- * ZooKeeper, however many times it was taken.  Session and transaction
+ * ZooKeeper, however many times it was taken.  A semaphore's lease is an
+ * entry of mode "lease", its node the lease node (semaphore.c).  Session and transaction
  * holds are counted separately, like PostgreSQL's advisory locks; the node
  * is deleted when the last hold of either kind goes.  Transaction holds
  * remember the subtransaction level that took them, so that ROLLBACK TO
@@ -56,6 +57,7 @@
 #include "lock_recipe.h"
 #include "lock_table.h"
 #include "multi_lock.h"
+#include "semaphore.h"
 #include "node_data.h"
 #include "zk_session.h"
 #include "vocabulary.h"
@@ -88,6 +90,7 @@ typedef struct ZkLockEntry
 	TimestampTz acquired_at;
 	int64		waited_us;
 	char	   *guard_znode;	/* downgrade guard, see file header */
+	int			max_leases;		/* a lease: the semaphore's limit */
 	bool		watched;		/* a held-node watch is set on znode */
 	bool		lost;			/* znode is known to have been deleted */
 } ZkLockEntry;
@@ -277,9 +280,22 @@ zk_entry_for_znode(const char *znode)
 	char	   *path;
 
 	if (slash == NULL || strncmp(znode, zklock_root, rootlen) != 0 ||
-		slash <= znode + rootlen || !ZkParseContender(slash + 1, &c))
+		slash <= znode + rootlen)
 		return NULL;
-	path = pnstrdup(znode + rootlen, slash - (znode + rootlen));
+	if (ZkParseContender(slash + 1, &c))
+		path = pnstrdup(znode + rootlen, slash - (znode + rootlen));
+	else
+	{
+		/* a lease: <root><path>/leases/<name> */
+		const char *leases = "/leases";
+		size_t		len = strlen(leases);
+
+		if (slash - (znode + rootlen) <= (ptrdiff_t) len ||
+			strncmp(slash - len, leases, len) != 0)
+			return NULL;
+		path = pnstrdup(znode + rootlen, slash - len - (znode + rootlen));
+		c.mode = ZK_MODE_LEASE;
+	}
 	entry = zk_lookup(path, c.mode);
 	pfree(path);
 	if (entry == NULL || strcmp(entry->znode, znode) != 0)
@@ -596,6 +612,94 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 	for (int i = 0; i < n; i++)
 		zk_add_hold(zk_lookup(paths[i], mode), scope);
 	*token = newest;
+	return true;
+}
+
+/*
+ * ZkLockAcquireLease
+ *		Take one hold of a lease of the semaphore at path, which admits
+ *		max_leases holders (semaphore.c).  A lease the backend holds
+ *		already stacks, without a ZooKeeper call, if max_leases is the
+ *		same.  wait_ms as for ZkLockAcquire.
+ */
+bool
+ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
+				   int64 wait_ms, int64 *token)
+{
+	ZkLockEntry *entry;
+	ZkSemaphoreArgs args;
+	ZkGrant		grant;
+	TimestampTz start;
+
+	if (max_leases < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_leases must be at least 1, not %d", max_leases)));
+	zk_locks_init();
+	ZkSessionEnsure();
+	zk_collect_held_events();
+
+	entry = zk_lookup(path, ZK_MODE_LEASE);
+	if (entry != NULL && entry->lost)
+		zk_raise_lost(entry, 1);
+	if (entry != NULL)
+	{
+		if (entry->max_leases != max_leases)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
+							path, entry->max_leases, max_leases),
+					 errdetail("This backend holds a lease taken with max_leases = %d.",
+							   entry->max_leases),
+					 errhint("Every user of a semaphore must give it the same max_leases.")));
+		zk_add_hold(entry, scope);
+		*token = entry->token;
+		return true;
+	}
+	zk_check_room(1);
+
+	memset(&args, 0, sizeof(args));
+	args.sem_node = zk_lock_node_path(path);
+	args.sem_path = path;
+	args.max_leases = max_leases;
+	args.wait_ms = wait_ms;
+	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, &args.datalen);
+
+	start = GetCurrentTimestamp();
+	if (!ZkSemaphoreAcquire(&args, &grant))
+		return false;
+	entry = zk_enter_grant(path, ZK_MODE_LEASE, &grant, NULL, start);
+	entry->max_leases = max_leases;
+	zk_add_hold(entry, scope);
+	*token = grant.token;
+	return true;
+}
+
+/*
+ * ZkLockReleaseLease
+ *		Release one session hold of a semaphore's lease; WARNING and false
+ *		if the backend holds no session lease on it.
+ */
+bool
+ZkLockReleaseLease(const char *path)
+{
+	ZkLockEntry *entry = NULL;
+
+	ZkLockReportExpiry();
+	zk_collect_held_events();
+	if (zk_locks != NULL)
+		entry = zk_lookup(path, ZK_MODE_LEASE);
+	if (entry == NULL || entry->session_holds == 0)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
+						path)));
+		return false;
+	}
+	entry->session_holds--;
+	zk_maybe_drop(entry);
+	zk_flush_releases();
 	return true;
 }
 

@@ -1066,6 +1066,21 @@ ZkGetChildrenWatched(const char *path)
 	return op;
 }
 
+/*
+ * ZkSetData
+ *		Start a setData of any version.  An op freed before its answer
+ *		completes in the background.
+ */
+ZkOp *
+ZkSetData(const char *path, const char *data, int datalen)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_EXISTS);
+
+	zk_op_issued(op, zoo_aset(zk_handle(), path, data, datalen, -1,
+							  zk_op_stat_done, op));
+	return op;
+}
+
 /* ZkGetChildren: start a getChildren (no watch). */
 ZkOp *
 ZkGetChildren(const char *path)

@@ -56,6 +56,11 @@ PG_FUNCTION_INFO_V1(zk_xact_rlock_array);
 PG_FUNCTION_INFO_V1(zk_try_xact_lock_array);
 PG_FUNCTION_INFO_V1(zk_try_xact_rlock_array);
 PG_FUNCTION_INFO_V1(zk_unlock_array);
+PG_FUNCTION_INFO_V1(zk_semaphore_acquire);
+PG_FUNCTION_INFO_V1(zk_try_semaphore_acquire);
+PG_FUNCTION_INFO_V1(zk_xact_semaphore_acquire);
+PG_FUNCTION_INFO_V1(zk_try_xact_semaphore_acquire);
+PG_FUNCTION_INFO_V1(zk_semaphore_release);
 PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);
 PG_FUNCTION_INFO_V1(zk_session);
@@ -82,6 +87,8 @@ static int64 lock_set_blocking(FunctionCallInfo fcinfo, ZkLockMode mode,
 							   ZkLockScope scope);
 static bool lock_set_try(FunctionCallInfo fcinfo, ZkLockMode mode,
 						 ZkLockScope scope);
+static int64 lease_blocking(FunctionCallInfo fcinfo, ZkLockScope scope);
+static bool lease_try(FunctionCallInfo fcinfo, ZkLockScope scope);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
 
@@ -520,6 +527,78 @@ zk_unlock_array(PG_FUNCTION_ARGS)
 	int			n = path_array(PG_GETARG_ARRAYTYPE_P(0), &paths);
 
 	PG_RETURN_BOOL(ZkLockReleaseSet(paths, n));
+}
+
+/*
+ * lease_blocking
+ *		zk_semaphore_acquire and zk_xact_semaphore_acquire: wait as long as
+ *		needed; return the lease's token.
+ */
+static int64
+lease_blocking(FunctionCallInfo fcinfo, ZkLockScope scope)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int32		max_leases = PG_GETARG_INT32(1);
+	int64		token = 0;
+
+	(void) ZkLockAcquireLease(path, max_leases, scope, -1, &token);
+	return token;
+}
+
+/*
+ * lease_try
+ *		zk_try_semaphore_acquire and its transaction form: wait at most
+ *		wait_ms (default 0).
+ */
+static bool
+lease_try(FunctionCallInfo fcinfo, ZkLockScope scope)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int32		max_leases = PG_GETARG_INT32(1);
+	int32		wait_ms = PG_NARGS() > 2 ? PG_GETARG_INT32(2) : 0;
+	int64		token;
+
+	if (wait_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_ms must not be negative")));
+	return ZkLockAcquireLease(path, max_leases, scope, wait_ms, &token);
+}
+
+Datum
+zk_semaphore_acquire(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lease_blocking(fcinfo, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_try_semaphore_acquire(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lease_try(fcinfo, ZK_SCOPE_SESSION));
+}
+
+Datum
+zk_xact_semaphore_acquire(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(lease_blocking(fcinfo, ZK_SCOPE_TRANSACTION));
+}
+
+Datum
+zk_try_xact_semaphore_acquire(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(lease_try(fcinfo, ZK_SCOPE_TRANSACTION));
+}
+
+/*
+ * zk_semaphore_release
+ *		Release one session hold of a semaphore's lease.
+ */
+Datum
+zk_semaphore_release(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockReleaseLease(path));
 }
 
 static TimestampTz
