@@ -20,6 +20,12 @@
  *       (before blocking), then "acquired KIND" or, after MS milliseconds
  *       (no MS or -1: wait as long as needed), "timeout KIND".
  *   release KIND   -> "released KIND"
+ *   sem N [MS] | semmutex [MS]
+ *       acquire one lease of an InterProcessSemaphoreV2 with N leases, or an
+ *       InterProcessSemaphoreMutex, on LOCK_NODE; prints "acquiring sem"
+ *       then "acquired sem" or "timeout sem" (likewise for semmutex).
+ *   semrelease     -> "released sem": returns the oldest lease held
+ *   semmutexrelease -> "released semmutex"
  *   path NODE      -> "path NODE": use lock node NODE from now on (no lock
  *                     may be held)
  *   nodes          -> "nodes N1,N2,..." the lock node's children, sorted
@@ -46,6 +52,9 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorClient
@@ -83,6 +92,8 @@ public class CuratorClient
 		InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, lockNode);
 		InterProcessMutex mutex = new InterProcessMutex(client, lockNode);
 		long sessionId = client.getZookeeperClient().getZooKeeper().getSessionId();
+		List<Lease> leases = new ArrayList<>();
+		InterProcessSemaphoreMutex semMutex = null;
 
 		say("ready addr=" + new String(CuratorFrameworkFactory.getLocalAddress(),
 									   StandardCharsets.UTF_8)
@@ -123,6 +134,50 @@ public class CuratorClient
 						say((got ? "acquired " : "timeout ") + cmd);
 						break;
 					}
+					case "sem":
+					{
+						int n = Integer.parseInt(w[1]);
+						long ms = w.length > 2 ? Long.parseLong(w[2]) : -1;
+						InterProcessSemaphoreV2 sem =
+							new InterProcessSemaphoreV2(client, lockNode, n);
+						Lease lease;
+
+						say("acquiring sem");
+						if (ms < 0)
+							lease = sem.acquire();
+						else
+							lease = sem.acquire(ms, TimeUnit.MILLISECONDS);
+						if (lease != null)
+							leases.add(lease);
+						say((lease != null ? "acquired " : "timeout ") + "sem");
+						break;
+					}
+					case "semrelease":
+						leases.remove(0).close();
+						say("released sem");
+						break;
+					case "semmutex":
+					{
+						long ms = w.length > 1 ? Long.parseLong(w[1]) : -1;
+						boolean got;
+
+						if (semMutex == null)
+							semMutex = new InterProcessSemaphoreMutex(client, lockNode);
+						say("acquiring semmutex");
+						if (ms < 0)
+						{
+							semMutex.acquire();
+							got = true;
+						}
+						else
+							got = semMutex.acquire(ms, TimeUnit.MILLISECONDS);
+						say((got ? "acquired " : "timeout ") + "semmutex");
+						break;
+					}
+					case "semmutexrelease":
+						semMutex.release();
+						say("released semmutex");
+						break;
 					case "release":
 					{
 						String kind = w.length > 1 ? w[1] : "";
@@ -137,6 +192,7 @@ public class CuratorClient
 							|| mutex.isAcquiredInThisProcess())
 							throw new IllegalStateException("release the locks first");
 						lockNode = w[1];
+						semMutex = null;
 						rw = new InterProcessReadWriteLock(client, lockNode);
 						mutex = new InterProcessMutex(client, lockNode);
 						say("path " + lockNode);
