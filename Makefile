@@ -17,7 +17,7 @@ SHLIB_LINK = -lzookeeper_mt
 # running ZooKeeper; test/run-tests.sh starts one and runs them with
 # "make installcheck".
 REGRESS = setup api paths errors xact multi privileges
-ISOLATION = blocking readers cancel timeouts deadlock
+ISOLATION = blocking readers cancel timeouts deadlock semaphore
 ISOLATION_OPTS = --load-extension=zklock
 
 PG_CONFIG ?= pg_config
