@@ -12,6 +12,7 @@ pkgs=(
 	libipc-run-perl							# PostgreSQL's TAP test modules
 	python3-kazoo							# interoperability tests (kazoo)
 	libcurator-recipes-java default-jdk-headless	# interoperability tests (Curator)
+	stunnel4 openssl						# TLS tests: a tunnel to ZooKeeper's secureClientPort, test certificates
 )
 
 missing=()

@@ -66,6 +66,26 @@ sub zk_standalone
 	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };
 }
 
+# zk_secure(%opts): start a standalone server whose only client port is a
+# TLS one (test/zkctl secure: no plaintext port at all); returns a hash
+# with dir, ports (the secure port) and tls (the directory of the test CA
+# ca.pem, the server's certificate, and client.pem/client.key signed by
+# the CA); no hosts: a plaintext client must go through a TLS tunnel.
+# Options as for zk_standalone (cfg lines override the TLS settings, e.g.
+# ssl.clientAuth=need).
+push @EXPORT, qw(zk_secure);
+sub zk_secure
+{
+	my (%opts) = @_;
+	my $port = _free_port_triple();
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_tls_$port";
+	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
+	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
+	zkctl('secure', $dir, $port);
+	push @started, $dir;
+	return { dir => $dir, ports => [$port], tls => "$dir/tls" };
+}
+
 # zk_ensemble(): start a three-server ensemble.
 sub zk_ensemble
 {
