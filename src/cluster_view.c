@@ -15,7 +15,15 @@
  * out like Apache Curator's InterProcessSemaphoreV2: its "leases" children
  * ("_c_<uuid>-lease-<seq>", or "lease-<seq>") are the holders and its
  * "locks" children ("-lock-" contenders) the acquirers waiting their turn;
- * neither child is walked as a lock path of its own.
+ * neither child is walked as a lock path of its own (unless it holds
+ * what a semaphore does not: contenders other than "-lock-" nodes make the
+ * child a lock path, and other children are walked).
+ *
+ * Nodes that vanish between reads are left out.  Nodes whose ACL refuses
+ * reading are left out too, and counted in one WARNING at the end (as
+ * pg_stat_activity hides what a role may not see rather than failing);
+ * any other refusal, and a connection not regained while the session may
+ * live, is the contract's ERROR.
  *
  * For each lock path found, the holders are read (getData: the owner's
  * description and the fencing token) and the oldest waiting node is
@@ -168,6 +176,7 @@ struct ZkScan
 	ZkReq	   *sent_tail;
 	int			nsent;
 	bool		reconnect;		/* a lost connection: drain, wait, resend */
+	int			nrefused;		/* nodes left out: ZNOAUTH */
 	uint64		nrequests;
 	int			npaths;
 	/* ZK_GOAL_LOCKS */
@@ -207,6 +216,8 @@ static void zk_scan_push(ZkScan *scan, ZkReqKind kind, char *znode,
 static void zk_scan_run(ZkScan *scan);
 static void zk_scan_send(ZkScan *scan, ZkReq *req);
 static void zk_scan_raise(ZkScan *scan, int rc) pg_attribute_noreturn();
+static bool zk_scan_skip(ZkScan *scan, int rc);
+static void zk_scan_report_refused(ZkScan *scan);
 static void zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 static ZkPathScan *zk_path_new(ZkScan *scan, const char *path,
 							   const char *node, bool semaphore);
@@ -371,6 +382,46 @@ zk_scan_raise(ZkScan *scan, int rc)
 	ZkRaiseForRc(rc, scan->what, scan->where);
 }
 
+/*
+ * zk_scan_skip
+ *		An answer that leaves a node out rather than failing the scan: the
+ *		node vanished, or (except for the one queue of zk_lock_queue) its
+ *		ACL does not let us read it, which is counted for the WARNING at
+ *		the end (zk_scan_report_refused).
+ */
+static bool
+zk_scan_skip(ZkScan *scan, int rc)
+{
+	if (rc == ZNONODE)
+		return true;
+	if (rc == ZNOAUTH && scan->goal != ZK_GOAL_QUEUE)
+	{
+		scan->nrefused++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * zk_scan_report_refused
+ *		Say that nodes were left out because ZooKeeper refused to read
+ *		them, as pg_stat_activity hides what a role may not see instead of
+ *		failing.
+ */
+static void
+zk_scan_report_refused(ZkScan *scan)
+{
+	if (scan->nrefused == 0)
+		return;
+	ereport(WARNING,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg_plural("%d ZooKeeper node under \"%s\" could not be read",
+						   "%d ZooKeeper nodes under \"%s\" could not be read",
+						   scan->nrefused, scan->nrefused, scan->where),
+			 errdetail("ZooKeeper refused access because of the nodes' ACLs; the locks in and below them are not shown."),
+			 errhint("Check zklock.auth and the ACLs under zklock.root.")));
+}
+
 /* ------------------------------------------------------------------------
  * The walk.
  * ------------------------------------------------------------------------
@@ -391,13 +442,13 @@ zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	int			ncontenders = 0;
 	ZkContender dummy;
 
-	if (op->rc == ZNONODE)
+	if (op->rc != ZOK)
 	{
+		if (!zk_scan_skip(scan, op->rc))
+			zk_scan_raise(scan, op->rc);
 		pfree(path);
 		return;
 	}
-	if (op->rc != ZOK)
-		zk_scan_raise(scan, op->rc);
 
 	for (int i = 0; i < op->nchildren; i++)
 	{
@@ -577,12 +628,50 @@ zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 {
 	ZkPathScan *ps = (ZkPathScan *) req->target;
 
-	if (op->rc != ZOK && op->rc != ZNONODE)
+	const char *list = req->index == 0 ? "leases" : "locks";
+	bool		foreign = false;
+
+	if (op->rc != ZOK && !zk_scan_skip(scan, op->rc))
 		zk_scan_raise(scan, op->rc);
+
+	/*
+	 * Anything but leases in "leases", or anything but "-lock-" nodes in
+	 * "locks", is not the semaphore's: contenders make a lock path of the
+	 * child itself, other children are walked.
+	 */
+	for (int i = 0; i < op->nchildren; i++)
+	{
+		const char *name = op->children[i];
+		ZkContender c;
+		int32		seq;
+
+		if (ZkParseContender(name, &c))
+		{
+			if (req->index == 0 || !c.blind)
+				foreign = true;
+		}
+		else if (req->index == 1 || !zk_parse_lease(name, &seq))
+			zk_scan_push(scan, ZK_REQ_CHILDREN,
+						 psprintf("%s/%s", req->znode, name), zk_walk_done,
+						 psprintf("%s/%s/%s", strcmp(ps->path, "/") == 0 ?
+								  "" : ps->path, list, name), 0);
+	}
+	if (foreign)
+	{
+		char	   *path = psprintf("%s/%s", strcmp(ps->path, "/") == 0 ?
+									"" : ps->path, list);
+		ZkPathScan *lp = zk_path_new(scan, path, req->znode, false);
+
+		zk_path_queue(lp, op->children, op->nchildren);
+		zk_path_start(scan, lp);
+		pfree(path);
+	}
+
 	if (req->index == 0)
 		zk_path_leases(ps, op->children, op->nchildren);
 	else
-		zk_path_queue(ps, op->children, op->nchildren);
+		zk_path_queue(ps, foreign ? NULL : op->children,
+					  foreign ? 0 : op->nchildren);
 	if (--ps->pending > 0)
 		return;
 	if (ps->queue == NULL)
@@ -659,13 +748,13 @@ zk_path_start(ZkScan *scan, ZkPathScan *ps)
 static void
 zk_node_store(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op)
 {
-	if (op->rc == ZNONODE)
+	if (op->rc != ZOK)
 	{
+		if (!zk_scan_skip(scan, op->rc))
+			zk_scan_raise(scan, op->rc);
 		ni->gone = true;
 		return;
 	}
-	if (op->rc != ZOK)
-		zk_scan_raise(scan, op->rc);
 	ni->read = true;
 	ni->owner = op->stat.ephemeralOwner;
 	ni->czxid = op->stat.czxid;
@@ -833,6 +922,7 @@ ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
 							 scan.npaths, root, prefix,
 							 (unsigned long long) scan.nrequests,
 							 (long long) (ZkNowMs() - start))));
+	zk_scan_report_refused(&scan);
 	MemoryContextDelete(scan.cxt);
 }
 
@@ -956,14 +1046,14 @@ zk_blocker_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	ZkBlockerInfo *row;
 	MemoryContext old;
 
-	if (op->rc == ZNONODE || (op->rc == ZOK && br->lease &&
-							  zk_is_me(scan, op->value, op->value_len)))
+	if (op->rc != ZOK && !zk_scan_skip(scan, op->rc))
+		zk_scan_raise(scan, op->rc);
+	if (op->rc != ZOK ||
+		(br->lease && zk_is_me(scan, op->value, op->value_len)))
 	{
 		pfree(br);
 		return;
 	}
-	if (op->rc != ZOK)
-		zk_scan_raise(scan, op->rc);
 
 	old = MemoryContextSwitchTo(scan->rows_cxt);
 	r = palloc0(sizeof(ZkBlockerRow));
@@ -1046,6 +1136,7 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 	 * A node of the waiter's own session ahead of its reader means that
 	 * the reader was granted by a downgrade: that node waits for nothing.
 	 */
+	zk_scan_report_refused(&scan);
 	*blockers = palloc(sizeof(ZkBlockerInfo) * Max(list_length(scan.rows), 1));
 	foreach(lc, scan.rows)
 	{

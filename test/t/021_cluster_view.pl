@@ -269,7 +269,9 @@ my $py = IPC::Run::start(
 		kazoo_python(), '-c', <<"PY"
 import sys
 from kazoo.client import KazooClient
+from kazoo.security import make_digest_acl
 c = KazooClient(hosts='127.0.0.1:$port'); c.start(timeout=10)
+c.create('/zklock/cv/acl', b'', acl=[make_digest_acl('u', 'p', all=True)])
 u = '_c_00000000-0000-4000-8000-00000000000%d-'
 c.ensure_path('/zklock/cv/sem/leases')
 c.ensure_path('/zklock/cv/sem/locks')
@@ -285,6 +287,7 @@ sys.stdin.read()
 c.stop()
 c.start(timeout=10)
 c.delete('/zklock/cv/sem', recursive=True)
+c.delete('/zklock/cv/acl')
 c.stop()
 PY
 	],
@@ -303,8 +306,29 @@ is( $na->safe_psql(
 	'a semaphore: its leases are the holders, its acquirers the waiters');
 is( $na->safe_psql(
 		'postgres',
-		q{SELECT count(*) FROM zk_cluster_locks WHERE path LIKE '/cv/sem/%'}),
+		q{SELECT count(*) FROM zk_cluster_locks('/cv/sem') WHERE path <> '/cv/sem'}),
 	'0', 'its "leases" and "locks" are not lock paths of their own');
+
+# a lock path named like a semaphore's child is still a lock path
+my ($as, $as_pid) = session($na, 'a_leases');
+$as->query_safe(q{SELECT zk_lock('/cv/s2/leases')});
+is( $nb->safe_psql(
+		'postgres', q{
+		SELECT string_agg(concat_ws('|', path, kind, mode, holders, pid), ',')
+		FROM zk_cluster_locks('/cv/s2')}),
+	"/cv/s2/leases|lock|exclusive|1|$as_pid",
+	'a lock path ending in "leases" is listed as a lock, not taken for a semaphore');
+$as->query_safe(q{SELECT zk_unlock_all()});
+
+# a node whose ACL refuses reading is left out, with a WARNING
+{
+	my ($ret, $stdout, $stderr) = $na->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT count(DISTINCT path) FROM zk_cluster_locks('/cv')");
+	is($stdout, '5', 'a node that cannot be read does not hide the others');
+	like( $stderr,
+		qr/WARNING:  42501: 1 ZooKeeper node under "\/cv" could not be read/,
+		'the node that cannot be read is reported in a WARNING (42501)');
+}
 $in = "done\n";
 $py->finish;
 
@@ -365,7 +389,7 @@ is( $na->safe_psql(
 	"0\n0\n0\n4",
 	'ALTER EXTENSION UPDATE from 1.0 adds them, each with a comment');
 
-$_->quit for ($bw, $ar, $br1, $br2, $ar3, $aw, $br4, $bo, $ad, $bd, $ak);
+$_->quit for ($bw, $ar, $br1, $br2, $ar3, $aw, $br4, $bo, $ad, $bd, $ak, $as);
 client_stop($k);
 $na->stop;
 $nb->stop;
