@@ -148,8 +148,6 @@ typedef struct ZkPathScan
 	char	   *node;			/* its ZooKeeper node */
 	bool		semaphore;
 	int			pending;		/* requests outstanding for it */
-	bool		lists_done;		/* semaphore: both child lists are in */
-	bool		emitted;
 	/* the queue: contenders of a lock, acquirers ("locks") of a semaphore */
 	char	   *queue_node;		/* their parent */
 	const char *queue_prefix;	/* "" or "locks/", for znode columns */
@@ -676,7 +674,6 @@ zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 		return;
 	if (ps->queue == NULL)
 		zk_path_queue(ps, NULL, 0);
-	ps->lists_done = true;
 	if (ps->nleases == 0 && ps->n == 0)
 	{
 		zk_path_free(scan, ps);
