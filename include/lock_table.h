@@ -10,6 +10,7 @@
 
 #include "datatype/timestamp.h"
 
+#include "cluster_view.h"
 #include "lock_recipe.h"
 #include "vocabulary.h"
 
@@ -40,6 +41,11 @@ extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
 extern int	ZkLockReadQueue(const char *path, ZkQueueEntry **entries);
+extern int	ZkLockReadQueueHead(const char *path, int max_rows,
+								ZkQueueEntry **entries);
+extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,
+							  void *arg);
+extern int	ZkLockBlockers(int pid, ZkBlockerInfo **blockers);
 extern void ZkLockSessionStatus(ZkSessionStatus *status);
 
 #endif							/* LOCK_TABLE_H */

@@ -53,6 +53,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cluster_view.h"
 #include "contender.h"
 #include "lock_recipe.h"
 #include "lock_table.h"
@@ -859,6 +860,60 @@ void
 ZkLockSessionStatus(ZkSessionStatus *status)
 {
 	ZkSessionGetStatus(status);
+}
+
+/*
+ * ZkLockReadQueueHead
+ *		The first max_rows nodes of the cluster's queue of a lock path
+ *		(all if max_rows < 0), in order, reading node data for those only
+ *		(zk_lock_queue with max_rows); our own downgrade read node shows
+ *		as granted.  Returns the number of entries.
+ */
+int
+ZkLockReadQueueHead(const char *path, int max_rows, ZkQueueEntry **entries)
+{
+	char	   *lock_node;
+	int			n;
+
+	zk_ensure_session();
+	lock_node = zk_lock_node_path(path);
+	n = ZkReadQueueHead(lock_node, path, max_rows, entries);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
+
+		if (!(*entries)[i].granted && zk_holds_node(path, znode))
+			(*entries)[i].granted = true;
+		pfree(znode);
+	}
+	pfree(lock_node);
+	return n;
+}
+
+/*
+ * ZkLockClusterScan
+ *		Every lock path with a queue under the prefix ("" for all of
+ *		zklock.root), cluster-wide, handed to cb one at a time
+ *		(zk_cluster_locks).  Opens the session if needed.
+ */
+void
+ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb, void *arg)
+{
+	zk_ensure_session();
+	ZkClusterScan(zklock_root, prefix, cb, arg);
+}
+
+/*
+ * ZkLockBlockers
+ *		The queue nodes, on any server, that block the waiting backend
+ *		'pid' of this server (zk_blocking_pids).  Opens the session if
+ *		needed.  Returns the number of entries.
+ */
+int
+ZkLockBlockers(int pid, ZkBlockerInfo **blockers)
+{
+	zk_ensure_session();
+	return ZkClusterBlockers(zklock_root, pid, blockers);
 }
 
 /*

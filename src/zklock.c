@@ -23,6 +23,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -91,6 +94,10 @@ static int64 lease_blocking(FunctionCallInfo fcinfo, ZkLockScope scope);
 static bool lease_try(FunctionCallInfo fcinfo, ZkLockScope scope);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
+static int	queue_max_rows(int32 max_rows);
+static void set_owner_columns(Datum *values, bool *nulls, int k,
+							  const char *data, int datalen);
+static void cluster_locks_row(const ZkClusterLock *lock, void *arg);
 
 /*
  * check_locks_not_held
@@ -653,7 +660,8 @@ zk_locks(PG_FUNCTION_ARGS)
 /*
  * zk_lock_queue
  *		The whole cluster's queue for a path, in order, with each node's
- *		owner as far as its data tells.
+ *		owner as far as its data tells.  zk_lock_queue(path, max_rows) is
+ *		the same function: the first max_rows nodes only.
  */
 Datum
 zk_lock_queue(PG_FUNCTION_ARGS)
@@ -663,7 +671,11 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 	ZkQueueEntry *entries;
 	int			n;
 
-	n = ZkLockReadQueue(path, &entries);
+	if (PG_NARGS() > 1)
+		n = ZkLockReadQueueHead(path, queue_max_rows(PG_GETARG_INT32(1)),
+								&entries);
+	else
+		n = ZkLockReadQueue(path, &entries);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)
@@ -694,6 +706,167 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 		text = ZkNodeDataAsText(entries[i].data, entries[i].datalen);
 		TEXT_OR_NULL(13, text);
 #undef TEXT_OR_NULL
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * queue_max_rows
+ *		zk_lock_queue's max_rows, checked.
+ */
+static int
+queue_max_rows(int32 max_rows)
+{
+	if (max_rows < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rows must not be negative")));
+	return max_rows;
+}
+
+/* Where zk_cluster_locks' rows go. */
+typedef struct ClusterLocksState
+{
+	ReturnSetInfo *rsinfo;
+} ClusterLocksState;
+
+/*
+ * set_owner_columns
+ *		The owner columns (cluster_name, host, port, pid, database,
+ *		user_name, application_name) at values[k..k+6] from node data;
+ *		NULL where the data does not say.
+ */
+static void
+set_owner_columns(Datum *values, bool *nulls, int k, const char *data,
+				  int datalen)
+{
+	ZkOwner		owner;
+	const char *texts[7];
+
+	ZkParseNodeData(data, datalen, &owner);
+	texts[0] = owner.cluster_name;
+	texts[1] = owner.host;
+	texts[4] = owner.database;
+	texts[5] = owner.user;
+	texts[6] = owner.application_name;
+	for (int i = 0; i < 7; i++)
+	{
+		if (i == 2 || i == 3)
+			continue;
+		nulls[k + i] = (texts[i] == NULL);
+		if (texts[i] != NULL)
+			values[k + i] = CStringGetTextDatum(texts[i]);
+	}
+	values[k + 2] = Int32GetDatum(owner.port);
+	nulls[k + 2] = owner.port < 0;
+	values[k + 3] = Int32GetDatum(owner.pid);
+	nulls[k + 3] = owner.pid < 0;
+}
+
+/*
+ * cluster_locks_row
+ *		The rows of one lock path: one per holder, or one with empty holder
+ *		columns when nobody holds it (all its nodes wait).
+ */
+static void
+cluster_locks_row(const ZkClusterLock *lock, void *arg)
+{
+	ClusterLocksState *state = (ClusterLocksState *) arg;
+	ReturnSetInfo *rsinfo = state->rsinfo;
+
+	for (int h = 0; h < Max(lock->nholders, 1); h++)
+	{
+		Datum		values[16];
+		bool		nulls[16] = {0};
+
+		values[0] = CStringGetTextDatum(lock->path);
+		values[1] = CStringGetTextDatum(lock->kind);
+		values[3] = Int32GetDatum(lock->nholders);
+		values[4] = Int32GetDatum(lock->nwaiters);
+		values[5] = TimestampTzGetDatum(unix_ms_to_timestamptz(lock->oldest_wait_ms));
+		nulls[5] = lock->oldest_wait_ms < 0;
+		if (lock->nholders > 0)
+		{
+			const ZkClusterHolder *holder = &lock->holders[h];
+
+			values[2] = CStringGetTextDatum(holder->mode);
+			values[6] = Int64GetDatum(holder->token);
+			values[7] = TimestampTzGetDatum(unix_ms_to_timestamptz(holder->ctime_ms));
+			values[8] = CStringGetTextDatum(holder->znode);
+			set_owner_columns(values, nulls, 9, holder->data, holder->datalen);
+		}
+		else
+		{
+			nulls[2] = true;
+			for (int i = 6; i < 16; i++)
+				nulls[i] = true;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+PG_FUNCTION_INFO_V1(zk_cluster_locks);
+
+/*
+ * zk_cluster_locks
+ *		Every lock path with a queue under the prefix ("/": all of
+ *		zklock.root), across the whole ensemble: one row per holder.
+ */
+Datum
+zk_cluster_locks(PG_FUNCTION_ARGS)
+{
+	char	   *prefix = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ClusterLocksState state;
+
+	/* "/" is every lock; anything else is a lock path */
+	prefix = strcmp(prefix, "/") == 0 ? "" : ZkCheckLockPath(prefix);
+
+	InitMaterializedSRF(fcinfo, 0);
+	state.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ZkLockClusterScan(prefix, cluster_locks_row, &state);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(zk_blocking_pids);
+
+/*
+ * zk_blocking_pids
+ *		For a backend of this server that waits in a zklock queue: the
+ *		nodes, on any server, that block it, one row per blocking node and
+ *		waiting node.  No rows for a pid that is not a backend of this
+ *		server waiting on an extension's wait event (the scan is not even
+ *		started then).
+ */
+Datum
+zk_blocking_pids(PG_FUNCTION_ARGS)
+{
+	int32		pid = PG_GETARG_INT32(0);
+	ReturnSetInfo *rsinfo;
+	PGPROC	   *proc;
+	ZkBlockerInfo *blockers;
+	int			n = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	proc = BackendPidGetProc(pid);
+	if (proc != NULL && pid != MyProcPid &&
+		(proc->wait_event_info & 0xFF000000) == PG_WAIT_EXTENSION)
+		n = ZkLockBlockers(pid, &blockers);
+
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[12];
+		bool		nulls[12] = {0};
+
+		values[0] = CStringGetTextDatum(blockers[i].path);
+		values[1] = CStringGetTextDatum(blockers[i].waiter_znode);
+		values[2] = CStringGetTextDatum(blockers[i].znode);
+		values[3] = CStringGetTextDatum(blockers[i].mode);
+		values[4] = BoolGetDatum(blockers[i].granted);
+		set_owner_columns(values, nulls, 5, blockers[i].data,
+						  blockers[i].datalen);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * cluster_view.h
+ *		Cluster-wide inspection: every lock with a queue, who blocks a
+ *		waiting backend, and the head of a long queue.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef CLUSTER_VIEW_H
+#define CLUSTER_VIEW_H
+
+#include "lock_recipe.h"
+
+/* One node that holds a lock path (a granted queue node, or a lease). */
+typedef struct ZkClusterHolder
+{
+	const char *znode;			/* child name; "leases/<name>" for a lease */
+	const char *mode;			/* "exclusive", "shared" or "lease" */
+	int64		token;			/* fencing token: the node's czxid */
+	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
+	const char *data;			/* node data, NULL if none */
+	int			datalen;
+} ZkClusterHolder;
+
+/* One lock path with a queue, as the cluster scan found it. */
+typedef struct ZkClusterLock
+{
+	const char *path;			/* lock path, "/a/b" (UTF-8) */
+	const char *kind;			/* "lock" or "semaphore" */
+	int			nholders;
+	ZkClusterHolder *holders;	/* in queue (or lease) order */
+	int			nwaiters;
+	int64		oldest_wait_ms; /* creation time of the oldest waiting node,
+								 * ms since the Unix epoch; -1: no waiter */
+} ZkClusterLock;
+
+/* Called once per lock path found; the data is valid during the call. */
+typedef void (*ZkClusterLockCallback) (const ZkClusterLock *lock, void *arg);
+
+/* One queue node that blocks a waiting backend. */
+typedef struct ZkBlockerInfo
+{
+	char	   *path;			/* the lock path waited for */
+	char	   *waiter_znode;	/* the waiter's node (child name) */
+	char	   *znode;			/* the blocking node (child name) */
+	const char *mode;			/* its mode: "exclusive", "shared", "lease" */
+	bool		granted;		/* it holds the lock; else it waits ahead */
+	char	   *data;			/* its data, NULL if none */
+	int			datalen;
+} ZkBlockerInfo;
+
+extern void ZkClusterScan(const char *root, const char *prefix,
+						  ZkClusterLockCallback cb, void *arg);
+extern int	ZkClusterBlockers(const char *root, int pid,
+							  ZkBlockerInfo **blockers);
+extern int	ZkReadQueueHead(const char *lock_node, const char *lock_path,
+							int max_rows, ZkQueueEntry **entries);
+
+#endif							/* CLUSTER_VIEW_H */
