@@ -10,6 +10,11 @@
  *   mutex     InterProcessMutex on /bench/curator_mutex: acquire(), release()
  *   rwwrite   InterProcessReadWriteLock on /bench/curator_rw:
  *             writeLock().acquire(), writeLock().release()
+ *   multiN    (N a number, e.g. multi10, multi100) InterProcessMultiLock over
+ *             N InterProcessMutex on /zklock/bench/multi_c/N/p1 ..
+ *             /zklock/bench/multi_c/N/pN: acquire(), release()
+ *   semaphore InterProcessSemaphoreV2 on /zklock/bench/sem_c with maxLeases
+ *             4: lease = acquire(), returnLease(lease)
  *
  * Each op is one acquire plus one release, timed with System.nanoTime().
  * Ops during the first WARMUP_SECONDS (default 2; the JIT compiles the hot
@@ -38,17 +43,36 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryOneTime;
 
 public class CuratorBench
 {
+	/* one timed op: an acquire and its release */
+	interface Cycle
+	{
+		void run() throws Exception;
+	}
+
+	/* acquire() and release() of a lock, as one op */
+	static Cycle lockCycle(InterProcessLock lock)
+	{
+		return () -> {
+			if (!lock.acquire(30, TimeUnit.SECONDS))
+				throw new IllegalStateException("acquire timed out");
+			lock.release();
+		};
+	}
+
 	public static void main(String[] args) throws Exception
 	{
 		if (args.length < 4)
 		{
-			System.err.println("usage: CuratorBench HOSTS mutex|rwwrite SECONDS OUTFILE [WARMUP_SECONDS]\n"
+			System.err.println("usage: CuratorBench HOSTS mutex|rwwrite|multiN|semaphore SECONDS OUTFILE [WARMUP_SECONDS]\n"
 							   + "       CuratorBench HOSTS contend THREADS SECONDS OUTFILE START_EPOCH_MS [per-thread|shared]");
 			System.exit(2);
 		}
@@ -69,11 +93,29 @@ public class CuratorBench
 		if (!client.blockUntilConnected(30, TimeUnit.SECONDS))
 			throw new IllegalStateException("could not connect to " + hosts);
 
-		InterProcessLock lock;
+		Cycle cycle;
 		if (mode.equals("mutex"))
-			lock = new InterProcessMutex(client, "/bench/curator_mutex");
+			cycle = lockCycle(new InterProcessMutex(client, "/bench/curator_mutex"));
 		else if (mode.equals("rwwrite"))
-			lock = new InterProcessReadWriteLock(client, "/bench/curator_rw").writeLock();
+			cycle = lockCycle(new InterProcessReadWriteLock(client, "/bench/curator_rw").writeLock());
+		else if (mode.matches("multi[0-9]+"))
+		{
+			int npaths = Integer.parseInt(mode.substring("multi".length()));
+			List<String> paths = new ArrayList<>();
+			for (int i = 1; i <= npaths; i++)
+				paths.add("/zklock/bench/multi_c/" + npaths + "/p" + i);
+			cycle = lockCycle(new InterProcessMultiLock(client, paths));
+		}
+		else if (mode.equals("semaphore"))
+		{
+			InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, "/zklock/bench/sem_c", 4);
+			cycle = () -> {
+				Lease lease = sem.acquire(30, TimeUnit.SECONDS);
+				if (lease == null)
+					throw new IllegalStateException("acquire timed out");
+				sem.returnLease(lease);
+			};
+		}
 		else
 			throw new IllegalArgumentException("unknown mode " + mode);
 
@@ -86,9 +128,7 @@ public class CuratorBench
 			long t0 = System.nanoTime();
 			if (t0 >= tEnd)
 				break;
-			if (!lock.acquire(30, TimeUnit.SECONDS))
-				throw new IllegalStateException("acquire timed out");
-			lock.release();
+			cycle.run();
 			long t1 = System.nanoTime();
 			if (t0 < tRec)
 				continue;

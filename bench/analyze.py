@@ -13,7 +13,9 @@ within each round, then summarised as the median over rounds (with the
 range over rounds), so that slow drift of the shared machine cancels.
 Targets are judged on the median-based ratios (robust to the latency
 spikes other jobs on this machine cause); the mean-based ratios are shown
-next to them.
+next to them.  The multi and semaphore phases have rounds of their own
+(machine.txt: multi_rounds, semaphore_rounds) and are treated the same way.
+Any subset of phases may be present: what did not run is "not measured".
 """
 import glob
 import json
@@ -52,6 +54,19 @@ LABELS = {
     "curator_mutex": "Curator Mutex",
     "curator_rw_write": "Curator RW write",
 }
+# the multi and semaphore phases: variants of their own, rounds of their
+# own (their raw files are named like the latency variants')
+MULTI_VARIANTS = [
+    ("multi_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
+    ("sql_multi10", "pgbench: SELECT zk_lock(ARRAY[10 paths]); SELECT zk_unlock(ARRAY[the same 10])"),
+    ("curator_multi10", "Curator 5.4 InterProcessMultiLock over 10 InterProcessMutex: acquire(); release()"),
+    ("sql_multi100", "pgbench: SELECT zk_lock(ARRAY[100 paths]); SELECT zk_unlock(ARRAY[the same 100])"),
+    ("curator_multi100", "Curator 5.4 InterProcessMultiLock over 100 InterProcessMutex: acquire(); release()"),
+]
+SEM_VARIANTS = [
+    ("sql_semaphore", "pgbench: SELECT zk_semaphore_acquire('/bench/sem', 4); SELECT zk_semaphore_release('/bench/sem')"),
+    ("curator_semaphore", "Curator 5.4 InterProcessSemaphoreV2 (maxLeases 4): lease = acquire(); returnLease(lease)"),
+]
 NAN = float("nan")
 
 # the targets' limits
@@ -62,6 +77,9 @@ T_CONTEND_PEER = 1.5    # contention: zklock grants/s / Curator grants/s >=
 T_RELEASE_US = 20.0     # COMMIT time / N locks released <=
 T_PARALLEL = 0.8        # parallel: zklock cycles/s / raw C cycles/s >=
 T_DEADLOCK = 10.0       # deadlock_timeout -> 40P01, 2-cycle, in one-create units <=
+T_MULTI_CREATE = 3.0    # sql_multi10 / multi_floor_create <=
+T_MULTI_PEER = 5.0      # curator_multiN / sql_multiN >=
+T_SEM_PEER = 0.8        # sql_semaphore / curator_semaphore <=
 
 
 def pct(sorted_vals, p):
@@ -107,11 +125,13 @@ def main():
     machine = read_kv(os.path.join(out, "machine.txt"))
     rounds = int(machine.get("rounds", "0"))
 
+    multi_rounds = int(machine.get("multi_rounds", "0"))
+    sem_rounds = int(machine.get("semaphore_rounds", "0"))
+
     # ---- per-variant, per-round statistics
-    per_round = {}
-    for v, _ in VARIANTS:
-        per_round[v] = {}
-        for r in range(1, rounds + 1):
+    def round_stats(v, nrounds):
+        res = {}
+        for r in range(1, nrounds + 1):
             fn = os.path.join(raw, f"{v}.r{r}.txt")
             if not os.path.exists(fn):
                 continue
@@ -120,12 +140,19 @@ def main():
             if not vals:
                 continue
             s = sorted(vals)
-            per_round[v][r] = {
+            res[r] = {
                 "n": len(vals),
                 "mean": statistics.fmean(vals),
                 "median": statistics.median(s),
                 "p99": pct(s, 0.99),
             }
+        return res
+
+    per_round = {v: round_stats(v, rounds) for v, _ in VARIANTS}
+    # the multi and semaphore phases' variants, kept apart from the latency
+    # variants (plot, latency table, noise table)
+    ph_rounds = {**{v: multi_rounds for v, _ in MULTI_VARIANTS}, **{v: sem_rounds for v, _ in SEM_VARIANTS}}
+    ph_per_round = {v: round_stats(v, n) for v, n in ph_rounds.items()}
 
     # pooled over rounds, every round weighing the same (a fast round has
     # more samples; plain pooling would let it dominate)
@@ -145,34 +172,34 @@ def main():
             res.append(pts[i][0])
         return res
 
-    pooled = {}
-    for v, _ in VARIANTS:
-        pr = per_round[v]
-        if not pr:
-            continue
+    def pool(v, pr):
         rv = []
         for r in sorted(pr):
             with open(os.path.join(raw, f"{v}.r{r}.txt")) as f:
                 rv.append([float(x) for x in f if x.strip()])
         p10, p25, p50, p75, p90, p99 = weighted_pcts(rv, [0.10, 0.25, 0.50, 0.75, 0.90, 0.99])
-        pooled[v] = {
+        return {
             "n": sum(len(x) for x in rv),
             "mean": statistics.fmean(statistics.fmean(x) for x in rv),
             "p10": p10, "p25": p25, "median": p50, "p75": p75, "p90": p90, "p99": p99,
             "median_of_round_medians": statistics.median(x["median"] for x in pr.values()),
             "median_of_round_means": statistics.median(x["mean"] for x in pr.values()),
             "round_medians": [pr[r]["median"] for r in sorted(pr)],
+            "round_means": [pr[r]["mean"] for r in sorted(pr)],
         }
+
+    pooled = {v: pool(v, per_round[v]) for v, _ in VARIANTS if per_round[v]}
+    ph_pooled = {v: pool(v, pr) for v, pr in ph_per_round.items() if pr}
 
     # ---- ratios within each round (a round counts for a ratio when every
     # variant the ratio needs ran in it)
-    def ratio_series(needed, fn):
+    def ratio_series(needed, fn, src=per_round, nrounds=rounds):
         res = {}
         for stat in ("median", "mean"):
             vals = []
-            for r in range(1, rounds + 1):
+            for r in range(1, nrounds + 1):
                 try:
-                    g = {v: per_round[v][r][stat] for v in needed}
+                    g = {v: src[v][r][stat] for v in needed}
                 except KeyError:
                     continue
                 vals.append(fn(g))
@@ -236,12 +263,38 @@ def main():
                                                  lambda g: zk_part(g, "sql_xact") / g["floor_create"]),
     }
 
+    # the multi and semaphore phases' ratios, within each of their rounds
+    def ph_ratio(needed, fn, nrounds):
+        return ratio_series(needed, fn, ph_per_round, nrounds)
+
+    ph_ratios = {
+        "multi10_over_create": ph_ratio(("sql_multi10", "multi_floor_create"),
+                                        lambda g: g["sql_multi10"] / g["multi_floor_create"], multi_rounds),
+        "multi100_over_create": ph_ratio(("sql_multi100", "multi_floor_create"),
+                                         lambda g: g["sql_multi100"] / g["multi_floor_create"], multi_rounds),
+        "curator_multi10_over_sql": ph_ratio(("curator_multi10", "sql_multi10"),
+                                             lambda g: g["curator_multi10"] / g["sql_multi10"], multi_rounds),
+        "curator_multi100_over_sql": ph_ratio(("curator_multi100", "sql_multi100"),
+                                              lambda g: g["curator_multi100"] / g["sql_multi100"], multi_rounds),
+        "sql_multi100_over_multi10": ph_ratio(("sql_multi100", "sql_multi10"),
+                                              lambda g: g["sql_multi100"] / g["sql_multi10"], multi_rounds),
+        "curator_multi100_over_multi10": ph_ratio(("curator_multi100", "curator_multi10"),
+                                                  lambda g: g["curator_multi100"] / g["curator_multi10"], multi_rounds),
+        "curator_multi10_per_path_over_create": ph_ratio(
+            ("curator_multi10", "multi_floor_create"),
+            lambda g: g["curator_multi10"] / 10 / g["multi_floor_create"], multi_rounds),
+        "sql_sem_over_curator": ph_ratio(("sql_semaphore", "curator_semaphore"),
+                                         lambda g: g["sql_semaphore"] / g["curator_semaphore"], sem_rounds),
+        "curator_sem_over_sql": ph_ratio(("curator_semaphore", "sql_semaphore"),
+                                         lambda g: g["curator_semaphore"] / g["sql_semaphore"], sem_rounds),
+    }
+
     # per-statement mean latencies reported by pgbench -r (whole run,
-    # warm-up included), median over rounds
-    stmt = {}
-    for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory"):
+    # warm-up included), median over rounds; an ARRAY[...] literal (which
+    # pgbench -r cuts short) is shown as ARRAY[…]
+    def stmt_means(v, nrounds):
         per = {}
-        for r in range(1, rounds + 1):
+        for r in range(1, nrounds + 1):
             fn = os.path.join(raw, f"{v}.r{r}.txt.pgbench")
             if not os.path.exists(fn):
                 continue
@@ -252,8 +305,12 @@ def main():
                     continue
                 mm = re.match(r"^\s+([\d.]+)\s+\d+\s+(.*\S)\s*$", line) if on else None
                 if mm:
-                    per.setdefault(mm.group(2), []).append(float(mm.group(1)) * 1000)
-        stmt[v] = {k: statistics.median(x) for k, x in per.items()}
+                    k = re.sub(r"ARRAY\[.*", "ARRAY[…]);", mm.group(2))
+                    per.setdefault(k, []).append(float(mm.group(1)) * 1000)
+        return {k: statistics.median(x) for k, x in per.items()}
+
+    stmt = {v: stmt_means(v, rounds) for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory")}
+    ph_stmt = {v: stmt_means(v, ph_rounds[v]) for v in ("sql_multi10", "sql_multi100", "sql_semaphore")}
 
     stack = read_kv(os.path.join(raw, "stack.txt"))
     contend = read_kv(os.path.join(raw, "contend.txt"))
@@ -298,6 +355,9 @@ def main():
                     "ours_pct": statistics.fmean(c[2] for c in inside) if inside else float("nan"),
                     "foreign_pct": statistics.fmean(c[3] for c in inside) if inside else float("nan"),
                 })
+    # runs of the multi and semaphore phases are in noise.txt too
+    ph_noise = [x for x in noise if x["variant"] in ph_rounds]
+    noise = [x for x in noise if x["variant"] not in ph_rounds]
     foreign_all = [c[3] for c in cpu]
     phase_noise = {}
     if os.path.exists(os.path.join(raw, "phases.txt")):
@@ -316,10 +376,13 @@ def main():
 
     # ---- targets
     def rmed(key, stat="median"):
-        return ratios[key][stat]["median"]
+        return (ratios[key] if key in ratios else ph_ratios[key])[stat]["median"]
 
     def pooled_med(v):
         return pooled[v]["median_of_round_medians"] if v in pooled else NAN
+
+    def ph_med(v, stat="median_of_round_medians"):
+        return ph_pooled[v][stat] if v in ph_pooled else NAN
 
     def known(x):
         return x is not None and x == x
@@ -431,6 +494,28 @@ def main():
         ratio_target(f"Default: SQL cycle ≤ {T_PEER:g} × kazoo Lock cycle (`sql_lock` ÷ `kazoo`)",
                      "sql_over_kazoo", T_PEER, "le",
                      async_beside("async_over_kazoo", "") + build_note),
+        ratio_target(f"Multi-lock, N = 10 paths: uncontended SQL cycle `zk_lock(ARRAY[…])` + `zk_unlock(ARRAY[…])` "
+                     f"(`sql_multi10`) ≤ {T_MULTI_CREATE:g} × one create (`multi_floor_create`, same phase)",
+                     "multi10_over_create", T_MULTI_CREATE, "le",
+                     f"; {fmt(ph_med('sql_multi10'))} µs vs floor {fmt(ph_med('multi_floor_create'))} µs; "
+                     f"N = 100: {fmt(rmed('multi100_over_create'), 2)} × ({fmt(ph_med('sql_multi100'))} µs)"
+                     if "sql_multi10" in ph_pooled else ""),
+        ratio_target(f"Multi-lock, N = 10: Curator InterProcessMultiLock over the same number of paths ≥ {T_MULTI_PEER:g} × "
+                     f"slower than zklock's (`curator_multi10` ÷ `sql_multi10`)",
+                     "curator_multi10_over_sql", T_MULTI_PEER, "ge",
+                     f"; {fmt(ph_med('curator_multi10'))} µs vs {fmt(ph_med('sql_multi10'))} µs"
+                     if "sql_multi10" in ph_pooled else ""),
+        ratio_target(f"Multi-lock, N = 100: Curator InterProcessMultiLock ≥ {T_MULTI_PEER:g} × slower than zklock's "
+                     f"(`curator_multi100` ÷ `sql_multi100`)",
+                     "curator_multi100_over_sql", T_MULTI_PEER, "ge",
+                     f"; {fmt(ph_med('curator_multi100'))} µs vs {fmt(ph_med('sql_multi100'))} µs"
+                     if "sql_multi100" in ph_pooled else ""),
+        ratio_target(f"Semaphore (4 leases), uncontended: SQL cycle `zk_semaphore_acquire` + `zk_semaphore_release` "
+                     f"≤ {T_SEM_PEER:g} × Curator InterProcessSemaphoreV2 `acquire()` + `returnLease()` "
+                     f"(`sql_semaphore` ÷ `curator_semaphore`)",
+                     "sql_sem_over_curator", T_SEM_PEER, "le",
+                     f"; {fmt(ph_med('sql_semaphore'))} µs vs {fmt(ph_med('curator_semaphore'))} µs"
+                     if "sql_semaphore" in ph_pooled else ""),
         {
             "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                       f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
@@ -508,6 +593,8 @@ def main():
 
     results = {
         "machine": machine, "per_round": per_round, "pooled": pooled, "ratios": ratios,
+        "phase_per_round": ph_per_round, "phase_pooled": ph_pooled, "phase_ratios": ph_ratios,
+        "phase_statements": ph_stmt, "phase_noise_runs": ph_noise,
         "statements": stmt, "stack": stack, "contend": contend, "herd": herd, "scale": scale,
         "curator_contend": curator, "parallel": par, "release": release,
         "derived": {
@@ -543,7 +630,7 @@ def main():
             f"{fmt(p['p99'])} | {p['n']:,} | {' / '.join(fmt(x) for x in p['round_medians'])} |")
 
     def rrow(name, key, unit="×", digits=2):
-        r = ratios[key]
+        r = ratios[key] if key in ratios else ph_ratios[key]
         if not r["median"]["rounds"]:
             why = (async_why if "sql_lock_async" in r["needs"] and async_why.startswith("not available")
                    else "not measured")
@@ -725,6 +812,59 @@ def main():
         f"| … until ZooKeeper had answered every delete (`zk_session().releases_pending` = 0) | {fmt(num(scale, 'scale_releases_drained_ms'), 0)} ms; failed: {scale.get('scale_releases_failed', '?')} |",
     ]
 
+    # ---- the multi and semaphore phases
+    phases_run = machine.get("phases", "").split()
+
+    def ph_lat_rows(variants):
+        rows = ["| variant | what one op is | median µs | mean µs | p99 µs | ops | per-round medians µs |",
+                "|---|---|---:|---:|---:|---:|---|"]
+        for v, desc in variants:
+            if v not in ph_pooled:
+                rows.append(f"| `{v}` | {desc} | not measured | | | | |")
+                continue
+            p = ph_pooled[v]
+            rows.append(
+                f"| `{v}` | {desc} | {fmt(p['median_of_round_medians'])} | {fmt(p['median_of_round_means'])} | "
+                f"{fmt(p['p99'])} | {p['n']:,} | {' / '.join(fmt(x) for x in p['round_medians'])} |")
+        return rows
+
+    ratio_head = ["| ratio (computed within each round) | median over rounds (from medians) | range over rounds | "
+                  "median over rounds (from means) |", "|---|---:|---:|---:|"]
+    multi_ratio_rows = ratio_head + [
+        rrow(f"`sql_multi10` ÷ `multi_floor_create` (target ≤ {T_MULTI_CREATE:g})", "multi10_over_create"),
+        rrow("`sql_multi100` ÷ `multi_floor_create`", "multi100_over_create"),
+        rrow(f"`curator_multi10` ÷ `sql_multi10` (target ≥ {T_MULTI_PEER:g})", "curator_multi10_over_sql"),
+        rrow(f"`curator_multi100` ÷ `sql_multi100` (target ≥ {T_MULTI_PEER:g})", "curator_multi100_over_sql"),
+        rrow("`sql_multi100` ÷ `sql_multi10` (ten times the paths, zklock)", "sql_multi100_over_multi10"),
+        rrow("`curator_multi100` ÷ `curator_multi10` (ten times the paths, Curator)", "curator_multi100_over_multi10"),
+        rrow("`curator_multi10` ÷ 10 ÷ `multi_floor_create` (Curator's cost per path, in creates)",
+             "curator_multi10_per_path_over_create"),
+    ]
+    sem_ratio_rows = ratio_head + [
+        rrow(f"`sql_semaphore` ÷ `curator_semaphore` (target ≤ {T_SEM_PEER:g})", "sql_sem_over_curator"),
+        rrow("`curator_semaphore` ÷ `sql_semaphore`", "curator_sem_over_sql"),
+    ]
+
+    def ph_stmt_rows(variants):
+        rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
+        for v in variants:
+            for k, x in ph_stmt.get(v, {}).items():
+                rows.append(f"| `{v}` | `{k}` | {x:.0f} |")
+        return rows
+
+    def ph_noise_rows(variants, nrounds):
+        rows = ["| variant | " + " | ".join(f"round {r}" for r in range(1, nrounds + 1)) + " |",
+                "|---|" + "---:|" * nrounds]
+        for v, _ in variants:
+            if v not in ph_pooled:
+                continue
+            cells = []
+            for r in range(1, nrounds + 1):
+                x = [n for n in ph_noise if n["variant"] == v and n["round"] == r]
+                cells.append(f"{x[0]['foreign_pct']:.0f} %" if x and x[0]["foreign_pct"] == x[0]["foreign_pct"] else "")
+            rows.append(f"| `{v}` | " + " | ".join(cells) + " |")
+        return rows
+
     fv = [x["foreign_pct"] for x in noise if x["foreign_pct"] == x["foreign_pct"]]
     bv = [x["busy_pct"] for x in noise if x["busy_pct"] == x["busy_pct"]]
     la = [x["loadavg1"] for x in noise]
@@ -736,6 +876,9 @@ def main():
                       f"{statistics.median(foreign_all):.0f} % median over the whole run; "
                       f"machine busy during the latency variants: median {statistics.median(bv):.0f} %; "
                       f"1-min load average {min(la):.2f} – {max(la):.2f}")
+    elif cpu:
+        noise_line = (f"no latency variants in this run; CPU used by other people's processes: "
+                      f"{statistics.median(foreign_all):.0f} % median over the whole run")
     else:
         noise_line = "no CPU samples"
     noise_table = ["| variant | " + " | ".join(f"round {r}" for r in range(1, rounds + 1)) + " |",
@@ -766,6 +909,9 @@ def main():
         f"- rounds: {m.get('rounds', '?')} × {m.get('seconds_per_variant', '?')} s per variant "
         f"(plus untimed warm-up in each: pgbench {m.get('pgbench_warmup_s', '?')} s, JVM {m.get('java_warmup_s', '?')} s, "
         f"kazoo {m.get('kazoo_warmup_s', '?')} s, C {m.get('floor_warmup_s', '?')} s); mode {m.get('mode', '?')}",
+        *([f"- multi and semaphore phases: {m.get('multi_rounds', '?')} and {m.get('semaphore_rounds', '?')} rounds "
+           f"× {m.get('seconds_per_variant', '?')} s per variant (same warm-ups)"]
+          if "multi" in phases_run or "semaphore" in phases_run else []),
         *([f"- **PGOPTIONS was set in the environment of the run**: `{m['pgoptions_env']}`"] if m.get("pgoptions_env") else []),
         f"- noise: {noise_line}; load average at start {m.get('loadavg_start', '?')}, at end {m.get('loadavg_end', '?')}",
     ]
@@ -779,10 +925,18 @@ def main():
                            f"p99 {p['p99']:8.1f}  n {p['n']}")
     if "sql_lock_async" not in pooled:
         summary.append(f"  {'sql_lock_async':18s} {async_why}")
+    if ph_pooled:
+        summary.append(f"Multi ({multi_rounds} rounds) and semaphore ({sem_rounds} rounds) phases (µs; same statistics):")
+        for v, _ in MULTI_VARIANTS + SEM_VARIANTS:
+            if v in ph_pooled:
+                p = ph_pooled[v]
+                summary.append(f"  {v:18s} median {p['median_of_round_medians']:8.1f}  mean {p['median_of_round_means']:8.1f}  "
+                               f"p99 {p['p99']:8.1f}  n {p['n']}  (round medians "
+                               f"{' / '.join(f'{x:.0f}' for x in p['round_medians'])})")
     summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")
     summary.append("Ratios (median over rounds; from medians | from means):")
-    for key in ratios:
-        r = ratios[key]
+    for key in list(ratios) + list(ph_ratios):
+        r = ratios[key] if key in ratios else ph_ratios[key]
         if not r["median"]["rounds"]:
             continue
         summary.append(f"  {key:28s} {r['median']['median']:8.2f} | {r['mean']['median']:8.2f}   "
@@ -854,6 +1008,58 @@ def main():
     md.extend(r + "\n" for r in stmt_rows)
     md.append("\n## Ratios\n\n")
     md.extend(r + "\n" for r in ratio_rows)
+    md.append("\n## Several locks at once, and semaphores\n\n")
+    def ran(ph, n):
+        return f"{n} rounds in this run" if ph in phases_run else "not run"
+
+    md.append(f"Two phases of their own, uncontended, one client. Phase `multi` ({ran('multi', multi_rounds)}) runs five "
+              f"variants, phase `semaphore` ({ran('semaphore', sem_rounds)}) two, each for the same seconds as a latency variant "
+              "(after the same warm-ups), in the listed order in odd rounds and in the reverse order in even ones "
+              "(zklock, Curator, Curator, zklock, …), so that drift of the machine hits both sides alike. Every "
+              "ratio is computed within a round and summarised as the median over the phase's rounds, on the "
+              "per-round medians, as above (means beside).\n\n")
+    md.append("### Multi-lock over N = 10 and N = 100 paths\n\n")
+    md.append("`sql_multiN`: pgbench `-M prepared -c 1`, script `SELECT zk_lock(ARRAY['/bench/multi/N/p1', …, "
+              "'/bench/multi/N/pN']); SELECT zk_unlock(ARRAY[the same paths]);` (every queue node of the set in one "
+              "ZooKeeper multi, the release in one round trip). `curator_multiN`: `CuratorBench multiN`, "
+              "Curator's `InterProcessMultiLock` over N `InterProcessMutex` on `/zklock/bench/multi_c/N/p1` … "
+              "`pN`, `acquire()` + `release()` timed in-process after the JIT warm-up, a fresh JVM per round "
+              "(Curator takes the N mutexes one after the other: create and getChildren per path, then N "
+              "deletes). `multi_floor_create` is `floor_create` (one ephemeral-sequential create from the C "
+              "client) measured again inside this phase, so that the ratio to it is computed within each "
+              "round; the paths are created by an untimed pgbench second before the first round.\n\n")
+    if "multi" not in phases_run:
+        md.append("Not measured in this run (phase `multi` not selected).\n")
+    else:
+        md.append(phase_note("multi"))
+        md.extend(r + "\n" for r in ph_lat_rows(MULTI_VARIANTS))
+        if "floor_create" in pooled:
+            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
+        md.append("\n")
+        md.extend(r + "\n" for r in multi_ratio_rows)
+        md.append("\nPer-statement mean latencies from `pgbench -r` (client side; these means include the "
+                  "warm-up second):\n\n")
+        md.extend(r + "\n" for r in ph_stmt_rows(("sql_multi10", "sql_multi100")))
+    md.append("\n### Semaphore with 4 leases\n\n")
+    md.append("`sql_semaphore`: pgbench `-M prepared -c 1`, script `SELECT zk_semaphore_acquire('/bench/sem', 4); "
+              "SELECT zk_semaphore_release('/bench/sem');` (one multi to acquire, one delete to release). "
+              "`curator_semaphore`: `CuratorBench semaphore`, Curator's `InterProcessSemaphoreV2` on "
+              "`/zklock/bench/sem_c` with maxLeases 4, `lease = acquire()` + `returnLease(lease)`, timed in-process "
+              "after the JIT warm-up, a fresh JVM per round (Curator takes the semaphore's internal mutex, creates "
+              "the lease node, reads the leases, releases the mutex; returning deletes the lease node).\n\n")
+    if "semaphore" not in phases_run:
+        md.append("Not measured in this run (phase `semaphore` not selected).\n")
+    else:
+        md.append(phase_note("semaphore"))
+        md.extend(r + "\n" for r in ph_lat_rows(SEM_VARIANTS))
+        md.append("\n")
+        md.extend(r + "\n" for r in sem_ratio_rows)
+        md.append("\nPer-statement mean latencies from `pgbench -r` (warm-up second included):\n\n")
+        md.extend(r + "\n" for r in ph_stmt_rows(("sql_semaphore",)))
+    if ph_noise:
+        md.append("\nCPU used by other people's processes during each run of these phases (as in the noise "
+                  "table at the end):\n\n")
+        md.extend(r + "\n" for r in ph_noise_rows(MULTI_VARIANTS + SEM_VARIANTS, max(multi_rounds, sem_rounds)))
     md.append("\n## Stacked re-acquire\n\n")
     md.append("A backend that holds `/bench/s` takes it again many times in one statement (no "
               "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
@@ -968,7 +1174,10 @@ def main():
         "with `System.nanoTime()` after a JIT warm-up, in a fresh JVM per round.\n"
         "- Statistics: per round, the median and the mean of the per-op latencies; the tables show the "
         "median over rounds of those. Targets are judged on the median-based ratios; mean-based ratios "
-        "are shown too.\n")
+        "are shown too.\n"
+        "- The multi and semaphore phases run after the latency rounds, with rounds of their own (listed order "
+        "in odd rounds, reversed in even ones); their ratios use only figures of the same phase and round, "
+        "so the multi phase measures its own one-create floor (`multi_floor_create`).\n")
     md.append("\n## Noise: CPU used by other people's processes during each variant run\n\n")
     md.append("`bench/cpuwatch.py` samples /proc every 0.5 s; a process is ours when it descends from "
               "run.sh or belongs to the benchmark's clusters or ZooKeeper. Percent of both cores, averaged "

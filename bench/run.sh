@@ -9,10 +9,12 @@
 #   options: --rounds N  --seconds S  (override the round count / seconds per
 #            variant and round), --phase-seconds S (seconds of the contention
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
-#            --phases LIST (comma-separated subset of latency, stack,
-#            contend, parallel, herd, scale, release, deadlock; default all; implies
-#            --no-docs), --variants LIST (comma-separated subset of the
-#            latency variants; implies --no-docs), --docs-only (no
+#            --phases LIST (comma-separated subset of latency, multi,
+#            semaphore, stack, contend, parallel, herd, scale, release,
+#            deadlock; default all; implies --no-docs), --variants LIST
+#            (comma-separated subset of the latency variants; implies
+#            --no-docs; the multi and semaphore phases run all of theirs),
+#            --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
 #            raw data of the last full run, e.g. after editing bench/NOTES.md)
 #
@@ -32,6 +34,18 @@
 #   (c) peers on the same ZooKeeper: kazoo Lock (bench/kazoo_bench.py),
 #       Curator InterProcessMutex and InterProcessReadWriteLock write lock
 #       (bench/CuratorBench.java)
+#   (i) multi: uncontended cycles of a multi-lock over N = 10 and N = 100
+#       fixed paths: pgbench -M prepared, 1 client, SELECT zk_lock(ARRAY[
+#       '/bench/multi/N/p1', ...]); SELECT zk_unlock(ARRAY[...]) (all nodes
+#       in one multi, released in one), against Curator InterProcessMultiLock
+#       over N InterProcessMutex on /zklock/bench/multi_c/N/p1..pN
+#       (CuratorBench multiN), and the raw floor "one create" measured again
+#       in this phase (multi_floor_create) so that its ratios are computed
+#       within each of its rounds
+#   (j) semaphore: uncontended zk_semaphore_acquire('/bench/sem', 4) +
+#       zk_semaphore_release (pgbench as above) against Curator
+#       InterProcessSemaphoreV2 (maxLeases 4) acquire() + returnLease() on
+#       /zklock/bench/sem_c (CuratorBench semaphore)
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters
@@ -45,7 +59,12 @@
 #       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
-# this shared machine hits all variants alike.  bench/analyze.py turns the
+# this shared machine hits all variants alike.  The multi and semaphore
+# phases run their own variants in rounds too, MULTI_ROUNDS and SEM_ROUNDS
+# of them (4 and 6 in a full run, ROUNDS with --quick or --rounds), in the
+# listed order in odd rounds and the reverse in even ones (zklock, Curator,
+# Curator, zklock, ...), their ratios again computed within each round;
+# they take about 100 s and 70 s in a full run.  bench/analyze.py turns the
 # raw samples into the tables and BENCHMARKS.md; gnuplot draws the plot.
 #
 # Everything started here (ZooKeeper, both postmasters, every client) is
@@ -59,7 +78,7 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency stack contend parallel herd scale release deadlock"
+ALL_PHASES="latency multi semaphore stack contend parallel herd scale release deadlock"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
@@ -84,7 +103,7 @@ while [ $# -gt 0 ]; do
 	--variants) ONLY_VARIANTS=${2//,/ }; DOCS=0; shift ;;
 	--no-docs) DOCS=0 ;;
 	--docs-only) MODE=docs ;;
-	-h | --help) sed -n '2,50s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,71s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -113,6 +132,7 @@ if [ "$MODE" = docs ]; then
 	cat "$OUT/summary.txt"
 	exit 0
 fi
+USER_ROUNDS=$ROUNDS
 if [ "$MODE" = quick ]; then
 	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
 	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
@@ -123,6 +143,15 @@ else
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
 	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15
 fi
+# rounds of the multi and semaphore phases (even, so that the forward and
+# reversed orders pair up); --rounds and --quick set them to ROUNDS
+if [ -n "$USER_ROUNDS" ] || [ "$MODE" = quick ]; then
+	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS
+else
+	MULTI_ROUNDS=4 SEM_ROUNDS=6
+fi
+MULTI_SIZES="10 100" # paths per multi-lock
+SEM_LEASES=4
 [ -n "$PHASE_SECONDS" ] && CONTEND_SECONDS=$PHASE_SECONDS
 PARALLEL_SECONDS=$CONTEND_SECONDS
 PARALLEL_WARMUP=1
@@ -262,6 +291,10 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "contend_seconds $CONTEND_SECONDS"
 	echo "parallel_seconds $PARALLEL_SECONDS"
 	echo "release_locks $RELEASE_LOCKS"
+	echo "multi_rounds $MULTI_ROUNDS"
+	echo "multi_sizes $MULTI_SIZES"
+	echo "semaphore_rounds $SEM_ROUNDS"
+	echo "semaphore_leases $SEM_LEASES"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
@@ -384,6 +417,18 @@ cat >"$BUILD/sql_advisory.sql" <<'EOF'
 SELECT pg_advisory_lock(1);
 SELECT pg_advisory_unlock(1);
 EOF
+# multi phase: one multi-lock over N fixed paths, then its release
+for n in $MULTI_SIZES; do
+	arr=""
+	for ((i = 1; i <= n; i++)); do
+		arr+="${arr:+, }'/bench/multi/$n/p$i'"
+	done
+	printf 'SELECT zk_lock(ARRAY[%s]);\nSELECT zk_unlock(ARRAY[%s]);\n' "$arr" "$arr" >"$BUILD/sql_multi$n.sql"
+done
+cat >"$BUILD/sql_semaphore.sql" <<EOF
+SELECT zk_semaphore_acquire('/bench/sem', $SEM_LEASES);
+SELECT zk_semaphore_release('/bench/sem');
+EOF
 
 VARIANTS=()
 for v in $ALL_VARIANTS; do
@@ -423,6 +468,10 @@ run_variant() { # name round
 	case "$v" in
 	floor_create | floor_createlist | floor_cycle | floor_cycle2 | floor_multi)
 		run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" "${v#floor_}" "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	multi_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	sql_multi* | sql_semaphore) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
+	curator_multi*) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" "${v#curator_}" "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
+	curator_semaphore) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" semaphore "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
 	sql_lock | sql_xact | sql_advisory) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
 	sql_lock_async) run_pgbench "$BUILD/sql_lock.sql" "$SECONDS_PER" "$f" "$ASYNC_PGOPTIONS" ;;
@@ -456,6 +505,53 @@ for ((r = 1; r <= ROUNDS && NV > 0; r++)); do
 		echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
 	done
 done
+
+# ---------------------------------------------------------------------------
+# (i), (j) the multi and semaphore phases: rounds of their own variants, in
+# the listed order in odd rounds and reversed in even ones (so zklock,
+# Curator, Curator, zklock: linear drift hits both alike)
+
+run_phase_rounds() { # phase nrounds variant...
+	local phase=$1 nr=$2 r i v ts
+	shift 2
+	local list=("$@") order
+	for ((r = 1; r <= nr; r++)); do
+		order=()
+		for ((i = 0; i < ${#list[@]}; i++)); do
+			if ((r % 2)); then order+=("${list[$i]}"); else order+=("${list[$((${#list[@]} - 1 - i))]}"); fi
+		done
+		log "$phase round $r/$nr: ${order[*]}"
+		for v in "${order[@]}"; do
+			ts=$(date +%s.%N)
+			run_variant "$v" "$r" >"$RAW/$v.r$r.log" 2>&1 ||
+				{ cat "$RAW/$v.r$r.log" >&2; die "$phase variant $v failed in round $r"; }
+			echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
+		done
+	done
+}
+
+if want multi; then
+	log "multi: multi-lock over $(echo $MULTI_SIZES | sed 's/ / and /') paths vs Curator InterProcessMultiLock, $MULTI_ROUNDS rounds x ${SECONDS_PER}s"
+	phase_begin
+	# untimed: creates the lock paths, warms ZooKeeper up
+	for n in $MULTI_SIZES; do
+		run_pgbench "$BUILD/sql_multi$n.sql" 1 "$RAW/warmup.txt" >/dev/null
+	done
+	rm -f "$RAW"/warmup.txt*
+	mv=(multi_floor_create)
+	for n in $MULTI_SIZES; do mv+=("sql_multi$n" "curator_multi$n"); done
+	run_phase_rounds multi "$MULTI_ROUNDS" "${mv[@]}"
+	phase_end multi
+fi
+
+if want semaphore; then
+	log "semaphore: zk_semaphore_acquire/release vs Curator InterProcessSemaphoreV2 ($SEM_LEASES leases), $SEM_ROUNDS rounds x ${SECONDS_PER}s"
+	phase_begin
+	run_pgbench "$BUILD/sql_semaphore.sql" 1 "$RAW/warmup.txt" >/dev/null
+	rm -f "$RAW"/warmup.txt*
+	run_phase_rounds semaphore "$SEM_ROUNDS" sql_semaphore curator_semaphore
+	phase_end semaphore
+fi
 
 # ---------------------------------------------------------------------------
 # (b) stacked re-acquire
