@@ -23,7 +23,7 @@
  * reading are left out too, and counted in one WARNING at the end (as
  * pg_stat_activity hides what a role may not see rather than failing);
  * any other refusal, and a connection not regained while the session may
- * live, is the contract's ERROR.
+ * live, is zklock's documented ERROR.
  *
  * For each lock path found, the holders are read (getData: the owner's
  * description and the fencing token) and the oldest waiting node is
@@ -310,7 +310,7 @@ zk_scan_send(ZkScan *scan, ZkReq *req)
  *		ZK_SCAN_WINDOW outstanding, the oldest awaited first.  Handlers may
  *		push more.  A request that met a lost connection is sent again
  *		once every outstanding one has come back and the session is
- *		connected again (ZkWaitConnected raises the contract's ERROR if it
+ *		connected again (ZkWaitConnected raises zklock's documented ERROR if it
  *		does not come back while the session may live).  Handlers run in
  *		scan->cxt; what they allocate there for one request they free.
  */
@@ -372,7 +372,7 @@ zk_scan_run(ZkScan *scan)
 
 /*
  * zk_scan_raise
- *		An answer the scan cannot go on with: the contract's ERROR for it.
+ *		An answer the scan cannot go on with: zklock's documented ERROR for it.
  */
 static void
 zk_scan_raise(ZkScan *scan, int rc)
@@ -893,9 +893,9 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
  * ZkClusterScan
  *		Call cb once for every lock path with a queue under root + prefix
  *		(prefix "" for the whole root; a lock path otherwise, which is
- *		itself included).  The session must be open.  Raises the
- *		contract's ERROR if ZooKeeper refuses a read or the connection does
- *		not come back.
+ *		itself included).  The session must be open.  Raises zklock's
+ *		documented ERROR if ZooKeeper refuses a read or the connection
+ *		does not come back.
  */
 void
 ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,

@@ -119,6 +119,20 @@ for my $p (keys %watchers)
 is($lock_watches, 4, 'the two waiters behind the head watch their predecessor and their own node');
 is($lease_watches, 0, 'no waiter watches a lease holder');
 
+# the cluster-wide view and the blockers of a semaphore waiter
+my $pid2 = $s2->query_safe('SELECT pg_backend_pid()');
+my $pid4 = $s4->query_safe('SELECT pg_backend_pid()');
+my $pid3 = $s3->query_safe('SELECT pg_backend_pid()');
+my $rows = $na->safe_psql('postgres',
+	q{SELECT string_agg(format('%s %s %s %s', path, kind, mode, cluster_name), ',' ORDER BY cluster_name, pid)
+	  FROM zk_cluster_locks('/sem/x') WHERE pid IN (SELECT pid FROM zk_cluster_locks('/sem/x'))});
+like($rows, qr{^/sem/x semaphore lease a,.*/sem/x semaphore lease b}, 'zk_cluster_locks lists the leases of both servers as kind semaphore');
+is($na->safe_psql('postgres', q{SELECT DISTINCT waiters FROM zk_cluster_locks('/sem/x')}), '3',
+	'and the three acquirers waiting in the mutex queue');
+is($nb->safe_psql('postgres',
+	"SELECT string_agg(DISTINCT format('%s %s', cluster_name, blocker_pid), ',') FROM zk_blocking_pids($pid4)"),
+	"a $pid3", 'the second acquirer is blocked by the first, which holds the mutex');
+
 $s2->query_safe('COMMIT');
 ($out) = bg_finish($s3, 'w1');
 like($out, qr/^t$/m, 'COMMIT of a transaction lease hands over to the first waiter');
