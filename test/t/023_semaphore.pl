@@ -92,6 +92,8 @@ is(nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks'), '20',
 # --- waiting: only the head watches the count; FIFO; release hands over
 my $s4 = session($nb);
 my $s5 = session($na);
+my $pid3 = $s3->query_safe('SELECT pg_backend_pid()');
+my $pid4 = $s4->query_safe('SELECT pg_backend_pid()');
 bg_begin($s3, q{SELECT zk_semaphore_acquire('/sem/x', 2) > 0}, 'w1');
 ok(wait_for(sub { nchildren('/zklock/sem/x/locks') == 1 }, 10, 'w1 queued'), 'first waiter holds the mutex');
 bg_begin($s4, q{SELECT zk_semaphore_acquire('/sem/x', 2) > 0}, 'w2');
@@ -120,9 +122,6 @@ is($lock_watches, 4, 'the two waiters behind the head watch their predecessor an
 is($lease_watches, 0, 'no waiter watches a lease holder');
 
 # the cluster-wide view and the blockers of a semaphore waiter
-my $pid2 = $s2->query_safe('SELECT pg_backend_pid()');
-my $pid4 = $s4->query_safe('SELECT pg_backend_pid()');
-my $pid3 = $s3->query_safe('SELECT pg_backend_pid()');
 my $rows = $na->safe_psql('postgres',
 	q{SELECT string_agg(format('%s %s %s %s', path, kind, mode, cluster_name), ',' ORDER BY cluster_name, pid)
 	  FROM zk_cluster_locks('/sem/x') WHERE pid IN (SELECT pid FROM zk_cluster_locks('/sem/x'))});
