@@ -847,6 +847,17 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 
 		if (ni->gone || !ni->read)
 			continue;
+
+		/*
+		 * The newest lease, made by the session holding the first "locks"
+		 * node no earlier than that node (zklock makes both in one
+		 * transaction), is that acquirer's, waiting for the count: a
+		 * waiter (counted below), not a holder.
+		 */
+		if (i == ps->nleases - 1 && ps->n > 0 && ps->info[0].read &&
+			!ps->info[0].gone && ni->owner != 0 &&
+			ni->owner == ps->info[0].owner && ni->czxid >= ps->info[0].czxid)
+			continue;
 		h->znode = psprintf("leases/%s", ps->leases[i]);
 		h->mode = "lease";
 		h->token = ni->czxid;

@@ -128,6 +128,8 @@ my $rows = $na->safe_psql('postgres',
 like($rows, qr{^/sem/x semaphore lease a,.*/sem/x semaphore lease b}, 'zk_cluster_locks lists the leases of both servers as kind semaphore');
 is($na->safe_psql('postgres', q{SELECT DISTINCT waiters FROM zk_cluster_locks('/sem/x')}), '3',
 	'and the three acquirers waiting in the mutex queue');
+is($na->safe_psql('postgres', qq{SELECT DISTINCT holders::text || ' ' || (SELECT count(*) FROM zk_cluster_locks('/sem/x') WHERE pid = $pid3) FROM zk_cluster_locks('/sem/x')}),
+	'2 0', 'the lease the first acquirer wrote while it waits for the count is not shown as held');
 is($nb->safe_psql('postgres',
 	"SELECT string_agg(DISTINCT format('%s %s', cluster_name, blocker_pid), ',') FROM zk_blocking_pids($pid4)"),
 	"a $pid3", 'the second acquirer is blocked by the first, which holds the mutex');
