@@ -40,9 +40,8 @@ extern void ZkLockReleaseAll(void);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
-extern int	ZkLockReadQueue(const char *path, ZkQueueEntry **entries);
-extern int	ZkLockReadQueueHead(const char *path, int max_rows,
-								ZkQueueEntry **entries);
+extern int	ZkLockReadQueue(const char *path, int max_rows,
+							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,
 							  void *arg);
 extern int	ZkLockBlockers(int pid, ZkBlockerInfo **blockers);

@@ -142,7 +142,7 @@ static ZkLockEntry *zk_enter_grant(const char *path, ZkLockMode mode,
 								   const ZkGrant *grant, ZkLockEntry *other,
 								   TimestampTz start);
 static int	zk_path_cmp(const void *a, const void *b);
-static bool zk_release_one(const char *path);
+static bool zk_release_one(const char *path, bool lease);
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -678,30 +678,19 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 
 /*
  * ZkLockReleaseLease
- *		Release one session hold of a semaphore's lease; WARNING and false
- *		if the backend holds no session lease on it.
+ *		Release one session hold of a semaphore's lease (zk_release_one),
+ *		and wait for the release as zklock.synchronous_release says.
  */
 bool
 ZkLockReleaseLease(const char *path)
 {
-	ZkLockEntry *entry = NULL;
+	bool		released;
 
 	ZkLockReportExpiry();
 	zk_collect_held_events();
-	if (zk_locks != NULL)
-		entry = zk_lookup(path, ZK_MODE_LEASE);
-	if (entry == NULL || entry->session_holds == 0)
-	{
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
-						path)));
-		return false;
-	}
-	entry->session_holds--;
-	zk_maybe_drop(entry);
+	released = zk_release_one(path, true);
 	zk_flush_releases();
-	return true;
+	return released;
 }
 
 /*
@@ -827,19 +816,24 @@ zk_flush_releases(void)
 
 /*
  * ZkLockReadQueue
- *		The whole cluster's queue of a lock path, in order (zk_lock_queue):
- *		opens the session if needed; our own downgrade read node shows as
- *		granted.  Returns the number of entries.
+ *		The cluster's queue of a lock path, in order (zk_lock_queue): all of
+ *		it with max_rows < 0, else the first max_rows nodes, reading node
+ *		data for those only.  Opens the session if needed; our own
+ *		downgrade read node shows as granted.  Returns the number of
+ *		entries.
  */
 int
-ZkLockReadQueue(const char *path, ZkQueueEntry **entries)
+ZkLockReadQueue(const char *path, int max_rows, ZkQueueEntry **entries)
 {
 	char	   *lock_node;
 	int			n;
 
 	zk_ensure_session();
 	lock_node = zk_lock_node_path(path);
-	n = ZkReadQueue(lock_node, path, entries);
+	if (max_rows < 0)
+		n = ZkReadQueue(lock_node, path, entries);
+	else
+		n = ZkReadQueueHead(lock_node, path, max_rows, entries);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
@@ -860,34 +854,6 @@ void
 ZkLockSessionStatus(ZkSessionStatus *status)
 {
 	ZkSessionGetStatus(status);
-}
-
-/*
- * ZkLockReadQueueHead
- *		The first max_rows nodes of the cluster's queue of a lock path
- *		(all if max_rows < 0), in order, reading node data for those only
- *		(zk_lock_queue with max_rows); our own downgrade read node shows
- *		as granted.  Returns the number of entries.
- */
-int
-ZkLockReadQueueHead(const char *path, int max_rows, ZkQueueEntry **entries)
-{
-	char	   *lock_node;
-	int			n;
-
-	zk_ensure_session();
-	lock_node = zk_lock_node_path(path);
-	n = ZkReadQueueHead(lock_node, path, max_rows, entries);
-	for (int i = 0; i < n; i++)
-	{
-		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
-
-		if (!(*entries)[i].granted && zk_holds_node(path, znode))
-			(*entries)[i].granted = true;
-		pfree(znode);
-	}
-	pfree(lock_node);
-	return n;
 }
 
 /*
@@ -931,17 +897,20 @@ ZkLockReportExpiry(void)
 
 /*
  * zk_release_one
- *		Drop one session hold on a path: the exclusive one if held (so that
- *		write, read, unlock is a downgrade), else the shared one.  The node
- *		is queued for release if that was the last hold.  WARNING and false
- *		if the backend holds no session lock there.
+ *		Drop one session hold on a path: of its lease if 'lease', else of
+ *		the exclusive lock if held (so that write, read, unlock is a
+ *		downgrade), else of the shared one.  The node is queued for release
+ *		if that was the last hold.  WARNING and false if the backend holds
+ *		no such session hold.
  */
 static bool
-zk_release_one(const char *path)
+zk_release_one(const char *path, bool lease)
 {
 	ZkLockEntry *entry = NULL;
 
-	if (zk_locks != NULL)
+	if (zk_locks != NULL && lease)
+		entry = zk_lookup(path, ZK_MODE_LEASE);
+	else if (zk_locks != NULL)
 	{
 		entry = zk_lookup(path, ZK_MODE_EXCLUSIVE);
 		if (entry == NULL || entry->session_holds == 0)
@@ -949,10 +918,16 @@ zk_release_one(const char *path)
 	}
 	if (entry == NULL || entry->session_holds == 0)
 	{
-		ereport(WARNING,
-				(errcode(ERRCODE_WARNING),
-				 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
-						path)));
+		if (lease)
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
+							path)));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
+							path)));
 		return false;
 	}
 	entry->session_holds--;
@@ -972,7 +947,7 @@ ZkLockRelease(const char *path)
 
 	ZkLockReportExpiry();
 	zk_collect_held_events();
-	released = zk_release_one(path);
+	released = zk_release_one(path, false);
 	zk_flush_releases();
 	return released;
 }
@@ -992,7 +967,7 @@ ZkLockReleaseSet(const char *const *paths, int n)
 	ZkLockReportExpiry();
 	zk_collect_held_events();
 	for (int i = 0; i < n; i++)
-		all &= zk_release_one(paths[i]);
+		all &= zk_release_one(paths[i], false);
 	zk_flush_releases();
 	return all;
 }

@@ -671,11 +671,9 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 	ZkQueueEntry *entries;
 	int			n;
 
-	if (PG_NARGS() > 1)
-		n = ZkLockReadQueueHead(path, queue_max_rows(PG_GETARG_INT32(1)),
-								&entries);
-	else
-		n = ZkLockReadQueue(path, &entries);
+	n = ZkLockReadQueue(path,
+						PG_NARGS() > 1 ? queue_max_rows(PG_GETARG_INT32(1)) : -1,
+						&entries);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)
