@@ -58,6 +58,7 @@ LABELS = {
 # own (their raw files are named like the latency variants')
 MULTI_VARIANTS = [
     ("multi_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
+    ("multi_floor_set10", "C client: zklock's own traffic for a 10-path multi-lock: one multi of 10 creates + 10 setData(parent), then one multi of the 10 deletes"),
     ("sql_multi10", "pgbench: SELECT zk_lock(ARRAY[10 paths]); SELECT zk_unlock(ARRAY[the same 10])"),
     ("curator_multi10", "Curator 5.4 InterProcessMultiLock over 10 InterProcessMutex: acquire(); release()"),
     ("sql_multi100", "pgbench: SELECT zk_lock(ARRAY[100 paths]); SELECT zk_unlock(ARRAY[the same 100])"),
@@ -270,6 +271,10 @@ def main():
     ph_ratios = {
         "multi10_over_create": ph_ratio(("sql_multi10", "multi_floor_create"),
                                         lambda g: g["sql_multi10"] / g["multi_floor_create"], multi_rounds),
+        "multi10_over_set10": ph_ratio(("sql_multi10", "multi_floor_set10"),
+                                       lambda g: g["sql_multi10"] / g["multi_floor_set10"], multi_rounds),
+        "set10_over_create": ph_ratio(("multi_floor_set10", "multi_floor_create"),
+                                      lambda g: g["multi_floor_set10"] / g["multi_floor_create"], multi_rounds),
         "multi100_over_create": ph_ratio(("sql_multi100", "multi_floor_create"),
                                          lambda g: g["sql_multi100"] / g["multi_floor_create"], multi_rounds),
         "curator_multi10_over_sql": ph_ratio(("curator_multi10", "sql_multi10"),
@@ -499,6 +504,10 @@ def main():
                      "multi10_over_create", T_MULTI_CREATE, "le",
                      f"; {fmt(ph_med('sql_multi10'))} µs vs floor {fmt(ph_med('multi_floor_create'))} µs; "
                      f"N = 100: {fmt(rmed('multi100_over_create'), 2)} × ({fmt(ph_med('sql_multi100'))} µs)"
+                     + (f"; the same ZooKeeper traffic from a bare C client (`multi_floor_set10`) is itself "
+                        f"{fmt(rmed('set10_over_create'), 2)} × one create, and zklock's cycle "
+                        f"{fmt(rmed('multi10_over_set10'), 2)} × that"
+                        if "multi_floor_set10" in ph_pooled else "")
                      if "sql_multi10" in ph_pooled else ""),
         ratio_target(f"Multi-lock, N = 10: Curator InterProcessMultiLock over the same number of paths ≥ {T_MULTI_PEER:g} × "
                      f"slower than zklock's (`curator_multi10` ÷ `sql_multi10`)",
@@ -832,6 +841,10 @@ def main():
                   "median over rounds (from means) |", "|---|---:|---:|---:|"]
     multi_ratio_rows = ratio_head + [
         rrow(f"`sql_multi10` ÷ `multi_floor_create` (target ≤ {T_MULTI_CREATE:g})", "multi10_over_create"),
+        rrow("`multi_floor_set10` ÷ `multi_floor_create` (the same traffic from a bare C client, in creates)",
+             "set10_over_create"),
+        rrow("`sql_multi10` ÷ `multi_floor_set10` (zklock over a bare C client sending its traffic)",
+             "multi10_over_set10"),
         rrow("`sql_multi100` ÷ `multi_floor_create`", "multi100_over_create"),
         rrow(f"`curator_multi10` ÷ `sql_multi10` (target ≥ {T_MULTI_PEER:g})", "curator_multi10_over_sql"),
         rrow(f"`curator_multi100` ÷ `sql_multi100` (target ≥ {T_MULTI_PEER:g})", "curator_multi100_over_sql"),

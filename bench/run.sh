@@ -40,7 +40,9 @@
 #       in one multi, released in one), against Curator InterProcessMultiLock
 #       over N InterProcessMutex on /zklock/bench/multi_c/N/p1..pN
 #       (CuratorBench multiN), and the raw floor "one create" measured again
-#       in this phase (multi_floor_create) so that its ratios are computed
+#       in this phase (multi_floor_create), and zklock's own traffic for 10
+#       paths sent by a bare C client (bench/zkfloor.c set10,
+#       multi_floor_set10), so that its ratios are computed
 #       within each of its rounds
 #   (j) semaphore: uncontended zk_semaphore_acquire('/bench/sem', 4) +
 #       zk_semaphore_release (pgbench as above) against Curator
@@ -469,6 +471,7 @@ run_variant() { # name round
 	floor_create | floor_createlist | floor_cycle | floor_cycle2 | floor_multi)
 		run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" "${v#floor_}" "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	multi_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	multi_floor_set10) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" set10 "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_multi* | sql_semaphore) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
 	curator_multi*) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" "${v#curator_}" "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	curator_semaphore) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" semaphore "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
@@ -538,7 +541,7 @@ if want multi; then
 		run_pgbench "$BUILD/sql_multi$n.sql" 1 "$RAW/warmup.txt" >/dev/null
 	done
 	rm -f "$RAW"/warmup.txt*
-	mv=(multi_floor_create)
+	mv=(multi_floor_create multi_floor_set10)
 	for n in $MULTI_SIZES; do mv+=("sql_multi$n" "curator_multi$n"); done
 	run_phase_rounds multi "$MULTI_ROUNDS" "${mv[@]}"
 	phase_end multi

@@ -18,6 +18,11 @@
  *            {create EPHEMERAL_SEQUENTIAL, setData(parent, "")} (the
  *            setData's Stat tells the queue length), then a synchronous
  *            delete of the node; both timed.
+ *   set10    zklock's traffic for an uncontended multi-lock of 10 paths
+ *            (zk_lock(text[]) + zk_unlock(text[])): one multi of 10
+ *            creates EPHEMERAL_SEQUENTIAL, each followed by a
+ *            setData(its parent, ""), then one multi of the 10 deletes;
+ *            both timed.
  *   createlist  a create and a getChildren sent back to back, both answers
  *            waited for (zklock's acquire without the release before it);
  *            the node is then deleted, untimed, as in "create".
@@ -86,6 +91,7 @@ typedef enum
 	M_CYCLE,
 	M_CYCLE2,
 	M_MULTI,
+	M_SET10,
 	M_CREATELIST,
 	M_PATTERN,
 	M_PARALLEL
@@ -387,7 +393,7 @@ main(int argc, char **argv)
 
 	if (argc < 5)
 	{
-		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
+		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|set10|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
 				"       zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
@@ -408,6 +414,8 @@ main(int argc, char **argv)
 		mode = M_CYCLE2;
 	else if (strcmp(modename, "multi") == 0)
 		mode = M_MULTI;
+	else if (strcmp(modename, "set10") == 0)
+		mode = M_SET10;
 	else if (strcmp(modename, "parallel") == 0)
 		mode = M_PARALLEL;
 	else
@@ -429,6 +437,13 @@ main(int argc, char **argv)
 
 	zh = open_session(hosts);
 	ensure_node(zh, parent);
+	for (int i = 0; mode == M_SET10 && i < 10; i++)
+	{
+		char		p[128];
+
+		snprintf(p, sizeof(p), "%s/p%d", parent, i);
+		ensure_node(zh, p);
+	}
 
 	out = fopen(argv[4], "w");
 	if (out == NULL)
@@ -496,6 +511,37 @@ main(int argc, char **argv)
 					rc = zoo_delete(zh, created, -1);
 					if (rc != ZOK)
 						die("delete", rc);
+					t1 = now_us();
+				}
+				break;
+			case M_SET10:
+				{
+					zoo_op_t	ops[20];
+					zoo_op_result_t results[20];
+					struct Stat pstat[10];
+					char		bases[10][128];
+					char		parents[10][128];
+					char		nodes[10][256];
+
+					for (int i = 0; i < 10; i++)
+					{
+						snprintf(parents[i], sizeof(parents[i]), "%s/p%d", parent, i);
+						snprintf(bases[i], sizeof(bases[i]), "%s/lock-", parents[i]);
+						zoo_create_op_init(&ops[2 * i], bases[i], data, DATA_LEN,
+										   &ZOO_OPEN_ACL_UNSAFE,
+										   ZOO_EPHEMERAL | ZOO_SEQUENCE,
+										   nodes[i], sizeof(nodes[i]));
+						zoo_set_op_init(&ops[2 * i + 1], parents[i], "", 0, -1, &pstat[i]);
+					}
+					t0 = now_us();
+					rc = zoo_multi(zh, 20, ops, results);
+					if (rc != ZOK)
+						die("multi", rc);
+					for (int i = 0; i < 10; i++)
+						zoo_delete_op_init(&ops[i], nodes[i], -1);
+					rc = zoo_multi(zh, 10, ops, results);
+					if (rc != ZOK)
+						die("multi delete", rc);
 					t1 = now_us();
 				}
 				break;
