@@ -89,6 +89,13 @@ typedef struct ZkJob
 #define ZK_MULTI_DELETE_BYTES	(128 * 1024)
 
 /*
+ * Shortest time between two "routine" resolutions of zklock.hosts by the
+ * client library (zoo_set_servers_resolution_delay): DNS changes are seen
+ * within this time, or at once after a lost connection.
+ */
+#define ZK_RESOLVE_DELAY_MS		30000
+
+/*
  * Request and results of a multi that creates nodes (ZkCreateSet): for
  * each node a create, followed, when counted, by a setData of its parent.
  * Everything is malloc'd: the completion thread writes the results.
@@ -1918,6 +1925,15 @@ zk_connect(void)
 				 saved_errno == EINVAL ?
 				 errdetail("The host list is not a valid list of host:port pairs.") :
 				 errdetail_internal("%s", strerror(saved_errno))));
+
+	/*
+	 * By default the client resolves zklock.hosts again every time its I/O
+	 * thread checks the socket, that is for every request and answer: a
+	 * getaddrinfo (with a netlink dump of the host's addresses) each time,
+	 * measured at a sixth of a busy backend's CPU.  Resolve at most every
+	 * ZK_RESOLVE_DELAY_MS instead; a lost connection still resolves at once.
+	 */
+	(void) zoo_set_servers_resolution_delay(zh, ZK_RESOLVE_DELAY_MS);
 
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.zh = zh;
