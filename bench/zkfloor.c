@@ -230,6 +230,13 @@ open_session(const char *hosts)
 
 	if (zh == NULL)
 		die("zookeeper_init", 0);
+
+	/*
+	 * As zklock does: resolve the host list at most every 30 s rather than
+	 * at every socket check (the library's default, a getaddrinfo each
+	 * time), so that the floor does not pay a cost zklock avoids.
+	 */
+	(void) zoo_set_servers_resolution_delay(zh, 30000);
 	for (int i = 0; i < 1000 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
 		usleep(10000);
 	if (zoo_state(zh) != ZOO_CONNECTED_STATE)
