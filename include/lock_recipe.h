@@ -35,7 +35,7 @@ typedef struct ZkGrant
 	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
-/* One row of zk_lock_queue(). */
+/* One row of zk_lock_queue() (cluster_view.c reads them). */
 typedef struct ZkQueueEntry
 {
 	int			position;		/* 1-based */
@@ -52,8 +52,6 @@ extern bool ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant);
 extern ZkOp *ZkReleaseSend(const char *const *znodes, int n, bool wait);
 extern bool ZkReleaseWait(ZkOp *op);
 extern void ZkReleaseInBackground(const char *znode);
-extern int	ZkReadQueue(const char *lock_node, const char *lock_path,
-						ZkQueueEntry **entries);
 extern bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,
 						 int64 quiet_ms);
 

@@ -65,9 +65,10 @@
  * once more: one row per blocker.  Cost: the walk's getChildren, one
  * getData per waiting node in the whole tree, and one getData per blocker.
  *
- * The head of a queue.  ZkReadQueueHead reads the children once and the
- * data of the first max_rows contenders only (more if some of them vanish
- * meanwhile), through the same engine.
+ * One queue.  ZkReadQueueHead (zk_lock_queue) reads the children once and
+ * the data of the first max_rows contenders only, or of all of them (more
+ * if some vanish meanwhile), through the same engine with every request
+ * sent at once.
  *
  * Nothing here runs on the client library's threads: the engine waits on
  * ZkOpWait (the backend's latch) and checks for interrupts between
@@ -173,6 +174,7 @@ struct ZkScan
 	ZkReq	   *sent_head;		/* outstanding, oldest first */
 	ZkReq	   *sent_tail;
 	int			nsent;
+	int			window;			/* most requests outstanding at once */
 	bool		reconnect;		/* a lost connection: drain, wait, resend */
 	int			nrefused;		/* nodes left out: ZNOAUTH */
 	uint64		nrequests;
@@ -233,6 +235,7 @@ static void zk_path_settle(ZkScan *scan, ZkPathScan *ps);
 static void zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest);
 static void zk_waiter_settle(ZkScan *scan, ZkPathScan *ps);
 static bool zk_is_me(const ZkScan *scan, const char *data, int len);
+static bool zk_downgraded(const ZkNodeInfo *reader, const ZkNodeInfo *writer);
 static void zk_blockers_start(ZkScan *scan);
 static void zk_blocker_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 static bool zk_parse_lease(const char *name, int32 *seq);
@@ -253,6 +256,7 @@ zk_scan_init(ZkScan *scan, ZkScanGoal goal, const char *root,
 	scan->root = root;
 	scan->what = what;
 	scan->where = where;
+	scan->window = ZK_SCAN_WINDOW;
 	scan->cxt = AllocSetContextCreate(CurrentMemoryContext,
 									  "zklock cluster scan",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -325,7 +329,7 @@ zk_scan_run(ZkScan *scan)
 		ZkOp	   *op;
 
 		CHECK_FOR_INTERRUPTS();
-		while (!scan->reconnect && scan->nsent < ZK_SCAN_WINDOW &&
+		while (!scan->reconnect && scan->nsent < scan->window &&
 			   scan->tosend != NULL)
 		{
 			req = scan->tosend;
@@ -794,15 +798,14 @@ zk_node_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 static void
 zk_path_settle(ZkScan *scan, ZkPathScan *ps)
 {
-	int64		head_owner = (!ps->semaphore && ps->n > 0 && ps->info[0].read &&
-							  ps->queue[0].mode == ZK_MODE_EXCLUSIVE) ?
-		ps->info[0].owner : 0;
+	bool		writer_head = (!ps->semaphore && ps->n > 0 && ps->info[0].read &&
+							   ps->queue[0].mode == ZK_MODE_EXCLUSIVE);
 
-	for (int i = 1; head_owner != 0 && i < ps->n; i++)
+	for (int i = 1; writer_head && i < ps->n; i++)
 	{
 		if (!ps->info[i].granted && ps->info[i].read &&
 			ps->queue[i].mode == ZK_MODE_SHARED &&
-			ps->info[i].owner == head_owner)
+			zk_downgraded(&ps->info[i], &ps->info[0]))
 			ps->info[i].granted = true;
 	}
 	for (int i = 0; i < ps->n; i++)
@@ -938,6 +941,24 @@ ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
  * Who blocks a backend (zk_blocking_pids).
  * ------------------------------------------------------------------------
  */
+
+/*
+ * zk_downgraded
+ *		Was this waiting-looking reader granted by a zklock downgrade: a
+ *		zklock node (its data says so) of the same session as a granted
+ *		writer ahead of it?  Other clients do not downgrade: their readers
+ *		behind their own writer wait like anyone's.
+ */
+static bool
+zk_downgraded(const ZkNodeInfo *reader, const ZkNodeInfo *writer)
+{
+	ZkOwner		o;
+
+	if (reader->owner == 0 || reader->owner != writer->owner)
+		return false;
+	ZkParseNodeData(reader->data, reader->datalen, &o);
+	return o.host != NULL && o.pid >= 0;
+}
 
 /*
  * zk_is_me
@@ -1198,8 +1219,8 @@ zk_queue_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 /*
  * ZkReadQueueHead
  *		The first max_rows nodes of a lock's queue, in order (all of them
- *		if max_rows < 0), for zk_lock_queue(path, max_rows): one
- *		getChildren, then the data of those nodes only, pipelined.  Nodes
+ *		if max_rows < 0), for zk_lock_queue: one getChildren, then the
+ *		data of those nodes only, all pipelined at once.  Nodes
  *		that vanish between the two reads are left out and replaced by the
  *		next ones.  'granted' follows the queue rule over the nodes that
  *		exist, and a reader behind a granted writer of the same session (a
@@ -1246,6 +1267,8 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 
 	want = (max_rows < 0 || max_rows > ps->n) ? ps->n : max_rows;
 	scan.next_index = want;
+	/* what is read is bounded by the list in hand: send it all at once */
+	scan.window = Max(want, 1);
 	old = MemoryContextSwitchTo(scan.cxt);
 	for (int i = want - 1; i >= 0; i--)
 		zk_scan_push(&scan, ZK_REQ_DATA,
@@ -1275,7 +1298,7 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 		for (int w = 0; !e->granted && e->mode == ZK_MODE_SHARED && w < nout; w++)
 		{
 			if (out[w].mode == ZK_MODE_EXCLUSIVE && out[w].granted &&
-				ni->owner != 0 && ps->info[from[w]].owner == ni->owner)
+				zk_downgraded(ni, &ps->info[from[w]]))
 				e->granted = true;
 		}
 		e->token = ni->czxid;

@@ -830,10 +830,7 @@ ZkLockReadQueue(const char *path, int max_rows, ZkQueueEntry **entries)
 
 	zk_ensure_session();
 	lock_node = zk_lock_node_path(path);
-	if (max_rows < 0)
-		n = ZkReadQueue(lock_node, path, entries);
-	else
-		n = ZkReadQueueHead(lock_node, path, max_rows, entries);
+	n = ZkReadQueueHead(lock_node, path, max_rows, entries);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);
