@@ -66,6 +66,16 @@ SELECT zk_test_error($$SELECT zk_lock(ARRAY['/mu/a', '/mu/../b'])$$);
 SELECT zk_test_error($$SELECT zk_lock(array(SELECT '/mu/n' || g FROM generate_series(1, 201) g))$$);
 SELECT zk_test_error($$SELECT zk_try_lock(ARRAY['/mu/a'], -1)$$);
 SELECT zk_lock(NULL::text[]) IS NULL AS strict;
+-- a shared set in mutex node style; more locks than the backend may hold
+SET zklock.exclusive_node_style = 'mutex';
+SELECT zk_test_error($$SELECT zk_rlock(ARRAY['/mu/a', '/mu/b'])$$);
+RESET zklock.exclusive_node_style;
+SET zklock.max_locks_per_backend = 2;
+SELECT zk_lock('/mu/held') > 0 AS one_held;
+SELECT zk_test_error($$SELECT zk_lock(ARRAY['/mu/a', '/mu/b'])$$);
+SELECT zk_lock(ARRAY['/mu/held', '/mu/a']) > 0 AS fits_with_stacking;
+SELECT zk_unlock_all();
+RESET zklock.max_locks_per_backend;
 SELECT count(*) AS held FROM zk_locks;
 SELECT count(*) AS nodes FROM zk_lock_queue('/mu/a');
 

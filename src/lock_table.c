@@ -397,6 +397,9 @@ zk_check_room(int more)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many ZooKeeper locks held by this backend"),
+				 more > 1 ?
+				 errdetail("This backend holds %ld locks, and the call needs %d more.",
+						   hash_get_num_entries(zk_locks), more) :
 				 errdetail("This backend holds %ld locks.",
 						   hash_get_num_entries(zk_locks)),
 				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));

@@ -99,6 +99,21 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 	$sa->query_safe("RESET lock_timeout");
 	ok(wait_for(sub { queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c') eq '001' },
 		5, 'timeout cleanup'), 'lock_timeout leaves no node of the set behind');
+
+	# another client deletes one of the set's nodes while the set waits:
+	# at the handoff (as for a single lock) the wait ends with 55000
+	# instead of a grant, and the set's other nodes go too
+	bg_begin($sa, "SELECT zk_lock($arr)", 'gone_done');
+	ok(wait_queue_len($nb, '/ml/c', 2, 10, 'set queued'), 'the set waits again behind /ml/c');
+	my $mine = $nb->safe_psql('postgres',
+		q{SELECT znode FROM zk_lock_queue('/ml/c') WHERE position = 2});
+	kazoo_run($zk, "c.delete('/zklock/ml/c/$mine')");
+	$sb->query_safe(q{SELECT zk_unlock('/ml/c')});
+	($out, $err) = bg_finish($sa, 'gone_done');
+	like($err, qr/ERROR:  ZooKeeper queue node "\/zklock\/ml\/c\/\Q$mine\E" disappeared while acquiring lock "\/ml\/c"/,
+		'a set whose node another client deleted fails with 55000');
+	ok(wait_for(sub { queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c') eq '000' },
+		5, 'gone cleanup'), 'and leaves none of its other nodes behind');
 	$sb->query_safe(q{SELECT zk_unlock_all()});
 	$sa->quit;
 	$sb->quit;
