@@ -18,6 +18,9 @@ typedef struct ZkClusterHolder
 	const char *mode;			/* "exclusive", "shared" or "lease" */
 	int64		token;			/* fencing token: the node's czxid */
 	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
+	int64		lease_expires_ms;	/* a lease (a TTL node): when its ttl
+									 * runs out, ms since the Unix epoch, on
+									 * the server's clock; else -1 */
 	const char *data;			/* node data, NULL if none */
 	int			datalen;
 } ZkClusterHolder;

@@ -30,6 +30,17 @@ typedef struct ZkContender
 /* "_c_" + 36-character UUID + "-": Curator's protection prefix */
 #define ZK_PREFIX_LEN	(3 + 36 + 1)
 
+/*
+ * A lease (lease_lock.c) holds its lock with a TTL node, which clients see
+ * as persistent (ephemeralOwner 0).  While its taker waits, the node has one
+ * ephemeral child of that name, which keeps the server from reaping it
+ * and dies with the taker's session.
+ */
+#define ZK_LEASE_WAITER "waiter"
+
+extern bool ZkIsLeaseNode(int64 ephemeral_owner);
+extern bool ZkLeaseNodeAbandoned(int64 ephemeral_owner, int32 version,
+								 int32 cversion, int32 num_children);
 extern bool ZkParseContender(const char *name, ZkContender *out);
 extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
 extern int	ZkFindContender(const ZkContender *c, int n, const char *name);

@@ -42,6 +42,8 @@ typedef struct ZkAttempt
 	int64		check_at;		/* when to check (monotonic ms) */
 	bool		published;		/* our wait is published (deadlock.c) */
 	bool		granted;		/* ZkAttemptWait returned true */
+	bool		persistent;		/* its node is persistent (a lease's), and
+								 * guarded by the session (ZkGuardBegin) */
 	struct ZkAttempt **group;	/* the set this attempt belongs to, if any */
 	int			ngroup;
 } ZkAttempt;

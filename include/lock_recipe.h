@@ -44,6 +44,9 @@ typedef struct ZkQueueEntry
 	bool		granted;
 	int64		token;			/* czxid, -1 if unknown */
 	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
+	int64		lease_expires_ms;	/* a granted lease: when its ttl runs
+									 * out (ms since the Unix epoch, the
+									 * server's clock); else -1 */
 	char	   *data;			/* node data, NULL if none */
 	int			datalen;
 } ZkQueueEntry;

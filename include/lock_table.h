@@ -37,6 +37,11 @@ extern bool ZkLockRelease(const char *path);
 extern bool ZkLockReleaseLease(const char *path);
 extern bool ZkLockReleaseSet(const char *const *paths, int n);
 extern void ZkLockReleaseAll(void);
+extern void ZkLockDiscardAll(void);
+extern bool ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
+							   int64 *token, int64 *expires_at);
+extern int64 ZkLockLeaseRenew(const char *path, int64 token);
+extern bool ZkLockLeaseRelease(const char *path, int64 token);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);

@@ -22,9 +22,11 @@ typedef struct ZkOwner
 	char	   *application_name;
 	char	   *mode;
 	char	   *scope;
+	int64		ttl_ms;			/* a lease's ttl, -1 if none */
 } ZkOwner;
 
-extern char *ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int *len);
+extern char *ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope,
+							 int64 ttl_ms, int *len);
 extern void ZkParseNodeData(const char *data, int len, ZkOwner *owner);
 extern char *ZkNodeDataAsText(const char *data, int len);
 

@@ -26,7 +26,9 @@ typedef enum ZkLockMode
 typedef enum ZkLockScope
 {
 	ZK_SCOPE_SESSION,			/* until released or the backend exits */
-	ZK_SCOPE_TRANSACTION		/* until COMMIT or ROLLBACK */
+	ZK_SCOPE_TRANSACTION,		/* until COMMIT or ROLLBACK */
+	ZK_SCOPE_LEASE				/* a lease: until released or its ttl runs
+								 * out, whatever becomes of the backend */
 } ZkLockScope;
 
 /* How exclusive queue nodes are named (zklock.exclusive_node_style). */
@@ -46,6 +48,12 @@ typedef enum ZkNodeStyle
  * default packet limit (jute.maxbuffer, 1 MB).
  */
 #define ZK_MAX_SET_LOCKS 200
+
+/*
+ * Longest lease ttl ZooKeeper accepts, in ms (the low 40 bits of a TTL
+ * node's ephemeralOwner): about 34 years.
+ */
+#define ZK_MAX_TTL_MS	INT64CONST(0xffffffffff)
 
 /* Settings (defined in vocabulary.c, registered by zklock.c). */
 extern char *zklock_hosts;

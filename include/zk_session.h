@@ -23,7 +23,8 @@ typedef enum ZkOpKind
 	ZKOP_AUTH,
 	ZKOP_CREATE_COUNTED,		/* multi: creates, each with a count of its
 								 * parent's children in the same transaction */
-	ZKOP_RELEASE				/* a batch of background deletes */
+	ZKOP_RELEASE,				/* a batch of background deletes */
+	ZKOP_MULTI					/* setData, delete and check requests */
 } ZkOpKind;
 
 struct ZkMultiAux;
@@ -84,6 +85,8 @@ extern int64 ZkNowMs(void);
 
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
+extern ZkOp *ZkCreateTtl(const char *path, const char *data, int datalen,
+						  int64 ttl_ms);
 extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
 							 const char *parent);
 extern ZkOp *ZkCreateSet(int n, const char *const *paths,
@@ -92,6 +95,26 @@ extern ZkOp *ZkCreateSet(int n, const char *const *paths,
 extern const char *ZkCreateSetResult(const ZkOp *op, int i,
 									 int32 *parent_children);
 extern int	ZkCreateSetFailure(const ZkOp *op);
+
+/* one request of a ZkMulti */
+typedef enum ZkMultiKind
+{
+	ZK_MULTI_SET,
+	ZK_MULTI_DELETE,
+	ZK_MULTI_CHECK
+} ZkMultiKind;
+
+typedef struct ZkMultiReq
+{
+	ZkMultiKind kind;
+	const char *path;
+	const char *data;			/* ZK_MULTI_SET */
+	int			datalen;
+	int			version;		/* -1: any */
+} ZkMultiReq;
+
+extern ZkOp *ZkMulti(int n, const ZkMultiReq *reqs);
+extern int	ZkMultiFailure(const ZkOp *op, int *err);
 extern ZkOp *ZkGetChildren(const char *path);
 extern ZkOp *ZkGetChildrenWatched(const char *path);
 extern ZkOp *ZkSetData(const char *path, const char *data, int datalen);
@@ -106,6 +129,7 @@ typedef enum ZkWatchKind
 
 extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExists(const char *path);
+extern ZkOp *ZkDelete(const char *path, int version);
 extern ZkOp *ZkSync(const char *path);
 extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms,
@@ -139,6 +163,11 @@ extern bool ZkSessionLeaseFresh(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
 
 extern void ZkDeleteInBackground(const char *path);
+
+extern void ZkGuardBegin(const char *parent, const char *prefix);
+extern void ZkGuardNode(const char *path);
+extern void ZkGuardRelease(void);
+extern ZkOp *ZkGuardRemove(bool want_answer);
 extern void ZkSweepInBackground(const char *parent, const char *prefix);
 
 #endif							/* ZK_SESSION_H */

@@ -137,6 +137,8 @@ typedef struct ZkNodeInfo
 	int64		owner;			/* ephemeralOwner: the session */
 	int64		czxid;
 	int64		ctime;
+	int64		lease_expires;	/* a lease's TTL node: mtime + ttl, ms since
+								 * the Unix epoch; else -1 */
 	char	   *data;
 	int			datalen;
 } ZkNodeInfo;
@@ -760,12 +762,22 @@ zk_node_store(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op)
 	ni->owner = op->stat.ephemeralOwner;
 	ni->czxid = op->stat.czxid;
 	ni->ctime = op->stat.ctime;
+	ni->lease_expires = -1;
 	if (op->value != NULL && op->value_len > 0)
 	{
 		ni->data = MemoryContextAlloc(ps->cxt, op->value_len + 1);
 		memcpy(ni->data, op->value, op->value_len);
 		ni->data[op->value_len] = '\0';
 		ni->datalen = op->value_len;
+	}
+	if (ZkIsLeaseNode(op->stat.ephemeralOwner) && ni->data != NULL)
+	{
+		ZkOwner		o;
+
+		/* a lease's ttl is in its data: the server keeps it to itself */
+		ZkParseNodeData(ni->data, ni->datalen, &o);
+		if (o.ttl_ms > 0)
+			ni->lease_expires = op->stat.mtime + o.ttl_ms;
 	}
 }
 
@@ -865,6 +877,7 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 		h->mode = "lease";
 		h->token = ni->czxid;
 		h->ctime_ms = ni->ctime;
+		h->lease_expires_ms = -1;
 		h->data = ni->data;
 		h->datalen = ni->datalen;
 		n++;
@@ -887,6 +900,7 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 		h->mode = ZkLockModeName(ps->queue[i].mode);
 		h->token = ni->czxid;
 		h->ctime_ms = ni->ctime;
+		h->lease_expires_ms = ni->lease_expires;
 		h->data = ni->data;
 		h->datalen = ni->datalen;
 		n++;
@@ -1139,7 +1153,7 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 	scan.rows_cxt = CurrentMemoryContext;
 
 	/* this server as its nodes describe it */
-	mine = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_SESSION, &len);
+	mine = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_SESSION, -1, &len);
 	ZkParseNodeData(mine, len, &me);
 	me.pid = pid;
 	scan.me = me;
@@ -1303,6 +1317,8 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 		}
 		e->token = ni->czxid;
 		e->ctime_ms = ni->ctime;
+		/* a lease's ttl runs from its grant: none while it waits */
+		e->lease_expires_ms = e->granted ? ni->lease_expires : -1;
 		if (ni->data != NULL)
 		{
 			e->data = pnstrdup(ni->data, ni->datalen);

@@ -26,7 +26,21 @@
  * negative numbers are the newer ones and come last.  (That holds while
  * the live nodes of one lock span fewer than 2^31 creations.)
  *
- * Everything here is pure computation on strings: no ZooKeeper calls.
+ * Lease nodes.  A lease holds its lock with a persistent TTL node instead
+ * of an ephemeral one (lease_lock.c); a persistent contender is a lease's
+ * (ZkIsLeaseNode).  The node outlives its taker's session:
+ * if the taker dies while it waits, its node would block the queue until
+ * the TTL runs out.  So while it waits the node has an ephemeral child
+ * (ZK_LEASE_WAITER) of the taker's session, and the grant removes that
+ * child and writes the node's data in one transaction.  A lease node whose
+ * child was created (cversion > 0) and is gone while its data was never
+ * written (version 0) is a lease whose taker died waiting: it holds
+ * nothing, and any client may delete it (ZkLeaseNodeAbandoned).  A lease
+ * granted at once never had a child (cversion 0); a granted one that waited
+ * has version 1 or more; a renewal writes the data too.
+ *
+ * Everything here is pure computation on strings and numbers: no
+ * ZooKeeper calls.
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +84,32 @@ ends_with_marker(const char *name, size_t len)
 			return &zk_markers[i];
 	}
 	return NULL;
+}
+
+/*
+ * ZkIsLeaseNode
+ *		Is a contender, by its Stat's ephemeralOwner, a lease's node?  Every
+ *		other recipe's queue node is ephemeral, a lease's is persistent (a
+ *		TTL node, which the server shows clients as persistent: it keeps
+ *		the TTL itself, and the node's type, to itself).
+ */
+bool
+ZkIsLeaseNode(int64 ephemeral_owner)
+{
+	return ephemeral_owner == 0;
+}
+
+/*
+ * ZkLeaseNodeAbandoned
+ *		Is a node, by its Stat, a lease node whose taker died while it
+ *		waited (see the file header)?  Such a node holds nothing.
+ */
+bool
+ZkLeaseNodeAbandoned(int64 ephemeral_owner, int32 version, int32 cversion,
+					 int32 num_children)
+{
+	return ZkIsLeaseNode(ephemeral_owner) && version == 0 && cversion > 0 &&
+		num_children == 0;
 }
 
 /*

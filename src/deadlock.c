@@ -182,7 +182,7 @@ zk_build_record(const ZkWaitDesc *wait, ZkRecordBlocker *b, int nb)
 {
 	StringInfoData buf;
 	int			olen;
-	char	   *owner = ZkBuildNodeData(wait->targets[0].mode, ZK_SCOPE_SESSION,
+	char	   *owner = ZkBuildNodeData(wait->targets[0].mode, ZK_SCOPE_SESSION, -1,
 										&olen);
 
 	initStringInfo(&buf);

@@ -85,6 +85,8 @@ static char *zk_describe_owner(const char *data, int len);
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
 static bool zk_check_deadlock(ZkAttempt *at);
+static int	zk_watch_lease_node(ZkAttempt *at, const char *blocker,
+								const struct Stat *st);
 
 #define WHAT_ACQUIRE	"acquiring lock"
 #define WHAT_WAIT		"waiting for lock"
@@ -435,6 +437,7 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 		ZkOp	   *own = NULL;
 		ZkOp	   *op;
 		int			rc;
+		struct Stat st;
 		int			own_rc = ZOK;
 		int			event;
 		int			own_event;
@@ -476,8 +479,8 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 		op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
 		ZkOpWait(op, WHAT_WAIT, args->lock_path);
 		rc = op->rc;
+		st = op->stat;
 		ZkOpFree(op);
-		pfree(blocker);
 		if (own != NULL)
 		{
 			ZkOpWait(own, WHAT_WAIT, args->lock_path);
@@ -493,6 +496,7 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 
 		if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
 		{
+			pfree(blocker);
 			ZkWaitConnected(WHAT_WAIT, args->lock_path);
 			ZkAttemptRereadQueue(at);
 			continue;
@@ -500,11 +504,30 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 		if (rc == ZNONODE)
 		{
 			/* gone already: drop it and decide again */
+			pfree(blocker);
 			zk_drop_blocker(at, b);
 			continue;
 		}
 		if (rc != ZOK)
 			ZkRaiseForRc(rc, WHAT_WAIT, args->lock_path);
+		if (ZkIsLeaseNode(st.ephemeralOwner))
+		{
+			/* a lease node: is its taker alive? (contender.c) */
+			rc = zk_watch_lease_node(at, blocker, &st);
+			if (rc != ZOK)
+			{
+				pfree(blocker);
+				if (rc == ZNONODE)
+					zk_drop_blocker(at, b);
+				else if (ZkIsConnectionLoss(rc))
+				{
+					ZkWaitConnected(WHAT_WAIT, args->lock_path);
+					ZkAttemptRereadQueue(at);
+				}
+				continue;
+			}
+		}
+		pfree(blocker);
 
 		for (;;)
 		{
@@ -556,6 +579,59 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 			zk_drop_blocker(at, b);
 		/* any other event (data changed): evaluate and watch again */
 	}
+}
+
+/*
+ * zk_watch_lease_node
+ *		The node we wait for is a lease's TTL node (lease_lock.c), whose
+ *		Stat is 'st'.  If its taker died while it waited, the node holds
+ *		nothing: delete it, on condition that it is still unwritten (a grant
+ *		writes it).  If its taker waits, watch its children too, so that
+ *		the waiter's death wakes us (a data watch does not see children).
+ *		Returns ZOK to go on waiting for it; ZNONODE when it is gone (we
+ *		deleted it, or it went meanwhile); ZBADVERSION to evaluate again (it
+ *		was granted meanwhile); or a lost connection.
+ *
+ * A node that we may not delete (another identity's, under zklock.auth)
+ * is waited for like any other: the server reaps it once its TTL ran out.
+ */
+static int
+zk_watch_lease_node(ZkAttempt *at, const char *blocker, const struct Stat *st)
+{
+	ZkOp	   *op;
+	int			rc;
+
+	if (ZkLeaseNodeAbandoned(st->ephemeralOwner, st->version, st->cversion,
+							 st->numChildren))
+	{
+		op = ZkDelete(blocker, 0);
+		ZkOpWait(op, WHAT_WAIT, at->args->lock_path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZOK || rc == ZNONODE)
+		{
+			ereport(DEBUG1,
+					(errmsg_internal("zklock: removed lease node \"%s\" whose taker is gone",
+									 blocker)));
+			return ZNONODE;
+		}
+		if (rc == ZBADVERSION || ZkIsConnectionLoss(rc))
+			return rc;
+		if (rc != ZNOAUTH)
+			ZkRaiseForRc(rc, WHAT_WAIT, at->args->lock_path);
+		return ZOK;
+	}
+	if (st->numChildren == 0)
+		return ZOK;
+
+	op = ZkGetChildrenWatched(blocker);
+	ZkOpWait(op, WHAT_WAIT, at->args->lock_path);
+	rc = op->rc;
+	ZkOpFree(op);
+	if (rc == ZOK || rc == ZNONODE || ZkIsConnectionLoss(rc))
+		return rc;
+	ZkRaiseForRc(rc, WHAT_WAIT, at->args->lock_path);
+	return rc;					/* not reached */
 }
 
 /*
@@ -698,7 +774,9 @@ zk_check_deadlock(ZkAttempt *at)
 
 /*
  * ZkAttemptAbandon
- *		The attempt ends without the lock: make sure its node goes.  With
+ *		The attempt ends without the lock: make sure its node goes (a
+ *		persistent node through the session's guard, which also removes it
+ *		if the session ends first).  With
  *		'wait' (a try that returns false) and synchronous release, the
  *		delete is waited for like a release, so that no attempt starting
  *		afterwards finds our node in its way; otherwise (it runs in
@@ -709,7 +787,16 @@ ZkAttemptAbandon(ZkAttempt *at, bool wait)
 {
 	if (at->published)
 		ZkDeadlockWithdraw();
-	if (at->znode != NULL)
+	at->published = false;
+	if (at->persistent)
+	{
+		/* a persistent node does not go with the session: the guard's job */
+		ZkOp	   *op = ZkGuardRemove(wait && zklock_synchronous_release);
+
+		if (op != NULL)
+			(void) ZkReleaseWait(op);
+	}
+	else if (at->znode != NULL)
 	{
 		const char *znode = at->znode;
 

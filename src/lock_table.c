@@ -56,6 +56,7 @@
 #include "cluster_view.h"
 #include "contender.h"
 #include "lock_recipe.h"
+#include "lease_lock.h"
 #include "lock_table.h"
 #include "multi_lock.h"
 #include "semaphore.h"
@@ -103,6 +104,26 @@ static dlist_head zk_xact_entries = DLIST_STATIC_INIT(zk_xact_entries);
 /* this top-level transaction lost locks to an expiry or a deletion */
 static bool zk_xact_lost_locks = false;
 
+/*
+ * Leases (lease_lock.c) belong to no backend and are not in the table; a
+ * transaction that took or renewed one records it here, for the check at
+ * COMMIT (zk_leases_pre_commit).  One entry per lease node, in
+ * ZkLockContext, emptied at the end of the transaction.
+ */
+typedef struct ZkLeaseTouch
+{
+	char	   *path;			/* the user's lock path */
+	char	   *znode;			/* the lease's node */
+	int64		token;
+	int64		ttl_ms;
+	int64		sent_at;		/* monotonic ms of the request that granted
+								 * or last renewed it */
+} ZkLeaseTouch;
+
+static ZkLeaseTouch *zk_leases_touched = NULL;
+static int	zk_nleases_touched = 0;
+static int	zk_maxleases_touched = 0;
+
 /* nodes released and not yet sent (ZkLockContext); see zk_flush_releases */
 static char **zk_released = NULL;
 static int	zk_nreleased = 0;
@@ -143,6 +164,11 @@ static ZkLockEntry *zk_enter_grant(const char *path, ZkLockMode mode,
 								   TimestampTz start);
 static int	zk_path_cmp(const void *a, const void *b);
 static bool zk_release_one(const char *path, bool lease);
+static void zk_touch_lease(const char *path, const ZkLeaseInfo *info);
+static void zk_forget_touched_leases(void);
+static void zk_leases_pre_commit(void);
+static void zk_raise_no_lease(const char *path, int64 token,
+							  const char *what) pg_attribute_noreturn();
 
 static uint32
 zk_key_hash(const void *key, Size keysize)
@@ -465,7 +491,7 @@ zk_acquire_args(ZkAcquireArgs *args, const char *path, ZkLockMode mode,
 	args->held_write_znode = other ? other->znode : NULL;
 	args->mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
 	args->wait_ms = wait_ms;
-	args->data = ZkBuildNodeData(mode, scope, &args->datalen);
+	args->data = ZkBuildNodeData(mode, scope, -1, &args->datalen);
 }
 
 /*
@@ -667,7 +693,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	args.sem_path = path;
 	args.max_leases = max_leases;
 	args.wait_ms = wait_ms;
-	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, &args.datalen);
+	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, -1, &args.datalen);
 
 	start = GetCurrentTimestamp();
 	if (!ZkSemaphoreAcquire(&args, &grant))
@@ -999,6 +1025,360 @@ ZkLockReleaseAll(void)
 }
 
 /*
+ * ZkLockDiscardAll
+ *		DISCARD ALL: release every session hold of the backend, as
+ *		zk_unlock_all does (and as DISCARD ALL releases PostgreSQL's own
+ *		advisory locks), and forget the lease names it remembers.  Unlike
+ *		zk_unlock_all it raises no ERROR for a session that expired: those
+ *		locks are gone already, which a WARNING says.  Leases are not held
+ *		by the backend and are left alone.
+ */
+void
+ZkLockDiscardAll(void)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	ZkLeaseForgetNames();
+	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
+		return;
+
+	if (ZkSessionIsExpired())
+	{
+		StringInfoData list;
+		int			n = (int) hash_get_num_entries(zk_locks);
+
+		initStringInfo(&list);
+		zk_describe_held(&list);
+		/* nodes released before the expiry went with the session */
+		for (int i = 0; i < zk_nreleased; i++)
+			pfree(zk_released[i]);
+		zk_nreleased = 0;
+		hash_seq_init(&status, zk_locks);
+		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+			zk_drop_entry(entry, false);
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg_plural("ZooKeeper session expired: %d lock was lost",
+							   "ZooKeeper session expired: %d locks were lost",
+							   n, n),
+				 errdetail("Lost: %s.", list.data),
+				 errhint("The next zklock call opens a new session.")));
+		return;
+	}
+
+	zk_collect_held_events();
+	hash_seq_init(&status, zk_locks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->session_holds > 0)
+		{
+			entry->session_holds = 0;
+			zk_maybe_drop(entry);
+		}
+	}
+	zk_flush_releases();
+}
+
+/*
+ * zk_raise_no_lease
+ *		No lease with this token holds the lock: the ERROR of zk_lease_renew.
+ *		A token this backend knows as another lock's lease is named so.
+ */
+static void
+zk_raise_no_lease(const char *path, int64 token, const char *what)
+{
+	const char *other = ZkLeaseKnownLockNode(token);
+	size_t		rootlen = strlen(zklock_root);
+
+	if (other != NULL && strncmp(other, zklock_root, rootlen) == 0 &&
+		strcmp(other + rootlen, path) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ZooKeeper lease token %lld belongs to lock \"%s\", not \"%s\"",
+						(long long) token, other + rootlen, path)));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
+					(long long) token, path),
+			 errdetail("The lease could not be %s: it expired, was released, or never held this lock.",
+					   what),
+			 errhint("A lost lease is not taken again by itself: take a new one with zk_lease_lock.")));
+}
+
+/*
+ * zk_touch_lease
+ *		Record that this transaction took or renewed a lease, for the check
+ *		at COMMIT.
+ */
+static void
+zk_touch_lease(const char *path, const ZkLeaseInfo *info)
+{
+	ZkLeaseTouch *t = NULL;
+
+	for (int i = 0; i < zk_nleases_touched && t == NULL; i++)
+	{
+		if (strcmp(zk_leases_touched[i].znode, info->znode) == 0)
+			t = &zk_leases_touched[i];
+	}
+	if (t == NULL)
+	{
+		if (zk_nleases_touched == zk_maxleases_touched)
+		{
+			int			newmax = Max(8, zk_maxleases_touched * 2);
+
+			if (zk_leases_touched == NULL)
+				zk_leases_touched = MemoryContextAlloc(ZkLockContext,
+													   sizeof(ZkLeaseTouch) * newmax);
+			else
+				zk_leases_touched = repalloc(zk_leases_touched,
+											 sizeof(ZkLeaseTouch) * newmax);
+			zk_maxleases_touched = newmax;
+		}
+		t = &zk_leases_touched[zk_nleases_touched++];
+		t->path = MemoryContextStrdup(ZkLockContext, path);
+		t->znode = MemoryContextStrdup(ZkLockContext, info->znode);
+		t->sent_at = 0;
+	}
+	t->token = info->token;
+	t->ttl_ms = info->ttl_ms;
+	t->sent_at = Max(t->sent_at, info->sent_at);
+}
+
+/*
+ * zk_forget_touched_leases
+ *		The transaction ended: its leases need no more checking.  The array
+ *		is freed, so that it never outgrows one transaction's leases.
+ */
+static void
+zk_forget_touched_leases(void)
+{
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		pfree(zk_leases_touched[i].path);
+		pfree(zk_leases_touched[i].znode);
+	}
+	if (zk_leases_touched != NULL)
+		pfree(zk_leases_touched);
+	zk_leases_touched = NULL;
+	zk_nleases_touched = 0;
+	zk_maxleases_touched = 0;
+}
+
+/*
+ * zk_lease_raise_expired
+ *		A lease this transaction took or renewed may have expired: COMMIT
+ *		must fail.
+ */
+static void
+zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot commit: ZooKeeper lease %lld on lock \"%s\" may have expired",
+					(long long) t->token, t->path),
+			 errdetail("The transaction took or renewed it %lld ms ago, and its ttl is %lld ms.",
+					   (long long) (now - t->sent_at), (long long) t->ttl_ms),
+			 errhint("Renew a lease well within its ttl, for example every third of it.")));
+}
+
+/*
+ * zk_leases_pre_commit
+ *		A transaction that took or renewed leases may COMMIT only while each
+ *		is still held:
+ *
+ *	- its ttl has not run out since the request that granted or last
+ *	  renewed it was sent (the server cannot have modified the node before
+ *	  that, so it cannot reap it before that time plus the ttl): checked
+ *	  locally, no round trip;
+ *	- its node still exists, unless the answer that granted or renewed it
+ *	  came for a request sent less than a third of zklock.session_timeout
+ *	  ago (a transaction that just took or renewed its lease pays no extra
+ *	  round trip): one round trip, a sync and a read of every such lease.
+ *	  zklock.verify_on_commit makes every COMMIT ask.
+ *
+ * What remains: a release by another backend, or a deletion by another
+ * client, within that third of the session timeout, and anything that
+ * happens between this check and the commit record; fencing tokens are
+ * the answer to that outside the database.  A lease released in the same
+ * transaction is not checked.
+ */
+static void
+zk_leases_pre_commit(void)
+{
+	int64		now = ZkNowMs();
+	int64		fresh_ms = zklock_session_timeout / 3;
+	bool		ask = zklock_verify_on_commit;
+	const char **znodes;
+	bool	   *gone;
+
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		ZkLeaseTouch *t = &zk_leases_touched[i];
+
+		if (now >= t->sent_at + t->ttl_ms)
+			zk_lease_raise_expired(t, now);
+		if (now - t->sent_at >= fresh_ms)
+			ask = true;
+	}
+	if (!ask)
+		return;
+
+	ZkSessionEnsure();
+	znodes = palloc(sizeof(char *) * zk_nleases_touched);
+	gone = palloc(sizeof(bool) * zk_nleases_touched);
+	for (int i = 0; i < zk_nleases_touched; i++)
+		znodes[i] = zk_leases_touched[i].znode;
+	if (!ZkVerifyHeld(znodes, zk_nleases_touched, gone,
+					  zklock_connect_timeout))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not confirm ZooKeeper leases before commit"),
+				 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms).",
+						   zklock_connect_timeout)));
+	now = ZkNowMs();
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		ZkLeaseTouch *t = &zk_leases_touched[i];
+
+		if (gone[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot commit: ZooKeeper lease %lld on lock \"%s\" is gone",
+							(long long) t->token, t->path),
+					 errdetail("Its node \"%s\" no longer exists: the lease was released or expired.",
+							   t->znode)));
+		if (now >= t->sent_at + t->ttl_ms)
+			zk_lease_raise_expired(t, now);
+	}
+	pfree(znodes);
+	pfree(gone);
+}
+
+/*
+ * ZkLockLeaseAcquire
+ *		Take a lease on a path for ttl_ms (lease_lock.c); wait_ms as for
+ *		ZkLockAcquire.  The lease belongs to no backend: it is not entered
+ *		in the table, only recorded for this transaction's COMMIT check.  A
+ *		backend that holds the lock itself cannot take a lease on it: the
+ *		lease would wait for that lock forever.  Sets *token and
+ *		*expires_at (ms since the Unix epoch, on the ZooKeeper server's
+ *		clock; -1 if unknown).
+ */
+bool
+ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
+				   int64 *token, int64 *expires_at)
+{
+	ZkLeaseArgs args;
+	ZkLeaseInfo info;
+
+	zk_locks_init();
+	ZkSessionEnsure();
+	zk_collect_held_events();
+	if (zk_lookup(path, ZK_MODE_EXCLUSIVE) != NULL ||
+		zk_lookup(path, ZK_MODE_SHARED) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("cannot take a lease on ZooKeeper lock \"%s\" while this backend holds the lock",
+						path),
+				 errdetail("The lease would wait for this backend's own lock forever."),
+				 errhint("Release the lock first.")));
+
+	memset(&args, 0, sizeof(args));
+	args.lock_node = zk_lock_node_path(path);
+	args.lock_path = path;
+	args.ttl_ms = ttl_ms;
+	args.mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
+	args.wait_ms = wait_ms;
+	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
+								&args.datalen);
+	if (!ZkLeaseAcquire(&args, &info))
+		return false;
+	zk_touch_lease(path, &info);
+	*token = info.token;
+	*expires_at = info.expires_at;
+	return true;
+}
+
+/*
+ * ZkLockLeaseRenew
+ *		Renew the lease 'token' on a path, from any backend: its ttl runs
+ *		again from now.  Returns the new expiry (ms since the Unix epoch, on
+ *		the ZooKeeper server's clock).  ERROR if no such lease holds the
+ *		lock, or if it had expired: a lost lease is never taken again
+ *		silently.
+ */
+int64
+ZkLockLeaseRenew(const char *path, int64 token)
+{
+	ZkLeaseInfo info;
+	char	   *lock_node;
+
+	zk_locks_init();
+	ZkSessionEnsure();
+	lock_node = zk_lock_node_path(path);
+	switch (ZkLeaseRenew(lock_node, path, token, &info))
+	{
+		case ZK_LEASE_OK:
+			break;
+		case ZK_LEASE_NONE:
+			zk_raise_no_lease(path, token, "renewed");
+			break;
+		case ZK_LEASE_EXPIRED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ZooKeeper lease %lld on lock \"%s\" has expired",
+							(long long) token, path),
+					 errdetail("Its ttl had run out before this renewal, so ZooKeeper could remove it at any moment; the lease was released."),
+					 errhint("Renew a lease well within its ttl, for example every third of it.")));
+			break;
+	}
+	pfree(lock_node);
+	zk_touch_lease(path, &info);
+	return info.expires_at;
+}
+
+/*
+ * ZkLockLeaseRelease
+ *		Release the lease 'token' on a path, from any backend, once
+ *		ZooKeeper applied the delete.  WARNING and false if no such lease
+ *		holds the lock.
+ */
+bool
+ZkLockLeaseRelease(const char *path, int64 token)
+{
+	char	   *lock_node;
+	ZkLeaseStatus st;
+
+	zk_locks_init();
+	ZkSessionEnsure();
+	lock_node = zk_lock_node_path(path);
+	st = ZkLeaseRelease(lock_node, path, token);
+	pfree(lock_node);
+	if (st != ZK_LEASE_OK)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
+						(long long) token, path)));
+		return false;
+	}
+	/* released: nothing for this transaction's COMMIT to check */
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		if (zk_leases_touched[i].token == token &&
+			strcmp(zk_leases_touched[i].path, path) == 0)
+		{
+			pfree(zk_leases_touched[i].path);
+			pfree(zk_leases_touched[i].znode);
+			zk_leases_touched[i] = zk_leases_touched[--zk_nleases_touched];
+			break;
+		}
+	}
+	return true;
+}
+
+/*
  * zk_holds_node
  *		Is this queue node one of ours, held?  (zk_lock_queue shows our own
  *		downgrade read node as granted, though by the queue rule alone it
@@ -1247,6 +1627,9 @@ zk_locks_pre_commit(void)
 				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
 				 errdetail("The ZooKeeper session expired or a held node was deleted during the transaction.")));
 
+	if (zk_nleases_touched > 0)
+		zk_leases_pre_commit();
+
 	if (zk_locks == NULL || hash_get_num_entries(zk_locks) == 0)
 		return;
 
@@ -1357,6 +1740,9 @@ zk_locks_xact_callback(XactEvent event, void *arg)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that holds ZooKeeper transaction locks")));
+			/* the leases it took or renewed must still be held */
+			if (zk_nleases_touched > 0)
+				zk_leases_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -1368,6 +1754,7 @@ zk_locks_xact_callback(XactEvent event, void *arg)
 			/* PostgreSQL holds interrupts here: a bounded wait, no ERROR */
 			zk_flush_releases();
 			zk_xact_lost_locks = false;
+			zk_forget_touched_leases();
 			break;
 	}
 }

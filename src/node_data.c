@@ -11,6 +11,9 @@
  *	 "database":"app","user":"etl","application_name":"nightly",
  *	 "mode":"exclusive","scope":"session"}
  *
+ * A lease's node has scope "lease" and records its ttl ("ttl_ms"): the
+ * server keeps a TTL node's ttl to itself.
+ *
  * Reading is done by a small tolerant parser that accepts any bytes:
  * nodes written by other clients (Curator stores the client's address,
  * kazoo an identifier) or corrupt data simply yield NULL fields, never an
@@ -63,10 +66,12 @@ append_field(StringInfo buf, const char *key, const char *value, bool first)
 
 /*
  * ZkBuildNodeData
- *		The JSON description of this backend as the owner of a new node.
+ *		The JSON description of this backend as the owner of a new node;
+ *		a lease's node (ttl_ms >= 0) records its ttl too, which the server
+ *		does not tell clients.
  */
 char *
-ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int *len)
+ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 {
 	static char hostname[256] = "";
 	StringInfoData buf;
@@ -89,6 +94,8 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int *len)
 	append_field(&buf, "application_name", application_name, false);
 	append_field(&buf, "mode", ZkLockModeName(mode), false);
 	append_field(&buf, "scope", ZkLockScopeName(scope), false);
+	if (ttl_ms >= 0)
+		appendStringInfo(&buf, ",\"ttl_ms\":" INT64_FORMAT, ttl_ms);
 	appendStringInfoChar(&buf, '}');
 	*len = buf.len;
 	return buf.data;
@@ -270,6 +277,7 @@ ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 	memset(owner, 0, sizeof(*owner));
 	owner->port = -1;
 	owner->pid = -1;
+	owner->ttl_ms = -1;
 	if (data == NULL || len <= 0)
 		return;
 
@@ -305,7 +313,17 @@ ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 		text = text_for_server(value.data, value.len);
 		if (text != NULL)
 		{
-			if (strcmp(key.data, "port") == 0 || strcmp(key.data, "pid") == 0)
+			if (strcmp(key.data, "ttl_ms") == 0)
+			{
+				char	   *endp;
+				long long	v;
+
+				errno = 0;
+				v = strtoll(text, &endp, 10);
+				if (!is_string && *endp == '\0' && errno == 0 && v > 0)
+					owner->ttl_ms = (int64) v;
+			}
+			else if (strcmp(key.data, "port") == 0 || strcmp(key.data, "pid") == 0)
 			{
 				char	   *endp;
 				long		v;

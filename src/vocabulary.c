@@ -48,5 +48,14 @@ ZkLockModeName(ZkLockMode mode)
 const char *
 ZkLockScopeName(ZkLockScope scope)
 {
-	return scope == ZK_SCOPE_SESSION ? "session" : "transaction";
+	switch (scope)
+	{
+		case ZK_SCOPE_SESSION:
+			return "session";
+		case ZK_SCOPE_TRANSACTION:
+			return "transaction";
+		case ZK_SCOPE_LEASE:
+			return "lease";
+	}
+	return "unknown";
 }

@@ -77,8 +77,11 @@ typedef struct ZkJob
 	zoo_op_t   *ops;			/* multi delete: request and results, */
 	zoo_op_result_t *results;	/* alive until the completion ran */
 	ZkOp	   *waiter;			/* release op counting this job, or NULL */
+	bool		persistent;		/* its nodes outlive the session: if the
+								 * session ends first, carry the job over to
+								 * the next one (ZkGuardRemove) */
 	int64		sent_at;		/* monotonic ms of the last send */
-	struct ZkJob *next;			/* in bridge.deferred */
+	struct ZkJob *next;			/* in bridge.deferred or bridge.carried */
 } ZkJob;
 
 /*
@@ -102,7 +105,8 @@ typedef struct ZkJob
  */
 typedef struct ZkMultiAux
 {
-	int			n;				/* nodes created */
+	int			n;				/* nodes created (ZkMulti: requests) */
+	int			nops;			/* requests in the multi */
 	bool		counted;		/* each create is followed by a setData */
 	zoo_op_t   *ops;
 	zoo_op_result_t *results;
@@ -136,6 +140,8 @@ typedef struct ZkBridge
 	char	   *watch_path;		/* the node the current wait watches */
 	int			watch_event;	/* event seen on it, 0 = none yet */
 	ZkJob	   *deferred;		/* jobs to send again once reconnected */
+	ZkJob	   *carried;		/* persistent jobs whose session ended: sent
+								 * again by the next session */
 	int			jobs_pending;
 	int64		jobs_failed;
 	ZkDeletedNode *deleted_held;	/* held nodes seen deleted */
@@ -185,6 +191,7 @@ static void zk_op_stat_done(int rc, const struct Stat *stat, const void *data);
 static void zk_op_string_done(int rc, const char *value, const void *data);
 static void zk_op_void_done(int rc, const void *data);
 static void zk_op_multi_done(int rc, const void *data);
+static void zk_op_generic_multi_done(int rc, const void *data);
 static bool zk_rc_from_server(int rc);
 static void zk_note_answer_locked(int64 sent_at, int rc);
 static void zk_op_release(ZkOp *op);
@@ -199,6 +206,9 @@ static void zk_job_issue(ZkJob *job);
 static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix);
 static void zk_job_retry_later(ZkJob *job);
 static bool zk_job_done_ok(int rc);
+static bool zk_session_gone(int rc);
+static void zk_job_ended(ZkJob *job, int rc);
+static void zk_job_carry(ZkJob *job);
 static bool zk_job_answered(ZkJob *job, int rc);
 static void zk_job_free_memory(ZkJob *job);
 static void zk_job_counted(ZkJob *job, ZkOp *waiter);
@@ -582,6 +592,26 @@ zk_op_multi_done(int rc, const void *data)
 }
 
 /*
+ * zk_op_generic_multi_done
+ *		Completion of a ZkMulti: the results stay in op->multi; the Stat of
+ *		the first setData, if any, is copied to the op.
+ */
+static void
+zk_op_generic_multi_done(int rc, const void *data)
+{
+	ZkOp	   *op = (ZkOp *) data;
+	ZkMultiAux *aux = op->multi;
+	const struct Stat *st = NULL;
+
+	for (int i = 0; rc == ZOK && st == NULL && i < aux->nops; i++)
+	{
+		if (aux->ops[i].type == ZOO_SETDATA_OP)
+			st = &aux->parent_stats[i];
+	}
+	zk_op_finish(op, rc, st, NULL, 0, NULL, 0);
+}
+
+/*
  * zk_job_free
  *		A background job is over, one way or the other.
  */
@@ -715,8 +745,11 @@ zk_job_issue(ZkJob *job)
 
 	if (zh == NULL)
 	{
-		/* no session: its close deleted the node already */
-		zk_job_free(job, true);
+		/* no session: its close deleted the node already, if ephemeral */
+		if (job->persistent)
+			zk_job_carry(job);
+		else
+			zk_job_free(job, true);
 		return;
 	}
 	job->sent_at = ZkNowMs();
@@ -732,7 +765,58 @@ zk_job_issue(ZkJob *job)
 	else
 		rc = zoo_aget_children(zh, job->path, 0, zk_job_sweep_done, job);
 	if (rc != ZOK)
+		zk_job_ended(job, rc);
+}
+
+/*
+ * zk_session_gone
+ *		Result codes that say the session itself is over (closed, expired,
+ *		refused): nothing more can be done on it.
+ */
+static bool
+zk_session_gone(int rc)
+{
+	return rc == ZSESSIONEXPIRED || rc == ZCLOSING || rc == ZINVALIDSTATE ||
+		rc == ZAUTHFAILED || rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
+}
+
+/*
+ * zk_job_ended
+ *		A job got its final answer (not a lost connection).  A persistent
+ *		job whose session ended is carried over to the next session: the
+ *		end of the session deleted nothing of it.
+ */
+static void
+zk_job_ended(ZkJob *job, int rc)
+{
+	if (job->persistent && zk_session_gone(rc))
+		zk_job_carry(job);
+	else
 		zk_job_free(job, zk_job_done_ok(rc));
+}
+
+/*
+ * zk_job_carry
+ *		Keep a persistent job for the next session (zk_connect sends it
+ *		again).  It no longer counts as pending, nor for a waiter: whoever
+ *		waited learns that the session ended.
+ */
+static void
+zk_job_carry(ZkJob *job)
+{
+	ZkOp	   *finished = NULL;
+
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.jobs_pending--;
+	if (job->waiter != NULL && --job->waiter->pending == 0)
+		finished = job->waiter;
+	job->waiter = NULL;
+	job->next = bridge.carried;
+	bridge.carried = job;
+	pthread_mutex_unlock(&bridge.mutex);
+
+	if (finished != NULL)
+		zk_op_finish(finished, ZSESSIONEXPIRED, NULL, NULL, 0, NULL, 0);
 }
 
 /*
@@ -795,7 +879,7 @@ zk_job_delete_done(int rc, const void *data)
 	ZkJob	   *job = (ZkJob *) data;
 
 	if (!zk_job_answered(job, rc))
-		zk_job_free(job, zk_job_done_ok(rc));
+		zk_job_ended(job, rc);
 }
 
 /*
@@ -863,13 +947,17 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 			if (path == NULL)
 				continue;
 			snprintf(path, len, "%s/%s", job->path, strings->data[i]);
-			del = zk_job_new(ZKJOB_DELETE, path, NULL, NULL);
+			/* the deletes count for whoever waits for the sweep */
+			del = zk_job_new(ZKJOB_DELETE, path, NULL, job->waiter);
 			free(path);
 			if (del != NULL)
+			{
+				del->persistent = job->persistent;
 				zk_job_issue(del);
+			}
 		}
 	}
-	zk_job_free(job, zk_job_done_ok(rc));
+	zk_job_ended(job, rc);
 }
 
 /* ------------------------------------------------------------------------
@@ -942,6 +1030,30 @@ ZkCreate(const char *path, const char *data, int datalen, int flags,
 }
 
 /*
+ * ZkCreateTtl
+ *		Start the create of a persistent-sequential node with a TTL of
+ *		ttl_ms: the server deletes it once it has had no child and no
+ *		modification for that long (ZooKeeper runs this check every
+ *		znode.container.checkIntervalMs).  Needs a server started with
+ *		zookeeper.extendedTypesEnabled=true; any other answers ZUNIMPLEMENTED.
+ *		ACLs as ZkCreate's with 'protect'.  The answer carries the created
+ *		path and the node's Stat.
+ */
+ZkOp *
+ZkCreateTtl(const char *path, const char *data, int datalen, int64 ttl_ms)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_CREATE);
+	const struct ACL_vector *acl = &ZOO_OPEN_ACL_UNSAFE;
+
+	if (zk_session_authenticated)
+		acl = &zk_protected_acl;
+	zk_op_issued(op, zoo_acreate2_ttl(zk_handle(), path, data, datalen, acl,
+									  ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL,
+									  ttl_ms, zk_op_string_stat_done, op));
+	return op;
+}
+
+/*
  * ZkCreateCounted
  *		Create an ephemeral-sequential node under 'parent' and learn, in the
  *		same round trip, how many children the parent has right after: one
@@ -992,6 +1104,7 @@ ZkCreateSet(int n, const char *const *paths, const char *const *datas,
 	if (ok)
 	{
 		aux->n = n;
+		aux->nops = n * per;
 		aux->counted = (parents != NULL);
 		for (int i = 0; i < n && ok; i++)
 			ok = (aux->created[i] = calloc(1, strlen(paths[i]) + 16)) != NULL;
@@ -1054,6 +1167,83 @@ ZkCreateSetFailure(const ZkOp *op)
 		if (err != ZOK && err != ZRUNTIMEINCONSISTENCY)
 			return i / per;
 	}
+	return -1;
+}
+
+/*
+ * ZkMulti
+ *		Start a ZooKeeper multi of setData, delete and check requests: all
+ *		applied in one transaction, or none.  The op's stat is the Stat of
+ *		the first setData (the node's new mtime and version); ZkMultiFailure
+ *		tells which request a refusal was about.
+ */
+ZkOp *
+ZkMulti(int n, const ZkMultiReq *reqs)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_MULTI);
+	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
+	bool		ok;
+
+	op->multi = aux;
+	ok = aux != NULL &&
+		(aux->ops = calloc(n, sizeof(zoo_op_t))) != NULL &&
+		(aux->results = calloc(n, sizeof(zoo_op_result_t))) != NULL &&
+		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL;
+	if (!ok)
+	{
+		ZkOpFree(op);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	aux->n = n;
+	aux->nops = n;
+	for (int i = 0; i < n; i++)
+	{
+		switch (reqs[i].kind)
+		{
+			case ZK_MULTI_SET:
+				zoo_set_op_init(&aux->ops[i], reqs[i].path, reqs[i].data,
+								reqs[i].datalen, reqs[i].version,
+								&aux->parent_stats[i]);
+				break;
+			case ZK_MULTI_DELETE:
+				zoo_delete_op_init(&aux->ops[i], reqs[i].path,
+								   reqs[i].version);
+				break;
+			case ZK_MULTI_CHECK:
+				zoo_check_op_init(&aux->ops[i], reqs[i].path,
+								  reqs[i].version);
+				break;
+		}
+	}
+	zk_op_issued(op, zoo_amulti(zk_handle(), n, aux->ops, aux->results,
+								zk_op_generic_multi_done, op));
+	return op;
+}
+
+/*
+ * ZkMultiFailure
+ *		After a failed ZkMulti: the index of the request the server refused
+ *		(the others report only that the transaction was rolled back), or
+ *		-1 if none says.  *err is that request's result code.
+ */
+int
+ZkMultiFailure(const ZkOp *op, int *err)
+{
+	ZkMultiAux *aux = op->multi;
+
+	for (int i = 0; i < aux->nops; i++)
+	{
+		int			e = aux->results[i].err;
+
+		if (e != ZOK && e != ZRUNTIMEINCONSISTENCY)
+		{
+			*err = e;
+			return i;
+		}
+	}
+	*err = op->rc;
 	return -1;
 }
 
@@ -1181,6 +1371,22 @@ ZkHeldNodeEvent(const char *path)
 	}
 	pthread_mutex_unlock(&bridge.mutex);
 	return event;
+}
+
+/*
+ * ZkDelete
+ *		Start a delete of one node, if its version is 'version' (-1: any),
+ *		whose answer the caller waits for.  (Releases of held locks go
+ *		through ZkDeleteNodes, which retries them in the background.)
+ */
+ZkOp *
+ZkDelete(const char *path, int version)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_EXISTS);
+
+	zk_op_issued(op, zoo_adelete(zk_handle(), path, version,
+								 zk_op_void_done, op));
+	return op;
 }
 
 /* ZkExists: start an exists (no watch). */
@@ -1534,6 +1740,189 @@ ZkSweepInBackground(const char *parent, const char *prefix)
 	zk_job_start(ZKJOB_SWEEP, parent, prefix);
 }
 
+/* ------------------------------------------------------------------------
+ * The guard: a persistent node that this backend must remove.
+ *
+ * Ephemeral nodes go with the session.  A persistent node that an attempt
+ * creates (a lease's TTL node while it waits) does not: if the attempt
+ * ends without handing the node on, it must be deleted, whatever ends it.
+ * The attempt says before its create where the node will be (parent and
+ * protection prefix), then which node it is; the guard then deletes it
+ * (or sweeps the prefix) when the attempt is abandoned (ZkGuardRemove,
+ * retried across lost connections and, if the session ends first,
+ * carried over to the next session), and when the backend exits in the
+ * middle of it (zk_session_at_exit, before the session is closed).  A
+ * granted attempt hands the node on with ZkGuardRelease.  One attempt at
+ * a time is guarded.
+ * ------------------------------------------------------------------------
+ */
+
+static char *zk_guard_parent = NULL;	/* TopMemoryContext; NULL: none */
+static char *zk_guard_prefix = NULL;
+static char *zk_guard_node = NULL;	/* once the create answered */
+
+/*
+ * zk_guard_clear
+ *		Forget the guarded attempt.
+ */
+static void
+zk_guard_clear(void)
+{
+	if (zk_guard_parent)
+		pfree(zk_guard_parent);
+	if (zk_guard_prefix)
+		pfree(zk_guard_prefix);
+	if (zk_guard_node)
+		pfree(zk_guard_node);
+	zk_guard_parent = zk_guard_prefix = zk_guard_node = NULL;
+}
+
+/*
+ * ZkGuardBegin
+ *		Guard an attempt whose node will be created under 'parent' with a
+ *		name starting with 'prefix'.
+ */
+void
+ZkGuardBegin(const char *parent, const char *prefix)
+{
+	zk_guard_clear();
+	zk_guard_parent = MemoryContextStrdup(TopMemoryContext, parent);
+	zk_guard_prefix = MemoryContextStrdup(TopMemoryContext, prefix);
+}
+
+/*
+ * ZkGuardNode
+ *		The guarded attempt's node is known: it is the one to delete.
+ */
+void
+ZkGuardNode(const char *path)
+{
+	if (zk_guard_parent == NULL)
+		return;
+	if (zk_guard_node)
+		pfree(zk_guard_node);
+	zk_guard_node = MemoryContextStrdup(TopMemoryContext, path);
+}
+
+/*
+ * ZkGuardRelease
+ *		The guarded node was handed on (a lease was granted): nothing to
+ *		remove any more.
+ */
+void
+ZkGuardRelease(void)
+{
+	zk_guard_clear();
+}
+
+/*
+ * zk_guard_job
+ *		A persistent job that removes the guarded node (or sweeps its
+ *		prefix), counting for 'waiter' if given; NULL if memory ran out.
+ */
+static ZkJob *
+zk_guard_job(ZkOp *waiter)
+{
+	ZkJob	   *job;
+
+	if (zk_guard_node != NULL)
+		job = zk_job_new(ZKJOB_DELETE, zk_guard_node, NULL, waiter);
+	else
+		job = zk_job_new(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
+						 waiter);
+	if (job != NULL)
+		job->persistent = true;
+	return job;
+}
+
+/*
+ * ZkGuardRemove
+ *		The guarded attempt was abandoned: delete its node (or sweep its
+ *		prefix) and forget it.  The delete is retried after a lost
+ *		connection and carried over to the next session if this one ends
+ *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
+ *		with ZkOpFree) that completes when the delete has, or when the
+ *		session ended; else NULL.  Raises no ERROR without want_answer, so
+ *		that it may run in PG_CATCH.
+ */
+ZkOp *
+ZkGuardRemove(bool want_answer)
+{
+	ZkOp	   *op = NULL;
+	ZkJob	   *job;
+
+	if (zk_guard_parent == NULL)
+		return NULL;
+	if (want_answer)
+	{
+		op = zk_op_new(ZKOP_RELEASE);
+		op->pending = 1;		/* held until the job is issued */
+	}
+	job = zk_guard_job(op);
+	if (job == NULL)
+	{
+		pthread_mutex_lock(&bridge.mutex);
+		bridge.jobs_failed++;
+		pthread_mutex_unlock(&bridge.mutex);
+	}
+	else
+		zk_job_issue(job);		/* without a session: carried over */
+	zk_guard_clear();
+	if (op != NULL)
+	{
+		bool		finished;
+
+		pthread_mutex_lock(&bridge.mutex);
+		finished = (--op->pending == 0);
+		pthread_mutex_unlock(&bridge.mutex);
+		if (finished)
+			zk_op_finish(op, ZOK, NULL, NULL, 0, NULL, 0);
+	}
+	return op;
+}
+
+/*
+ * zk_guard_remove_at_exit
+ *		The backend exits in the middle of a guarded attempt: remove its
+ *		node before the session closes, waiting at most
+ *		zklock.connect_timeout.  Interrupts are held during exit, so the
+ *		wait is a plain latch wait.  Without a live session nothing can be
+ *		sent: the node stays until its TTL runs out or another client
+ *		removes it (a lease node whose waiter is gone, lock_recipe.c).
+ */
+static void
+zk_guard_remove_at_exit(void)
+{
+	ZkOp	   *op;
+	int64		deadline;
+
+	if (zk_guard_parent == NULL || bridge.zh == NULL || ZkSessionIsExpired())
+		return;
+	op = ZkGuardRemove(true);
+	deadline = ZkNowMs() + zklock_connect_timeout;
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = op;
+	pthread_mutex_unlock(&bridge.mutex);
+	for (;;)
+	{
+		bool		done;
+		int64		now = ZkNowMs();
+
+		ResetLatch(MyLatch);
+		pthread_mutex_lock(&bridge.mutex);
+		done = op->done || bridge.expired || bridge.auth_failed;
+		pthread_mutex_unlock(&bridge.mutex);
+		if (done || now >= deadline)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) (deadline - now), PG_WAIT_EXTENSION);
+	}
+	pthread_mutex_lock(&bridge.mutex);
+	bridge.awaited = NULL;
+	pthread_mutex_unlock(&bridge.mutex);
+	ZkOpFree(op);
+}
+
 /*
  * ZkDeleteNodes
  *		Delete nodes (lock releases): one delete for one node, multis of
@@ -1883,6 +2272,7 @@ zk_connect(void)
 	int			saved_errno;
 	char	   *volatile auth = ZkCredentials();	/* zklock.auth or its file */
 	int64		deadline;
+	ZkJob	   *carried;
 
 	if (!zk_exit_callback_registered)
 	{
@@ -2021,6 +2411,21 @@ zk_connect(void)
 		pfree(auth);
 	}
 	zk_session_timeout_requested = zklock_session_timeout;
+
+	/* persistent deletes an earlier session could not finish */
+	pthread_mutex_lock(&bridge.mutex);
+	carried = bridge.carried;
+	bridge.carried = NULL;
+	pthread_mutex_unlock(&bridge.mutex);
+	while (carried != NULL)
+	{
+		ZkJob	   *next = carried->next;
+
+		carried->next = NULL;
+		zk_job_counted(carried, NULL);
+		zk_job_issue(carried);
+		carried = next;
+	}
 }
 
 /*
@@ -2050,7 +2455,10 @@ zk_close_handle(void)
 	{
 		ZkJob	   *next = deferred->next;
 
-		zk_job_free(deferred, true);
+		if (deferred->persistent)
+			zk_job_carry(deferred);
+		else
+			zk_job_free(deferred, true);
 		deferred = next;
 	}
 
@@ -2211,6 +2619,7 @@ ZkSessionGetStatus(ZkSessionStatus *status)
 static void
 zk_session_at_exit(int code, Datum arg)
 {
+	zk_guard_remove_at_exit();
 	zk_close_handle();
 }
 

@@ -20,6 +20,7 @@
 #include <limits.h>
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -29,8 +30,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "discard.h"
 #include "lock_path.h"
 #include "lock_table.h"
 #include "node_data.h"
@@ -64,6 +67,10 @@ PG_FUNCTION_INFO_V1(zk_try_semaphore_acquire);
 PG_FUNCTION_INFO_V1(zk_xact_semaphore_acquire);
 PG_FUNCTION_INFO_V1(zk_try_xact_semaphore_acquire);
 PG_FUNCTION_INFO_V1(zk_semaphore_release);
+PG_FUNCTION_INFO_V1(zk_lease_lock);
+PG_FUNCTION_INFO_V1(zk_try_lease_lock);
+PG_FUNCTION_INFO_V1(zk_lease_renew);
+PG_FUNCTION_INFO_V1(zk_lease_unlock);
 PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);
 PG_FUNCTION_INFO_V1(zk_session);
@@ -92,6 +99,9 @@ static bool lock_set_try(FunctionCallInfo fcinfo, ZkLockMode mode,
 						 ZkLockScope scope);
 static int64 lease_blocking(FunctionCallInfo fcinfo, ZkLockScope scope);
 static bool lease_try(FunctionCallInfo fcinfo, ZkLockScope scope);
+static void require_args(FunctionCallInfo fcinfo);
+static int64 ttl_ms_arg(FunctionCallInfo fcinfo, int argno);
+static int64 token_arg(FunctionCallInfo fcinfo, int argno);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
 static int	queue_max_rows(int32 max_rows);
@@ -274,6 +284,9 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("zklock");
+
+	/* DISCARD ALL releases session holds, as pg_advisory_unlock_all() */
+	ZkInstallDiscardHook();
 
 	/*
 	 * Until a backend loads this library, a zklock.auth given in the
@@ -608,6 +621,164 @@ zk_semaphore_release(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(ZkLockReleaseLease(path));
 }
 
+/*
+ * require_args
+ *		The lease functions are not strict, so that a NULL argument is an
+ *		ERROR (22004) instead of a silent NULL: zk_try_lease_lock's NULL
+ *		means "not granted".
+ */
+static void
+require_args(FunctionCallInfo fcinfo)
+{
+	for (int i = 0; i < PG_NARGS(); i++)
+	{
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of %s must not be null",
+							get_func_name(fcinfo->flinfo->fn_oid))));
+	}
+}
+
+/*
+ * ttl_ms_arg
+ *		A lease's ttl argument in ms, rounded up.  An interval counts as
+ *		EXTRACT(epoch FROM ...) counts it (a month is 30 days, a day 24
+ *		hours).  It must be positive (22023) and at most ZooKeeper's
+ *		largest TTL (22008).
+ */
+static int64
+ttl_ms_arg(FunctionCallInfo fcinfo, int argno)
+{
+	Interval   *iv = PG_GETARG_INTERVAL_P(argno);
+	int64		us = iv->time;
+	int64		part;
+	int64		ms;
+
+	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &part) ||
+		pg_add_s64_overflow(us, part, &us) ||
+		pg_mul_s64_overflow((int64) iv->month,
+							(int64) DAYS_PER_MONTH * USECS_PER_DAY, &part) ||
+		pg_add_s64_overflow(us, part, &us) ||
+		us / 1000 > ZK_MAX_TTL_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("ttl of a ZooKeeper lease is out of range"),
+				 errdetail("ZooKeeper accepts a ttl of at most %lld ms (about 34 years).",
+						   (long long) ZK_MAX_TTL_MS)));
+	if (us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl of a ZooKeeper lease must be positive")));
+	ms = us / 1000 + (us % 1000 != 0 ? 1 : 0);
+	if (ms > ZK_MAX_TTL_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("ttl of a ZooKeeper lease is out of range"),
+				 errdetail("ZooKeeper accepts a ttl of at most %lld ms (about 34 years).",
+						   (long long) ZK_MAX_TTL_MS)));
+	return ms;
+}
+
+/*
+ * token_arg
+ *		A lease token argument: a fencing token is a ZooKeeper zxid, always
+ *		positive (22023 otherwise).
+ */
+static int64
+token_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int64		token = PG_GETARG_INT64(argno);
+
+	if (token <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%lld is not a ZooKeeper lease token", (long long) token),
+				 errdetail("A lease token is the positive fencing token that zk_lease_lock returned.")));
+	return token;
+}
+
+/*
+ * zk_lease_lock
+ *		Take a lease on a path for ttl: waits like zk_lock; returns the
+ *		fencing token, which names the lease.
+ */
+Datum
+zk_lease_lock(PG_FUNCTION_ARGS)
+{
+	char	   *path;
+	int64		ttl_ms;
+	int64		token = 0;
+	int64		expires_at;
+
+	require_args(fcinfo);
+	path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ttl_ms = ttl_ms_arg(fcinfo, 1);
+	(void) ZkLockLeaseAcquire(path, ttl_ms, -1, &token, &expires_at);
+	PG_RETURN_INT64(token);
+}
+
+/*
+ * zk_try_lease_lock
+ *		Take a lease if it can be had within wait_ms (default 0): the token,
+ *		or NULL, leaving nothing behind.
+ */
+Datum
+zk_try_lease_lock(PG_FUNCTION_ARGS)
+{
+	char	   *path;
+	int64		ttl_ms;
+	int32		wait_ms;
+	int64		token;
+	int64		expires_at;
+
+	require_args(fcinfo);
+	path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ttl_ms = ttl_ms_arg(fcinfo, 1);
+	wait_ms = PG_NARGS() > 2 ? PG_GETARG_INT32(2) : 0;
+	if (wait_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_ms must not be negative")));
+	if (!ZkLockLeaseAcquire(path, ttl_ms, wait_ms, &token, &expires_at))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(token);
+}
+
+/*
+ * zk_lease_renew
+ *		Renew a lease from any backend: its ttl runs again from now.
+ *		Returns the new expiry, on the ZooKeeper leader's clock.
+ */
+Datum
+zk_lease_renew(PG_FUNCTION_ARGS)
+{
+	char	   *path;
+	int64		token;
+
+	require_args(fcinfo);
+	path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	token = token_arg(fcinfo, 1);
+	PG_RETURN_TIMESTAMPTZ(unix_ms_to_timestamptz(ZkLockLeaseRenew(path, token)));
+}
+
+/*
+ * zk_lease_unlock
+ *		Release a lease from any backend; false and a WARNING if that lease
+ *		does not hold the lock.
+ */
+Datum
+zk_lease_unlock(PG_FUNCTION_ARGS)
+{
+	char	   *path;
+	int64		token;
+
+	require_args(fcinfo);
+	path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	token = token_arg(fcinfo, 1);
+	PG_RETURN_BOOL(ZkLockLeaseRelease(path, token));
+}
+
 static TimestampTz
 unix_ms_to_timestamptz(int64 ms)
 {
@@ -678,8 +849,8 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)
 	{
-		Datum		values[14];
-		bool		nulls[14] = {0};
+		Datum		values[15];
+		bool		nulls[15] = {0};
 		ZkOwner		owner;
 		char	   *text;
 
@@ -704,6 +875,8 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 		text = ZkNodeDataAsText(entries[i].data, entries[i].datalen);
 		TEXT_OR_NULL(13, text);
 #undef TEXT_OR_NULL
+		values[14] = TimestampTzGetDatum(unix_ms_to_timestamptz(entries[i].lease_expires_ms));
+		nulls[14] = entries[i].lease_expires_ms < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -775,8 +948,8 @@ cluster_locks_row(const ZkClusterLock *lock, void *arg)
 
 	for (int h = 0; h < Max(lock->nholders, 1); h++)
 	{
-		Datum		values[16];
-		bool		nulls[16] = {0};
+		Datum		values[17];
+		bool		nulls[17] = {0};
 
 		values[0] = CStringGetTextDatum(lock->path);
 		values[1] = CStringGetTextDatum(lock->kind);
@@ -793,11 +966,13 @@ cluster_locks_row(const ZkClusterLock *lock, void *arg)
 			values[7] = TimestampTzGetDatum(unix_ms_to_timestamptz(holder->ctime_ms));
 			values[8] = CStringGetTextDatum(holder->znode);
 			set_owner_columns(values, nulls, 9, holder->data, holder->datalen);
+			values[16] = TimestampTzGetDatum(unix_ms_to_timestamptz(holder->lease_expires_ms));
+			nulls[16] = holder->lease_expires_ms < 0;
 		}
 		else
 		{
 			nulls[2] = true;
-			for (int i = 6; i < 16; i++)
+			for (int i = 6; i < 17; i++)
 				nulls[i] = true;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

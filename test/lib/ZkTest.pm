@@ -53,7 +53,8 @@ sub _free_port_triple
 
 # zk_standalone(%opts): start a standalone server; returns a hash with
 # dir, ports (one) and hosts (the zklock.hosts string).  Options: cfg
-# (extra zoo.cfg lines), jvm (extra JVM options).
+# (extra zoo.cfg lines), jvm (extra JVM options), no_ttl (without
+# ZooKeeper's extended types, so without TTL nodes).
 sub zk_standalone
 {
 	my (%opts) = @_;
@@ -61,6 +62,7 @@ sub zk_standalone
 	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_$port";
 	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
 	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
+	local $ENV{ZKCTL_NO_TTL} = $opts{no_ttl} ? 1 : '';
 	zkctl('start', $dir, $port);
 	push @started, $dir;
 	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };

@@ -1,0 +1,682 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease_lock.c
+ *		Leases: exclusive locks held by a ZooKeeper TTL node instead of a
+ *		backend's session, for work that outlives a connection.
+ *
+ * A lease waits in the same queue as zk_lock on its path, as an exclusive
+ * contender named like zk_lock's exclusive nodes (contender.c), so session
+ * locks, leases, and Curator and kazoo writers exclude one another, first
+ * come, first served.  Its node, though, is a persistent-sequential node
+ * with a TTL (ZooKeeper's extended types): once granted it belongs to no
+ * session.  It outlives the backend that took it and is removed by a
+ * release (from any backend on any server, naming it by its fencing
+ * token), or by the server once it has not been modified for its TTL.
+ *
+ * Taking a lease.  The TTL create and a read of the queue are sent back to
+ * back: one round trip (ZooKeeper cannot create a TTL node inside a
+ * multi).  If nothing is ahead, that grants the lease, and its TTL runs
+ * from the create.  Otherwise, before it waits, the node gets an ephemeral
+ * child (ZK_LEASE_WAITER) of the taker's session: the child keeps the
+ * server from reaping a node that waits longer than its TTL, and tells
+ * other clients that the taker is alive.  The wait itself is
+ * lock_recipe.c's (herd-free, interruptible, with deadlock detection).
+ * The grant writes the node's data and deletes the child in one
+ * transaction: the TTL then runs from the grant, and the node no longer
+ * depends on the taker's session.
+ *
+ * The waiting phase belongs to the backend.  However it ends without the
+ * lease (false, timeout, cancel, error, backend exit), the node is
+ * deleted: the session's guard (zk_session.c) does it, even if the session
+ * ended first (the delete is carried over to the next one) or the backend
+ * exits in the middle of the wait.  Only a backend killed before its exit
+ * code could run (SIGKILL, a crash) leaves its node behind.  Once that
+ * backend's session expires, the node's child is gone and its data was
+ * never written; any zklock waiter recognises such a node (contender.c)
+ * and deletes it.  Other clients wait for the TTL to run out.
+ *
+ * Renewal writes the node's data again (the TTL counts from the node's
+ * modification time), behind a read of it in the same round trip.  If the
+ * read shows that the lease had already outlived its TTL, the renewal
+ * cannot be trusted: the server's reaper picks its candidates first and
+ * deletes them later without looking again, so it may delete the node
+ * after the write.  The node is then deleted at once and the renewal
+ * reports the lease expired.
+ *
+ * Names.  A token is a node's czxid, and a granted lease is the first node
+ * of its queue, so a lease is found from its path and token by reading the
+ * queue and the first node's Stat.  Each backend remembers the node names
+ * of the leases it took, renewed or looked up lately (a small fixed
+ * table), so that its next renewal or release costs one round trip.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "contender.h"
+#include "lease_lock.h"
+#include "lock_attempt.h"
+#include "lock_recipe.h"
+#include "node_data.h"
+#include "zk_session.h"
+
+#define WHAT_ACQUIRE	"acquiring a lease on lock"
+#define WHAT_RENEW		"renewing a lease on lock"
+#define WHAT_RELEASE	"releasing a lease on lock"
+
+/* how many lease names a backend remembers */
+#define ZK_LEASE_NAMES	64
+
+/* One lease whose node this backend knows. */
+typedef struct ZkLeaseName
+{
+	char	   *lock_node;		/* NULL: a free slot */
+	int64		token;
+	char	   *znode;
+	char	   *data;			/* what a renewal writes back */
+	int			datalen;
+} ZkLeaseName;
+
+static MemoryContext zk_lease_cxt = NULL;
+static ZkLeaseName zk_lease_names[ZK_LEASE_NAMES];
+static int	zk_lease_names_next = 0;
+
+static ZkLeaseName *zk_lease_known(const char *lock_node, int64 token);
+static ZkLeaseName *zk_lease_remember(const char *lock_node, int64 token,
+									  const char *znode, const char *data,
+									  int datalen);
+static void zk_lease_forget(ZkLeaseName *name);
+static ZkLeaseName *zk_lease_find(const char *lock_node, const char *lock_path,
+								  int64 token, const char *what);
+static int64 zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime);
+static bool zk_lease_blocked(ZkAttempt *at);
+static void zk_lease_add_waiter(ZkAttempt *at);
+static int64 zk_lease_claim(ZkAttempt *at, int64 *mtime);
+static void zk_lease_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
+
+/*
+ * zk_lease_known
+ *		The remembered name of the lease with this token on this lock node,
+ *		or NULL.
+ */
+static ZkLeaseName *
+zk_lease_known(const char *lock_node, int64 token)
+{
+	for (int i = 0; i < ZK_LEASE_NAMES; i++)
+	{
+		ZkLeaseName *name = &zk_lease_names[i];
+
+		if (name->lock_node != NULL && name->token == token &&
+			strcmp(name->lock_node, lock_node) == 0)
+			return name;
+	}
+	return NULL;
+}
+
+/*
+ * zk_lease_forget
+ *		Free a remembered name's slot.
+ */
+static void
+zk_lease_forget(ZkLeaseName *name)
+{
+	if (name == NULL || name->lock_node == NULL)
+		return;
+	pfree(name->lock_node);
+	pfree(name->znode);
+	if (name->data)
+		pfree(name->data);
+	memset(name, 0, sizeof(*name));
+}
+
+/*
+ * zk_lease_remember
+ *		Remember a lease's node name (and the data a renewal writes back),
+ *		replacing the oldest remembered one when the table is full.
+ */
+static ZkLeaseName *
+zk_lease_remember(const char *lock_node, int64 token, const char *znode,
+				  const char *data, int datalen)
+{
+	ZkLeaseName *name = zk_lease_known(lock_node, token);
+
+	if (zk_lease_cxt == NULL)
+		zk_lease_cxt = AllocSetContextCreate(TopMemoryContext,
+											 "zklock lease names",
+											 ALLOCSET_SMALL_SIZES);
+	if (name == NULL)
+	{
+		name = &zk_lease_names[zk_lease_names_next];
+		zk_lease_names_next = (zk_lease_names_next + 1) % ZK_LEASE_NAMES;
+	}
+	zk_lease_forget(name);
+	name->lock_node = MemoryContextStrdup(zk_lease_cxt, lock_node);
+	name->token = token;
+	name->znode = MemoryContextStrdup(zk_lease_cxt, znode);
+	name->datalen = Max(datalen, 0);
+	name->data = MemoryContextAlloc(zk_lease_cxt, name->datalen + 1);
+	if (name->datalen > 0)
+		memcpy(name->data, data, name->datalen);
+	name->data[name->datalen] = '\0';
+	return name;
+}
+
+/*
+ * ZkLeaseForgetNames
+ *		Forget every remembered lease name (DISCARD ALL).
+ */
+void
+ZkLeaseForgetNames(void)
+{
+	for (int i = 0; i < ZK_LEASE_NAMES; i++)
+		zk_lease_forget(&zk_lease_names[i]);
+	zk_lease_names_next = 0;
+}
+
+/*
+ * ZkLeaseKnownLockNode
+ *		The lock node of a remembered lease with this token, or NULL.
+ */
+const char *
+ZkLeaseKnownLockNode(int64 token)
+{
+	for (int i = 0; i < ZK_LEASE_NAMES; i++)
+	{
+		if (zk_lease_names[i].lock_node != NULL &&
+			zk_lease_names[i].token == token)
+			return zk_lease_names[i].lock_node;
+	}
+	return NULL;
+}
+
+/*
+ * zk_lease_find
+ *		The lease with this token that holds the lock, by its remembered
+ *		name or else by reading the queue and its first node; NULL if no
+ *		lease with that token holds the lock (the lock node may not even
+ *		exist).  A name found is remembered.
+ */
+static ZkLeaseName *
+zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
+			  const char *what)
+{
+	ZkLeaseName *name = zk_lease_known(lock_node, token);
+
+	while (name == NULL)
+	{
+		ZkOp	   *op = ZkGetChildren(lock_node);
+		ZkContender *queue;
+		int			nqueue;
+		char	   *head;
+		int			rc;
+
+		ZkOpWait(op, what, lock_path);
+		rc = op->rc;
+		if (rc == ZNONODE)
+		{
+			ZkOpFree(op);
+			return NULL;
+		}
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkOpFree(op);
+			ZkWaitConnected(what, lock_path);
+			continue;
+		}
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, what, lock_path);
+
+		queue = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
+		nqueue = ZkSortContenders(op->children, op->nchildren, queue);
+		head = nqueue > 0 ? psprintf("%s/%s", lock_node, queue[0].name) : NULL;
+		ZkOpFree(op);
+		pfree(queue);
+		if (head == NULL)
+			return NULL;
+
+		op = ZkGetData(head, ZK_NO_WATCH);
+		ZkOpWait(op, what, lock_path);
+		rc = op->rc;
+		if (rc == ZOK)
+		{
+			/* a lease is a TTL node; its token is its czxid */
+			if (op->stat.czxid == token && ZkIsLeaseNode(op->stat.ephemeralOwner))
+				name = zk_lease_remember(lock_node, token, head, op->value,
+										 op->value_len);
+			ZkOpFree(op);
+			pfree(head);
+			if (name == NULL)
+				return NULL;
+			break;
+		}
+		ZkOpFree(op);
+		pfree(head);
+		if (ZkIsConnectionLoss(rc))
+			ZkWaitConnected(what, lock_path);
+		else if (rc != ZNONODE) /* ZNONODE: the head went; read again */
+			ZkRaiseForRc(rc, what, lock_path);
+	}
+	return name;
+}
+
+/*
+ * zk_lease_raise_disappeared
+ *		Our lease node (or its waiter child) was deleted by another client
+ *		while we were taking the lease.
+ */
+static void
+zk_lease_raise_disappeared(ZkAttempt *at)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring a lease on lock \"%s\"",
+					at->znode, at->args->lock_path),
+			 errdetail("Another client deleted the node or its waiter child.")));
+}
+
+/*
+ * zk_lease_create
+ *		Create our TTL node and read the queue, back to back: one round
+ *		trip.  Returns with at->znode set and the queue known; the result
+ *		is the monotonic time the create was sent, *mtime the node's
+ *		modification time (ms since the Unix epoch, the server's clock).
+ *		A server without TTL support is 0A000.
+ */
+static int64
+zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
+{
+	const ZkAcquireArgs *args = at->args;
+
+	for (;;)
+	{
+		ZkOp	   *create;
+		ZkOp	   *list;
+		int64		sent_at;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		at->create_sent = true;
+		create = ZkCreateTtl(at->node_base, args->data, args->datalen, ttl_ms);
+		list = ZkGetChildren(args->lock_node);
+		sent_at = create->sent_at;
+
+		/* answers come in order: once the listing is in, so is the create */
+		ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
+		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
+		rc = create->rc;
+		if (rc == ZOK)
+		{
+			bool		ok;
+
+			ZkAttemptCreated(at, create->value, create->stat.czxid, false);
+			ZkGuardNode(at->znode);
+			*mtime = create->stat.mtime;
+			ZkOpFree(create);
+			ok = ZkAttemptTakeQueue(at, list);
+			ZkOpFree(list);
+			if (!ok)
+			{
+				ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+				ZkAttemptRereadQueue(at);
+			}
+			return sent_at;
+		}
+		ZkOpFree(create);
+		ZkOpFree(list);
+
+		if (rc == ZNONODE)
+			ZkCreateLockParents(&args->lock_node, 1, args->lock_path);
+		else if (rc == ZUNIMPLEMENTED)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("ZooKeeper at \"%s\" does not support leases",
+							zklock_hosts),
+					 errdetail("A lease is held by a TTL node, and the server refused to create one."),
+					 errhint("Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true.")));
+		else if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+			if (ZkAttemptRecover(at))
+			{
+				ZkGuardNode(at->znode);
+				/* its creation time is not known: the send time bounds it */
+				*mtime = -1;
+				return sent_at;
+			}
+		}
+		else
+			ZkRaiseForRc(rc, WHAT_ACQUIRE, args->lock_path);
+	}
+}
+
+/*
+ * zk_lease_blocked
+ *		Is our node behind a conflicting one in our copy of the queue?
+ */
+static bool
+zk_lease_blocked(ZkAttempt *at)
+{
+	int			me = ZkFindContender(at->queue, at->nqueue, at->name);
+
+	return me >= 0 && ZkBlockingContender(at->queue, me, ZK_MODE_EXCLUSIVE) >= 0;
+}
+
+/*
+ * zk_lease_add_waiter
+ *		Give our node its ephemeral waiter child before we wait (see the
+ *		file header).
+ */
+static void
+zk_lease_add_waiter(ZkAttempt *at)
+{
+	char	   *child = psprintf("%s/%s", at->znode, ZK_LEASE_WAITER);
+
+	for (;;)
+	{
+		ZkOp	   *op = ZkCreate(child, "", 0, ZOO_EPHEMERAL, true);
+		int			rc;
+
+		ZkOpWait(op, WHAT_ACQUIRE, at->args->lock_path);
+		rc = op->rc;
+		ZkOpFree(op);
+		/* ZNODEEXISTS: made by an earlier try whose answer was lost */
+		if (rc == ZOK || rc == ZNODEEXISTS)
+			break;
+		if (rc == ZNONODE)
+			zk_lease_raise_disappeared(at);
+		if (!ZkIsConnectionLoss(rc))
+			ZkRaiseForRc(rc, WHAT_ACQUIRE, at->args->lock_path);
+		ZkWaitConnected(WHAT_ACQUIRE, at->args->lock_path);
+	}
+	pfree(child);
+}
+
+/*
+ * zk_lease_claim
+ *		Our node, which waited, got the lock: write its data and delete its
+ *		waiter child in one transaction, after which the node belongs to the
+ *		lease alone and its TTL runs from now.  Returns the monotonic time
+ *		the claim was sent; *mtime as for zk_lease_create.
+ */
+static int64
+zk_lease_claim(ZkAttempt *at, int64 *mtime)
+{
+	const ZkAcquireArgs *args = at->args;
+	char	   *child = psprintf("%s/%s", at->znode, ZK_LEASE_WAITER);
+	ZkMultiReq	reqs[2];
+	int64		first_sent = 0;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].kind = ZK_MULTI_SET;
+	reqs[0].path = at->znode;
+	reqs[0].data = args->data;
+	reqs[0].datalen = args->datalen;
+	reqs[0].version = -1;
+	reqs[1].kind = ZK_MULTI_DELETE;
+	reqs[1].path = child;
+	reqs[1].version = -1;
+
+	for (;;)
+	{
+		ZkOp	   *op = ZkMulti(2, reqs);
+		int			rc;
+		int			err;
+		int			which;
+
+		if (first_sent == 0)
+			first_sent = op->sent_at;
+		ZkOpWait(op, WHAT_ACQUIRE, args->lock_path);
+		rc = op->rc;
+		if (rc == ZOK)
+		{
+			*mtime = op->stat.mtime;
+			ZkOpFree(op);
+			pfree(child);
+			return first_sent;
+		}
+		which = ZkMultiFailure(op, &err);
+		ZkOpFree(op);
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+			continue;
+		}
+		if (which == 1 && err == ZNONODE && first_sent != 0)
+		{
+			/* the child is gone: an earlier claim whose answer was lost? */
+			ZkOp	   *ex = ZkExists(at->znode);
+			bool		claimed;
+
+			ZkOpWait(ex, WHAT_ACQUIRE, args->lock_path);
+			claimed = (ex->rc == ZOK && ex->stat.version > 0 &&
+					   ex->stat.numChildren == 0);
+			*mtime = ex->stat.mtime;
+			ZkOpFree(ex);
+			if (claimed)
+			{
+				pfree(child);
+				return first_sent;
+			}
+		}
+		if (err == ZNONODE)
+			zk_lease_raise_disappeared(at);
+		ZkRaiseForRc(err, WHAT_ACQUIRE, args->lock_path);
+	}
+}
+
+/*
+ * ZkLeaseAcquire
+ *		Take a lease (see the file header).  Waits at most args->wait_ms
+ *		(then returns false), or with wait_ms < 0 as long as needed,
+ *		bounded by lock_timeout if set (then ERROR 55P03).  However it ends
+ *		without the lease, its node is deleted.  On success *info describes
+ *		the lease, whose name this backend remembers.
+ */
+bool
+ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
+{
+	ZkAcquireArgs args;
+	ZkAttempt  *at;
+	ZkGrant		grant;
+	volatile bool granted = false;
+	volatile int64 sent_at = 0;
+	volatile int64 mtime = -1;
+
+	memset(&args, 0, sizeof(args));
+	args.lock_node = largs->lock_node;
+	args.lock_path = largs->lock_path;
+	args.mode = ZK_MODE_EXCLUSIVE;
+	args.mutex_style = largs->mutex_style;
+	args.wait_ms = largs->wait_ms;
+	args.data = largs->data;
+	args.datalen = largs->datalen;
+
+	at = ZkAttemptBegin(&args, NULL);
+	at->persistent = true;
+	ZkGuardBegin(args.lock_node, at->prefix);
+	memset(&grant, 0, sizeof(grant));
+
+	PG_TRY();
+	{
+		int64		t;
+		bool		waiter = false;
+
+		sent_at = zk_lease_create(at, largs->ttl_ms, &t);
+		mtime = t;
+		if (largs->wait_ms != 0 && zk_lease_blocked(at))
+		{
+			zk_lease_add_waiter(at);
+			waiter = true;
+		}
+		granted = ZkAttemptWait(at, &grant);
+		if (granted && waiter)
+		{
+			sent_at = zk_lease_claim(at, &t);
+			mtime = t;
+		}
+	}
+	PG_CATCH();
+	{
+		ZkAttemptAbandon(at, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (!granted)
+	{
+		ZkAttemptAbandon(at, true);
+		ZkAttemptFree(at);
+		return false;
+	}
+
+	ZkAttemptGrant(at, &grant);
+	ZkGuardRelease();
+	info->znode = grant.znode;
+	info->token = grant.token;
+	info->ttl_ms = largs->ttl_ms;
+	info->sent_at = sent_at;
+	info->expires_at = mtime >= 0 ? mtime + largs->ttl_ms : -1;
+	(void) zk_lease_remember(args.lock_node, grant.token, grant.znode,
+							 args.data, args.datalen);
+	ZkAttemptFree(at);
+	return true;
+}
+
+/*
+ * ZkLeaseRenew
+ *		Renew the lease with this token on the lock: its TTL runs again
+ *		from now.  ZK_LEASE_NONE if no such lease holds the lock;
+ *		ZK_LEASE_EXPIRED if it had outlived its TTL (its node is deleted
+ *		then, see the file header).  On ZK_LEASE_OK *info describes it.
+ */
+ZkLeaseStatus
+ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
+			 ZkLeaseInfo *info)
+{
+	for (;;)
+	{
+		ZkLeaseName *name = zk_lease_find(lock_node, lock_path, token,
+										  WHAT_RENEW);
+		ZkOp	   *get;
+		ZkOp	   *set;
+		int			get_rc;
+		int			rc;
+		struct Stat before;
+		struct Stat after;
+		ZkOwner		owner;
+		int64		sent_at;
+
+		if (name == NULL)
+			return ZK_LEASE_NONE;
+
+		/* the read is answered before the write is applied */
+		get = ZkGetData(name->znode, ZK_NO_WATCH);
+		set = ZkSetData(name->znode, name->data, name->datalen);
+		sent_at = set->sent_at;
+		ZkOpWait(get, WHAT_RENEW, lock_path);
+		ZkOpWait(set, WHAT_RENEW, lock_path);
+		get_rc = get->rc;
+		rc = set->rc;
+		before = get->stat;
+		after = set->stat;
+		ZkParseNodeData(get_rc == ZOK ? get->value : NULL, get->value_len,
+						&owner);
+		ZkOpFree(get);
+		ZkOpFree(set);
+
+		if (ZkIsConnectionLoss(get_rc) || ZkIsConnectionLoss(rc))
+		{
+			/* a write applied twice does no harm: ask again */
+			ZkWaitConnected(WHAT_RENEW, lock_path);
+			continue;
+		}
+		if (get_rc == ZNONODE || rc == ZNONODE)
+		{
+			zk_lease_forget(name);
+			return ZK_LEASE_NONE;
+		}
+		if (get_rc != ZOK)
+			ZkRaiseForRc(get_rc, WHAT_RENEW, lock_path);
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_RENEW, lock_path);
+
+		/* its ttl is in its data: the server keeps it to itself */
+		info->ttl_ms = owner.ttl_ms;
+		if (info->ttl_ms <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
+							name->znode)));
+		if (after.mtime - before.mtime >= info->ttl_ms)
+		{
+			/* past its TTL already: the reaper may have chosen it */
+			char	   *znode = pstrdup(name->znode);
+
+			zk_lease_forget(name);
+			for (;;)
+			{
+				ZkOp	   *del = ZkDelete(znode, -1);
+
+				ZkOpWait(del, WHAT_RENEW, lock_path);
+				rc = del->rc;
+				ZkOpFree(del);
+				if (!ZkIsConnectionLoss(rc))
+					break;
+				ZkWaitConnected(WHAT_RENEW, lock_path);
+			}
+			if (rc != ZOK && rc != ZNONODE)
+				ZkRaiseForRc(rc, WHAT_RENEW, lock_path);
+			pfree(znode);
+			return ZK_LEASE_EXPIRED;
+		}
+		info->znode = pstrdup(name->znode);
+		info->token = token;
+		info->sent_at = sent_at;
+		info->expires_at = after.mtime + info->ttl_ms;
+		return ZK_LEASE_OK;
+	}
+}
+
+/*
+ * ZkLeaseRelease
+ *		Release the lease with this token on the lock, waiting until
+ *		ZooKeeper applied the delete.  ZK_LEASE_NONE if no such lease holds
+ *		the lock.  After a lost connection the delete is sent again; a node
+ *		then found missing counts as released (the first delete may have
+ *		been applied).
+ */
+ZkLeaseStatus
+ZkLeaseRelease(const char *lock_node, const char *lock_path, int64 token)
+{
+	bool		resent = false;
+
+	for (;;)
+	{
+		ZkLeaseName *name = zk_lease_find(lock_node, lock_path, token,
+										  WHAT_RELEASE);
+		ZkOp	   *op;
+		int			rc;
+
+		if (name == NULL)
+			return resent ? ZK_LEASE_OK : ZK_LEASE_NONE;
+		op = ZkDelete(name->znode, -1);
+		ZkOpWait(op, WHAT_RELEASE, lock_path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (ZkIsConnectionLoss(rc))
+		{
+			resent = true;
+			ZkWaitConnected(WHAT_RELEASE, lock_path);
+			continue;
+		}
+		zk_lease_forget(name);
+		if (rc == ZOK)
+			return ZK_LEASE_OK;
+		if (rc == ZNONODE)
+			return resent ? ZK_LEASE_OK : ZK_LEASE_NONE;
+		ZkRaiseForRc(rc, WHAT_RELEASE, lock_path);
+	}
+}
