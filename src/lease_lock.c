@@ -374,6 +374,8 @@ zk_lease_add_waiter(ZkAttempt *at)
 {
 	char	   *child = psprintf("%s/%s", at->znode, ZK_LEASE_WAITER);
 
+	/* guarded before it is sent, so that the node's delete comes after */
+	ZkGuardNode(child);
 	for (;;)
 	{
 		ZkOp	   *op = ZkCreate(child, "", 0, ZOO_EPHEMERAL, true);

@@ -1759,7 +1759,8 @@ ZkSweepInBackground(const char *parent, const char *prefix)
 
 static char *zk_guard_parent = NULL;	/* TopMemoryContext; NULL: none */
 static char *zk_guard_prefix = NULL;
-static char *zk_guard_node = NULL;	/* once the create answered */
+static char *zk_guard_nodes[2];	/* the node once created, then its child */
+static int	zk_guard_nnodes = 0;
 
 /*
  * zk_guard_clear
@@ -1772,9 +1773,10 @@ zk_guard_clear(void)
 		pfree(zk_guard_parent);
 	if (zk_guard_prefix)
 		pfree(zk_guard_prefix);
-	if (zk_guard_node)
-		pfree(zk_guard_node);
-	zk_guard_parent = zk_guard_prefix = zk_guard_node = NULL;
+	for (int i = 0; i < zk_guard_nnodes; i++)
+		pfree(zk_guard_nodes[i]);
+	zk_guard_parent = zk_guard_prefix = NULL;
+	zk_guard_nnodes = 0;
 }
 
 /*
@@ -1792,16 +1794,24 @@ ZkGuardBegin(const char *parent, const char *prefix)
 
 /*
  * ZkGuardNode
- *		The guarded attempt's node is known: it is the one to delete.
+ *		A node of the guarded attempt exists: first the attempt's node
+ *		itself, then (at most one) child of it.  They are deleted in the
+ *		opposite order, the child first, as a node with children cannot be.
  */
 void
 ZkGuardNode(const char *path)
 {
 	if (zk_guard_parent == NULL)
 		return;
-	if (zk_guard_node)
-		pfree(zk_guard_node);
-	zk_guard_node = MemoryContextStrdup(TopMemoryContext, path);
+	for (int i = 0; i < zk_guard_nnodes; i++)
+	{
+		if (strcmp(zk_guard_nodes[i], path) == 0)
+			return;
+	}
+	if (zk_guard_nnodes == lengthof(zk_guard_nodes))
+		elog(ERROR, "zklock: too many guarded nodes");
+	zk_guard_nodes[zk_guard_nnodes++] = MemoryContextStrdup(TopMemoryContext,
+															path);
 }
 
 /*
@@ -1816,32 +1826,44 @@ ZkGuardRelease(void)
 }
 
 /*
- * zk_guard_job
- *		A persistent job that removes the guarded node (or sweeps its
- *		prefix), counting for 'waiter' if given; NULL if memory ran out.
+ * zk_guard_issue
+ *		Send the persistent jobs that remove the guarded nodes (the last
+ *		known first), or sweep the prefix if none is known, counting for
+ *		'waiter' if given.  ZooKeeper applies them in the order sent.
  */
-static ZkJob *
-zk_guard_job(ZkOp *waiter)
+static void
+zk_guard_issue(ZkOp *waiter)
 {
-	ZkJob	   *job;
+	int			n = Max(zk_guard_nnodes, 1);
 
-	if (zk_guard_node != NULL)
-		job = zk_job_new(ZKJOB_DELETE, zk_guard_node, NULL, waiter);
-	else
-		job = zk_job_new(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
-						 waiter);
-	if (job != NULL)
+	for (int i = n - 1; i >= 0; i--)
+	{
+		ZkJob	   *job;
+
+		if (zk_guard_nnodes > 0)
+			job = zk_job_new(ZKJOB_DELETE, zk_guard_nodes[i], NULL, waiter);
+		else
+			job = zk_job_new(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
+							 waiter);
+		if (job == NULL)
+		{
+			pthread_mutex_lock(&bridge.mutex);
+			bridge.jobs_failed++;
+			pthread_mutex_unlock(&bridge.mutex);
+			continue;
+		}
 		job->persistent = true;
-	return job;
+		zk_job_issue(job);		/* without a session: carried over */
+	}
 }
 
 /*
  * ZkGuardRemove
- *		The guarded attempt was abandoned: delete its node (or sweep its
- *		prefix) and forget it.  The delete is retried after a lost
+ *		The guarded attempt was abandoned: delete its nodes (or sweep its
+ *		prefix) and forget them.  The deletes are retried after a lost
  *		connection and carried over to the next session if this one ends
  *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
- *		with ZkOpFree) that completes when the delete has, or when the
+ *		with ZkOpFree) that completes when the deletes have, or when the
  *		session ended; else NULL.  Raises no ERROR without want_answer, so
  *		that it may run in PG_CATCH.
  */
@@ -1849,24 +1871,15 @@ ZkOp *
 ZkGuardRemove(bool want_answer)
 {
 	ZkOp	   *op = NULL;
-	ZkJob	   *job;
 
 	if (zk_guard_parent == NULL)
 		return NULL;
 	if (want_answer)
 	{
 		op = zk_op_new(ZKOP_RELEASE);
-		op->pending = 1;		/* held until the job is issued */
+		op->pending = 1;		/* held until the jobs are issued */
 	}
-	job = zk_guard_job(op);
-	if (job == NULL)
-	{
-		pthread_mutex_lock(&bridge.mutex);
-		bridge.jobs_failed++;
-		pthread_mutex_unlock(&bridge.mutex);
-	}
-	else
-		zk_job_issue(job);		/* without a session: carried over */
+	zk_guard_issue(op);
 	zk_guard_clear();
 	if (op != NULL)
 	{
