@@ -1175,10 +1175,11 @@ zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("cannot commit: ZooKeeper lease %lld on lock \"%s\" may have expired",
-					(long long) t->token, t->path),
-			 errdetail("The transaction took or renewed it %lld ms ago, and its ttl is %lld ms.",
-					   (long long) (now - t->sent_at), (long long) t->ttl_ms),
+			 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" may have expired",
+					t->path),
+			 errdetail("The transaction took or renewed lease %lld %lld ms ago, and its ttl is %lld ms.",
+					   (long long) t->token, (long long) (now - t->sent_at),
+					   (long long) t->ttl_ms),
 			 errhint("Renew a lease well within its ttl, for example every third of it.")));
 }
 
@@ -1244,10 +1245,10 @@ zk_leases_pre_commit(void)
 		if (gone[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("cannot commit: ZooKeeper lease %lld on lock \"%s\" is gone",
-							(long long) t->token, t->path),
-					 errdetail("Its node \"%s\" no longer exists: the lease was released or expired.",
-							   t->znode)));
+					 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" is gone",
+							t->path),
+					 errdetail("The node \"%s\" of lease %lld no longer exists: the lease was released or expired.",
+							   t->znode, (long long) t->token)));
 		if (now >= t->sent_at + t->ttl_ms)
 			zk_lease_raise_expired(t, now);
 	}
