@@ -421,6 +421,12 @@ is(free('/tp/reset'), 't', 'b: free');
 $c1->quit;
 $p2->stop;
 
+# nothing of all this is left in ZooKeeper (the session locks and leases
+# under /other_root were checked above)
+is( $bs->query_safe(
+		q{SELECT coalesce(string_agg(path || ' ' || kind, ', '), '') FROM zk_cluster_locks()}),
+	'', 'no lock, semaphore or lease is left in ZooKeeper');
+
 $bs->quit;
 $bs2->quit;
 $pb->stop;
