@@ -13,6 +13,7 @@ pkgs=(
 	python3-kazoo							# interoperability tests (kazoo)
 	libcurator-recipes-java default-jdk-headless	# interoperability tests (Curator)
 	stunnel4 openssl						# TLS tests: a tunnel to ZooKeeper's secureClientPort, test certificates
+	pgbouncer								# DISCARD ALL through a connection pooler (t/024_pgbouncer.pl)
 )
 
 missing=()

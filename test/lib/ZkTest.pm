@@ -12,6 +12,7 @@ use warnings;
 use Cwd qw(abs_path);
 use Exporter 'import';
 use File::Basename qw(dirname);
+use IO::Socket::INET;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -554,5 +555,181 @@ END
 	}
 	$? = $rc;
 }
+
+
+# --- PgBouncer in front of a cluster ----------------------------------------
+#
+# pgbouncer_start(NAME, NODE, %opts): start a PgBouncer (Debian's
+# /usr/sbin/pgbouncer, in the foreground under IPC::Run) on 127.0.0.1 and a
+# free port, in front of database postgres of NODE (reached through its
+# Unix socket), and wait until it accepts connections.  Options:
+#   pool_mode			session (default) or transaction
+#   default_pool_size	1 by default: every client gets the same server
+#   max_client_conn		100 by default
+#   server_reset_query	'DISCARD ALL' by default ('' for none)
+#   server_reset_query_always	0 by default (PgBouncer runs the reset query
+#						in session mode only, unless this is 1)
+#   extra				more lines for the [pgbouncer] section
+# Its ini file, auth file, log and pid file are in tmp_check/pgbouncer_NAME.
+#
+# The object returned is a PostgreSQL::Test::Cluster as far as psql is
+# concerned (host 127.0.0.1, the bouncer's port), so that its psql,
+# safe_psql and background_psql methods connect through the bouncer; it
+# has nothing else of a cluster.  Its own methods: stop, ini, log_contents
+# (the log file's contents), admin(SQL) (a command on PgBouncer's admin console, e.g.
+# SHOW POOLS, its rows as arrays of hashes keyed by column name).  Every
+# bouncer still running when the test ends is stopped.
+push @EXPORT, qw(pgbouncer_start);
+
+my @bouncers;
+
+sub pgbouncer_start
+{
+	my ($name, $node, %opts) = @_;
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer_$name";
+	mkdir $dir or die "mkdir $dir: $!" unless -d $dir;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my $user = getpwuid($<);
+	my $reset = $opts{server_reset_query} // 'DISCARD ALL';
+	my %cfg = (
+		listen_addr => '127.0.0.1',
+		listen_port => $port,
+		unix_socket_dir => '',
+		auth_type => 'trust',
+		auth_file => "$dir/userlist.txt",
+		admin_users => $user,
+		pool_mode => $opts{pool_mode} // 'session',
+		default_pool_size => $opts{default_pool_size} // 1,
+		max_client_conn => $opts{max_client_conn} // 100,
+		server_reset_query => $reset,
+		server_reset_query_always => $opts{server_reset_query_always} // 0,
+		ignore_startup_parameters => 'extra_float_digits',
+		logfile => "$dir/pgbouncer.log",
+		pidfile => "$dir/pgbouncer.pid",
+	);
+	PostgreSQL::Test::Utils::append_to_file("$dir/userlist.txt",
+		qq{"$user" ""\n}) unless -f "$dir/userlist.txt";
+	my $ini = "[databases]\n"
+	  . 'postgres = host=' . $node->host . ' port=' . $node->port
+	  . " dbname=postgres\n\n[pgbouncer]\n"
+	  . join('', map { "$_ = $cfg{$_}\n" } sort keys %cfg)
+	  . ($opts{extra} // '');
+	open my $fh, '>', "$dir/pgbouncer.ini" or die "$dir/pgbouncer.ini: $!";
+	print $fh $ini;
+	close $fh;
+
+	my $b = bless {
+		_name => "pgbouncer_$name",
+		_host => '127.0.0.1',
+		_port => $port,
+		dir => $dir,
+		out => '',
+		err => '',
+	}, 'ZkTest::PgBouncer';
+	$b->{h} = IPC::Run::start([ 'pgbouncer', "$dir/pgbouncer.ini" ],
+		'<', \undef, '>', \$b->{out}, '2>', \$b->{err});
+	push @bouncers, $b;
+
+	# accepting connections: a TCP connect succeeds
+	my $deadline = time() + 30;
+	for (;;)
+	{
+		my $sock = IO::Socket::INET->new(
+			PeerAddr => '127.0.0.1',
+			PeerPort => $port,
+			Proto => 'tcp',
+			Timeout => 1);
+		if ($sock)
+		{
+			close $sock;
+			last;
+		}
+		$b->{h}->pump_nb if $b->{h}->pumpable;
+		die "pgbouncer $name exited: $b->{out}$b->{err}" . $b->log_contents
+		  unless $b->{h}->pumpable;
+		die "pgbouncer $name is not listening after 30 s: " . $b->log_contents
+		  if time() > $deadline;
+		usleep(20_000);
+	}
+	note("pgbouncer $name on 127.0.0.1:$port, pool_mode $cfg{pool_mode}, "
+		  . "default_pool_size $cfg{default_pool_size}, "
+		  . "server_reset_query '$reset', server_reset_query_always "
+		  . "$cfg{server_reset_query_always}");
+	return $b;
+}
+
+END
+{
+	my $rc = $?;
+	$_->stop for @bouncers;
+	$? = $rc;
+}
+
+package ZkTest::PgBouncer;
+
+use strict;
+use warnings;
+
+# psql, safe_psql and background_psql of PostgreSQL::Test::Cluster use only
+# host, port, connstr, _get_env and installed_command, which work for this
+# object; nothing else of a cluster does.
+our @ISA = ('PostgreSQL::Test::Cluster');
+
+sub ini { return "$_[0]{dir}/pgbouncer.ini"; }
+
+sub log_contents
+{
+	my ($self) = @_;
+	return PostgreSQL::Test::Utils::slurp_file("$self->{dir}/pgbouncer.log")
+	  if -f "$self->{dir}/pgbouncer.log";
+	return '';
+}
+
+# admin(SQL): run a command on the admin console; its rows, as hashes.
+sub admin
+{
+	my ($self, $sql) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run(
+		[
+			'psql', '-X', '-A', '-F', "\t", '-P', 'footer=off',
+			'-h', '127.0.0.1', '-p', $self->{_port}, '-d', 'pgbouncer',
+			'-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err,
+		IPC::Run::timeout(30))
+	  or die "pgbouncer admin '$sql' failed: $err";
+	my ($head, @lines) = split /\n/, $out;
+	my @cols = split /\t/, $head // '';
+	my @rows;
+	for my $line (@lines)
+	{
+		my @v = split /\t/, $line, -1;
+		push @rows, { map { $cols[$_] => $v[$_] } 0 .. $#cols };
+	}
+	return \@rows;
+}
+
+# stop(): SIGTERM (PgBouncer's immediate shutdown), then SIGKILL if it
+# lingers.
+sub stop
+{
+	my ($self) = @_;
+	return unless $self->{h};
+	eval { $self->{h}->signal('TERM') if $self->{h}->pumpable; 1 };
+	eval { $self->{h}->kill_kill(grace => 5); 1 };
+	delete $self->{h};
+	return;
+}
+
+# the object is never a real cluster: make the cluster methods that would
+# act on a data directory fail loudly
+for my $m (qw(start restart reload init teardown_node clean_node))
+{
+	no strict 'refs';
+	*{$m} = sub { die "ZkTest::PgBouncer has no method $m" };
+}
+
+package ZkTest;
 
 1;
