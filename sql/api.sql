@@ -87,7 +87,9 @@ SELECT count(*) FILTER (WHERE zk_lock('/api/cycle') > 0 AND zk_unlock('/api/cycl
 SELECT count(*) AS held FROM zk_locks;
 SELECT count(*) AS nodes FROM zk_lock_queue('/api/cycle');
 
--- Every function is volatile, strict, parallel unsafe and commented.
+-- Every function is volatile, parallel unsafe and commented, and strict
+-- but the lease functions, for which a NULL argument is an ERROR (a NULL
+-- from zk_try_lease_lock means "not granted").
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel,
 	obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
