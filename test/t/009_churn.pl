@@ -1,6 +1,8 @@
 # Churn: two servers x four backends for about a minute, doing random
 # lock / rlock / try / unlock, transaction locks with COMMIT and ROLLBACK,
-# while a controller cancels and terminates random backends.  A checker
+# and leases (zk_lease_lock, released by token), while a controller cancels
+# and terminates random backends.  A lease outlives a terminated backend:
+# the controller releases it by its token, from another backend.  A checker
 # outside the servers records, from every worker's point of view, when it
 # believed it held what, and asserts mutual exclusion afterwards: never two
 # writers, never a writer and a reader on one path at the same time.
@@ -12,7 +14,9 @@
 # terminate was sent).  Every end is no later than the real release, every
 # start no earlier than the real grant, so an overlap is a real violation.
 #
-# Afterwards, once every backend is gone, no node is left under the root.
+# Afterwards, once every backend is gone and the leases still held are
+# released by their tokens, no node is left under the root: no waiting
+# lease, however its wait ended, left its node behind.
 use strict;
 use warnings;
 
@@ -34,7 +38,9 @@ srand(42);
 
 my @intervals;    # [path, mode, start, end, worker]
 my %stats = (acquired => 0, tries_failed => 0, cancels => 0,
-	terminations => 0, errors => 0, commits => 0, rollbacks => 0);
+	terminations => 0, errors => 0, commits => 0, rollbacks => 0,
+	leases => 0, leases_orphaned => 0);
+my @orphan_leases;    # holds of terminated workers: [path, token, start, worker]
 my $seq = 0;
 
 sub new_session
@@ -93,11 +99,17 @@ sub start_action
 		send_sql($w, "SELECT 1, $fn('$path', $wait), " . server_now_sql(),
 			sub { granted($w, $path, $mode, 'session', @_) });
 	}
-	else
+	elsif ($r < 0.8)
 	{
 		$fn = $mode eq 'exclusive' ? 'zk_xact_lock' : 'zk_xact_rlock';
 		send_sql($w, "BEGIN; SELECT 1, $fn('$path') IS NOT NULL, " . server_now_sql(),
 			sub { granted($w, $path, $mode, 'transaction', @_) });
+	}
+	else
+	{
+		# a lease: exclusive, held by a TTL node, released by its token
+		send_sql($w, "SELECT zk_lease_lock('$path', '30 s'), 't', " . server_now_sql(),
+			sub { granted($w, $path, 'exclusive', 'lease', @_) });
 	}
 	return;
 }
@@ -112,7 +124,7 @@ sub granted
 		send_sql($w, $scope eq 'transaction' ? 'ROLLBACK' : 'SELECT 1', sub { $w->{state} = 'idle' });
 		return;
 	}
-	my (undef, $got, $t) = split /\|/, (split /\n/, $out)[-1];
+	my ($token, $got, $t) = split /\|/, (split /\n/, $out)[-1];
 	if ($got ne 't')
 	{
 		$stats{tries_failed}++;
@@ -120,7 +132,9 @@ sub granted
 		return;
 	}
 	$stats{acquired}++;
-	$w->{hold} = { path => $path, mode => $mode, start => $t, scope => $scope };
+	$stats{leases}++ if $scope eq 'lease';
+	$w->{hold} = { path => $path, mode => $mode, start => $t, scope => $scope,
+		token => $token };
 	# hold it while doing some "work", then release
 	my $work = sprintf('%.3f', rand(0.03));
 	send_sql($w, "SELECT pg_sleep($work)", sub { release($w, @_) });
@@ -144,6 +158,22 @@ sub release
 		my $end_cmd = rand() < 0.5 ? 'COMMIT' : 'ROLLBACK';
 		$stats{ $end_cmd eq 'COMMIT' ? 'commits' : 'rollbacks' }++;
 		send_sql($w, "SELECT " . server_now_sql() . "; $end_cmd", hold_ended($w));
+		return;
+	}
+	if ($h->{scope} eq 'lease')
+	{
+		# cancelled in its work or not, the lease is held: release it, in
+		# two steps, so that a release cut short by a termination has a
+		# known end (the belief ends before the unlock is sent)
+		send_sql(
+			$w,
+			"SELECT " . server_now_sql(),
+			sub {
+				my ($o) = @_;
+				($h->{end_at}) = split /\n/, $o;
+				send_sql($w, "SELECT zk_lease_unlock('$h->{path}', $h->{token})",
+					sub { end_hold($w, $h->{end_at}); $w->{state} = 'idle'; });
+			});
 		return;
 	}
 	my $fn = 'zk_unlock';
@@ -184,7 +214,14 @@ while (time() < $t_end)
 		my $alive = eval { $w->{s}{run}->pump_nb(); 1 };
 		if (!$alive || !$w->{s}{run}->pumpable)
 		{
-			# the backend was terminated: start over with a new one
+			# the backend was terminated: start over with a new one; a
+			# lease it held is held still, until the controller releases it
+			if ($w->{hold} && $w->{hold}{scope} eq 'lease')
+			{
+				push @orphan_leases,
+				  [ @{ $w->{hold} }{qw(path token start end_at)}, $w->{i} ];
+				$w->{hold} = undef;
+			}
 			end_hold($w, $w->{terminated_at});
 			eval { $w->{s}{run}->kill_kill };
 			new_session($w);
@@ -199,6 +236,20 @@ while (time() < $t_end)
 			$w->{s}{stderr} = '';
 			$w->{on_done}->($out, $err);
 		}
+	}
+	# the leases of terminated backends: released by token, from the
+	# controller of the other server
+	while (my $o = shift @orphan_leases)
+	{
+		my ($path, $token, $start, $end_at, $i) = @$o;
+		my $control = $i < 4 ? $control_b : $control_a;
+		my ($now, $released) = split /\n/, $control->query_safe(
+			'SELECT ' . server_now_sql() . "; SELECT zk_lease_unlock('$path', $token)");
+		# a release the worker had begun may have been done already
+		push @intervals, [ $path, 'exclusive', $start, $end_at // $now, $i ];
+		$stats{leases_orphaned}++;
+		$stats{errors}++, diag("lease $token of worker $i on $path was not held")
+		  if $released ne 't' && !defined $end_at;
 	}
 	if (time() >= $next_fault)
 	{
@@ -237,6 +288,12 @@ for my $w (@workers)
 	$control->query_safe("SELECT pg_terminate_backend($w->{pid})");
 	eval { $w->{s}{run}->kill_kill(grace => 5) };
 }
+# leases still held (their backends were terminated just now, or a release
+# was cancelled): released by token; what is left after that is an orphan
+my $leases_left = $na->safe_psql('postgres',
+	q{SELECT count(zk_lease_unlock(path, fencing_token)) FROM zk_cluster_locks('/churn')
+	  WHERE lease_expires_at IS NOT NULL});
+note("leases still held at the end, released by token: $leases_left");
 $_->quit for ($control_a, $control_b);
 
 # the checker: overlapping beliefs where one is exclusive
@@ -279,11 +336,14 @@ is( count_violations(
 
 my $violations = count_violations(\@intervals, 1);
 note(sprintf('churn for %ds: %d acquisitions (%d intervals checked), %d failed tries, '
-	  . '%d cancels sent, %d terminations, %d commits, %d rollbacks, %d unexpected errors',
+	  . '%d cancels sent, %d terminations, %d commits, %d rollbacks, %d leases '
+	  . '(%d released by the controller after their backend was terminated), '
+	  . '%d unexpected errors',
 		$duration, $stats{acquired}, scalar(@intervals), $stats{tries_failed},
 		$stats{cancels}, $stats{terminations}, $stats{commits}, $stats{rollbacks},
-		$stats{errors}));
+		$stats{leases}, $stats{leases_orphaned}, $stats{errors}));
 cmp_ok($stats{acquired}, '>', 100, 'the churn made many acquisitions');
+cmp_ok($stats{leases}, '>', 10, 'leases among them');
 cmp_ok($stats{terminations}, '>', 0, 'and terminated backends');
 is($violations, 0, 'no two writers, no writer and reader at once (0 violations)');
 is($stats{errors}, 0, 'no error other than the cancels');
