@@ -389,6 +389,14 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid)
  *		The owners of the nodes ahead of each target that still exist (one
  *		pipelined round trip), leaving out our own nodes.  *out is palloc'd;
  *		returns how many, or -1 if the connection was lost meanwhile.
+ *
+ * A lease's node (lease_lock.c) is persistent and belongs to no session.
+ * While its lease waits, though, it has an ephemeral child of its taker's
+ * session, and that taker waits: the edge leads to the taker, through the
+ * child, which stands for the node in the record (so that verifying the
+ * edge checks the child, gone once the lease is granted).  A granted lease
+ * is the job's, no session's: no edge.  One more round trip when a lease
+ * node is ahead.
  */
 static int
 zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
@@ -397,11 +405,16 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
 	int			n = 0;
 	ZkOp	  **ops;
 	int			k = 0;
+	int			nleases = 0;
+	char	  **lease_nodes;
+	int		   *lease_targets;
 
 	for (int t = 0; t < wait->ntargets; t++)
 		total += wait->targets[t].nahead;
 	*out = palloc(sizeof(ZkRecordBlocker) * Max(total, 1));
 	ops = palloc(sizeof(ZkOp *) * Max(total, 1));
+	lease_nodes = palloc(sizeof(char *) * Max(total, 1));
+	lease_targets = palloc(sizeof(int) * Max(total, 1));
 	for (int t = 0; t < wait->ntargets; t++)
 		for (int i = 0; i < wait->targets[t].nahead; i++)
 			ops[k++] = ZkExists(wait->targets[t].ahead[i]);
@@ -421,6 +434,14 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
 				(*out)[n].owner = op->stat.ephemeralOwner;
 				n++;
 			}
+			else if (op->rc == ZOK && ZkIsLeaseNode(op->stat.ephemeralOwner) &&
+					 op->stat.numChildren > 0)
+			{
+				lease_nodes[nleases] = psprintf("%s/%s",
+												wait->targets[t].ahead[i],
+												ZK_LEASE_WAITER);
+				lease_targets[nleases++] = t;
+			}
 			else if (ZkIsConnectionLoss(op->rc))
 				n = -1 - total;	/* stays negative: ask again */
 			else if (op->rc != ZOK && op->rc != ZNONODE)
@@ -428,7 +449,32 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self, ZkRecordBlocker **out)
 			ZkOpFree(op);
 		}
 	}
+
+	/* the takers of waiting leases ahead, through their waiter children */
+	for (int i = 0; i < nleases; i++)
+		ops[i] = ZkExists(lease_nodes[i]);
+	for (int i = 0; i < nleases; i++)
+	{
+		ZkOp	   *op = ops[i];
+		const char *lock_path = wait->targets[lease_targets[i]].lock_path;
+
+		ZkOpWait(op, WHAT_CHECK, lock_path);
+		if (op->rc == ZOK && op->stat.ephemeralOwner != 0 &&
+			op->stat.ephemeralOwner != self && n >= 0)
+		{
+			(*out)[n].target = lease_targets[i];
+			(*out)[n].node = lease_nodes[i];
+			(*out)[n].owner = op->stat.ephemeralOwner;
+			n++;
+		}
+		else if (ZkIsConnectionLoss(op->rc))
+			n = -1 - total;
+		else if (op->rc != ZOK && op->rc != ZNONODE)
+			ZkRaiseForRc(op->rc, WHAT_CHECK, lock_path);
+		ZkOpFree(op);
+	}
 	pfree(ops);
+	pfree(lease_targets);
 	return n < 0 ? -1 : n;
 }
 

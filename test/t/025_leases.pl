@@ -16,7 +16,8 @@
 #   cancelled, times out or whose backend is terminated leaves nothing; a
 #   SIGKILLed waiter leaves its node until its session expires, after which
 #   the next zklock acquirer removes it (measured); a waiting lease is a
-#   waiter like any other for deadlock detection.
+#   waiter like any other for deadlock detection, and a cycle whose edge
+#   into its taker goes through the lease's node is detected.
 # - Curator's InterProcessReadWriteLock and kazoo's Lock writers wait
 #   behind a lease, and a lease waits behind them.
 # - A ZooKeeper server without extended types: 0A000, nothing left.
@@ -332,6 +333,40 @@ is(znodes('/job/nightly'), '', 'no node left');
 	$sa2->quit;
 	$sb2->quit;
 	ok(wait_queues_empty($na, [ '/dl/x', '/dl/y' ], 10, 'dl empty'), 'nothing left');
+}
+
+# --- a cycle whose only edge into a member goes through a waiting lease:
+#     /dl/q: A's reader (granted), B's lease (waits for A), C's reader
+#     (waits for the lease, the nearest writer ahead); C holds /dl/r, which
+#     A asks for.  C's wait leads to B only through the lease's waiter child.
+{
+	my $a = session($na);
+	my $b = session($nb);
+	my $c = session($na);
+	my $pid_a = $a->query_safe('SELECT pg_backend_pid()');
+	$a->query_safe(q{SELECT zk_rlock('/dl/q')});
+	$c->query_safe(q{SELECT zk_lock('/dl/r')});
+	bg_begin($b, q{SELECT zk_lease_lock('/dl/q', '1 min') AS lt}, 'qb_done');
+	ok(wait_queue_len($na, '/dl/q', 2, 10, 'lease waits'), 'B\'s lease waits behind A\'s reader');
+	bg_begin($c, q{SELECT zk_rlock('/dl/q') > 0 AS got}, 'qc_done');
+	ok(wait_queue_len($na, '/dl/q', 3, 10, 'reader waits'), 'C\'s reader waits behind the lease');
+	usleep(400_000);    # past deadlock_timeout: B and C published
+	bg_begin($a, q{SELECT zk_lock('/dl/r') > 0 AS got}, 'qa_done');
+	my ($o, $e) = bg_finish($a, 'qa_done');
+	like($e, qr/ERROR:  deadlock detected/,
+		'a cycle through a waiting lease\'s taker is detected');
+	like($e, qr/Process $pid_a on server "a" waits for exclusive ZooKeeper lock "\/dl\/r"/,
+		'the DETAIL names the member that waits for the reader');
+	$a->query_safe(q{SELECT zk_unlock_all()});
+	($o) = bg_finish($b, 'qb_done');
+	my ($lt) = $o =~ /(\d+)/;
+	ok($lt, 'the lease is granted once A lets go');
+	$na->safe_psql('postgres', qq{SELECT zk_lease_unlock('/dl/q', $lt)});
+	($o) = bg_finish($c, 'qc_done');
+	like($o, qr/\bt\b/, 'and C reads once the lease is released');
+	$c->query_safe(q{SELECT zk_unlock_all()});
+	$_->quit for ($a, $b, $c);
+	ok(wait_queues_empty($na, [ '/dl/q', '/dl/r' ], 10, 'q empty'), 'nothing left');
 }
 
 # --- Curator and kazoo writers wait behind a lease, and a lease behind them
