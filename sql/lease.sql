@@ -184,3 +184,17 @@ SET zklock.root = '/zklock_other';
 SELECT count(*) AS nodes FROM zk_lock_queue('/discard/w');
 RESET zklock.root;
 SELECT count(*) AS held FROM zk_locks;
+
+-- RESET ALL (unlike SET) bypasses the settings' checks: a root changed
+-- that way under held locks is refused at the next lock, and the locks
+-- held are still released where they are.
+SET zklock.root = '/zklock_other';
+SELECT zk_lock('/discard/w') > 0 AS got_under_other_root;
+RESET ALL;
+SELECT zk_test_error($$SELECT zk_lock('/discard/v')$$);
+SELECT zk_unlock_all();
+SET zklock.root = '/zklock_other';
+SELECT count(*) AS nodes FROM zk_lock_queue('/discard/w');
+RESET zklock.root;
+SELECT zk_lock('/discard/v') > 0 AS got_under_default_root;
+SELECT zk_unlock_all();

@@ -36,12 +36,20 @@
  * and deletes it.  Other clients wait for the TTL to run out.
  *
  * Renewal writes the node's data again (the TTL counts from the node's
- * modification time), behind a read of it in the same round trip.  If the
- * read shows that the lease had already outlived its TTL, the renewal
- * cannot be trusted: the server's reaper picks its candidates first and
- * deletes them later without looking again, so it may delete the node
+ * modification time).  A renewal that reaches the lease after its TTL ran
+ * out cannot be trusted: the server's reaper picks its candidates first
+ * and deletes them later without looking again, so it may delete the node
  * after the write.  The node is then deleted at once and the renewal
- * reports the lease expired.
+ * reports the lease expired.  To know, a renewal sends a read of the node
+ * behind the write in the same round trip, and compares the modification
+ * times before and after, both the leader's.  The read is left out when
+ * this backend itself granted or renewed the lease by a request sent at s,
+ * less than half the TTL ago: the node was last modified no earlier than
+ * s, so if the new write's answer comes before s + TTL, less than the TTL
+ * had passed when the server applied it (the clocks running at one rate),
+ * and no reaper can have picked it; an answer that comes later is treated
+ * as a late renewal.  A renewal from a backend that already knows the node
+ * is then one write.
  *
  * Names.  A token is a node's czxid, and a granted lease is the first node
  * of its queue, so a lease is found from its path and token by reading the
@@ -78,6 +86,9 @@ typedef struct ZkLeaseName
 	char	   *znode;
 	char	   *data;			/* what a renewal writes back */
 	int			datalen;
+	int64		ttl_ms;			/* from the data; -1 if it records none */
+	int64		sent_at;		/* monotonic send time of this backend's
+								 * last grant or renewal of it; 0: none */
 } ZkLeaseName;
 
 static MemoryContext zk_lease_cxt = NULL;
@@ -161,6 +172,13 @@ zk_lease_remember(const char *lock_node, int64 token, const char *znode,
 	if (name->datalen > 0)
 		memcpy(name->data, data, name->datalen);
 	name->data[name->datalen] = '\0';
+	{
+		ZkOwner		owner;
+
+		ZkParseNodeData(name->data, name->datalen, &owner);
+		name->ttl_ms = owner.ttl_ms;
+	}
+	name->sent_at = 0;
 	return name;
 }
 
@@ -541,8 +559,8 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 	info->ttl_ms = largs->ttl_ms;
 	info->sent_at = sent_at;
 	info->expires_at = mtime >= 0 ? mtime + largs->ttl_ms : -1;
-	(void) zk_lease_remember(args.lock_node, grant.token, grant.znode,
-							 args.data, args.datalen);
+	zk_lease_remember(args.lock_node, grant.token, grant.znode,
+					  args.data, args.datalen)->sent_at = sent_at;
 	ZkAttemptFree(at);
 	return true;
 }
@@ -570,28 +588,41 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		struct Stat after;
 		ZkOwner		owner;
 		int64		sent_at;
+		bool		fast;
 
 		if (name == NULL)
 			return ZK_LEASE_NONE;
 
+		memset(&before, 0, sizeof(before));
+		memset(&owner, 0, sizeof(owner));
+
+		/* our own grant or renewal bounds the last modification (header) */
+		fast = (name->sent_at > 0 && name->ttl_ms > 0 &&
+				ZkNowMs() - name->sent_at < name->ttl_ms / 2);
+
 		/* the read is answered before the write is applied */
-		get = ZkGetData(name->znode, ZK_NO_WATCH);
+		get = fast ? NULL : ZkGetData(name->znode, ZK_NO_WATCH);
 		set = ZkSetData(name->znode, name->data, name->datalen);
 		sent_at = set->sent_at;
-		ZkOpWait(get, WHAT_RENEW, lock_path);
+		if (get != NULL)
+			ZkOpWait(get, WHAT_RENEW, lock_path);
 		ZkOpWait(set, WHAT_RENEW, lock_path);
-		get_rc = get->rc;
+		get_rc = get != NULL ? get->rc : ZOK;
 		rc = set->rc;
-		before = get->stat;
+		if (get != NULL)
+		{
+			before = get->stat;
+			ZkParseNodeData(get_rc == ZOK ? get->value : NULL, get->value_len,
+							&owner);
+			ZkOpFree(get);
+		}
 		after = set->stat;
-		ZkParseNodeData(get_rc == ZOK ? get->value : NULL, get->value_len,
-						&owner);
-		ZkOpFree(get);
 		ZkOpFree(set);
 
 		if (ZkIsConnectionLoss(get_rc) || ZkIsConnectionLoss(rc))
 		{
-			/* a write applied twice does no harm: ask again */
+			/* a write applied twice does no harm: ask again, reading */
+			name->sent_at = 0;
 			ZkWaitConnected(WHAT_RENEW, lock_path);
 			continue;
 		}
@@ -606,13 +637,14 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			ZkRaiseForRc(rc, WHAT_RENEW, lock_path);
 
 		/* its ttl is in its data: the server keeps it to itself */
-		info->ttl_ms = owner.ttl_ms;
+		info->ttl_ms = fast ? name->ttl_ms : owner.ttl_ms;
 		if (info->ttl_ms <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
 							name->znode)));
-		if (after.mtime - before.mtime >= info->ttl_ms)
+		if (fast ? ZkNowMs() - name->sent_at >= info->ttl_ms :
+			after.mtime - before.mtime >= info->ttl_ms)
 		{
 			/* past its TTL already: the reaper may have chosen it */
 			char	   *znode = pstrdup(name->znode);
@@ -634,6 +666,7 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			pfree(znode);
 			return ZK_LEASE_EXPIRED;
 		}
+		name->sent_at = sent_at;
 		info->znode = pstrdup(name->znode);
 		info->token = token;
 		info->sent_at = sent_at;

@@ -101,6 +101,15 @@ static MemoryContext ZkLockContext = NULL;
 static HTAB *zk_locks = NULL;
 static dlist_head zk_xact_entries = DLIST_STATIC_INIT(zk_xact_entries);
 
+/*
+ * zklock.root when the first of the held locks was taken: every held node
+ * lives under it.  The setting's check hook refuses a new root while locks
+ * are held, but RESET ALL (and so DISCARD ALL, which releases them all
+ * right after) bypasses check hooks; zk_check_root refuses new locks
+ * under another root then.  (ZkLockContext)
+ */
+static char *zk_entries_root = NULL;
+
 /* this top-level transaction lost locks to an expiry or a deletion */
 static bool zk_xact_lost_locks = false;
 
@@ -159,6 +168,7 @@ static void zk_ensure_session(void);
 static void zk_check_mode_allowed(const char *path, ZkLockMode mode,
 								  ZkLockEntry *other);
 static void zk_check_room(int more);
+static void zk_check_root(void);
 static ZkLockEntry *zk_enter_grant(const char *path, ZkLockMode mode,
 								   const ZkGrant *grant, ZkLockEntry *other,
 								   TimestampTz start);
@@ -300,13 +310,14 @@ zk_add_hold(ZkLockEntry *entry, ZkLockScope scope)
 static ZkLockEntry *
 zk_entry_for_znode(const char *znode)
 {
-	size_t		rootlen = strlen(zklock_root);
+	const char *root = zk_entries_root ? zk_entries_root : zklock_root;
+	size_t		rootlen = strlen(root);
 	const char *slash = strrchr(znode, '/');
 	ZkContender c;
 	ZkLockEntry *entry;
 	char	   *path;
 
-	if (slash == NULL || strncmp(znode, zklock_root, rootlen) != 0 ||
+	if (slash == NULL || strncmp(znode, root, rootlen) != 0 ||
 		slash <= znode + rootlen)
 		return NULL;
 	if (ZkParseContender(slash + 1, &c))
@@ -413,6 +424,25 @@ zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 }
 
 /*
+ * zk_check_root
+ *		New locks go where the held ones are: refuse to take one while
+ *		zklock.root differs from the root of the locks held (a RESET ALL
+ *		changed it behind the check hook's back).
+ */
+static void
+zk_check_root(void)
+{
+	if (hash_get_num_entries(zk_locks) > 0 && zk_entries_root != NULL &&
+		strcmp(zk_entries_root, zklock_root) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("zklock.root changed while this backend holds ZooKeeper locks"),
+				 errdetail("The locks held are under \"%s\"; zklock.root is now \"%s\".",
+						   zk_entries_root, zklock_root),
+				 errhint("Release the locks with zk_unlock_all() first.")));
+}
+
+/*
  * zk_check_room
  *		zklock.max_locks_per_backend: may 'more' entries be added?
  */
@@ -449,6 +479,12 @@ zk_enter_grant(const char *path, ZkLockMode mode, const ZkGrant *grant,
 	key.mode = mode;
 	PG_TRY();
 	{
+		if (hash_get_num_entries(zk_locks) == 0)
+		{
+			if (zk_entries_root != NULL)
+				pfree(zk_entries_root);
+			zk_entries_root = MemoryContextStrdup(ZkLockContext, zklock_root);
+		}
 		entry = (ZkLockEntry *) hash_search(zk_locks, &key, HASH_ENTER, &found);
 		Assert(!found);
 		memset((char *) entry + sizeof(ZkLockKey), 0,
@@ -530,6 +566,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	}
 
 	zk_check_mode_allowed(path, mode, other);
+	zk_check_root();
 	zk_check_room(1);
 	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 
@@ -599,6 +636,8 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		zk_check_mode_allowed(sorted[i], mode, others[nfresh]);
 		fresh[nfresh++] = sorted[i];
 	}
+	if (nfresh > 0)
+		zk_check_root();
 	zk_check_room(nfresh);
 
 	start = GetCurrentTimestamp();
@@ -686,6 +725,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 		*token = entry->token;
 		return true;
 	}
+	zk_check_root();
 	zk_check_room(1);
 
 	memset(&args, 0, sizeof(args));
