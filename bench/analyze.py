@@ -989,7 +989,11 @@ def main():
         f"- code: git {m.get('git_head', '?')} (uncommitted changes under src/, include/, sql/: {m.get('git_dirty_src', '?')} files); "
         f"installed zklock.so md5 {m.get('zklock_so_md5', '?')}…, built {m.get('zklock_so_mtime', '?')}"
         + ("" if m.get("zklock_so_md5_end", m.get("zklock_so_md5")) == m.get("zklock_so_md5")
-           else f" — **the installed zklock.so changed during the run** (md5 at the end {m.get('zklock_so_md5_end')}…)"),
+                 and m.get("zklock_so_mtime_end", m.get("zklock_so_mtime")) == m.get("zklock_so_mtime")
+           else f" — **the installed zklock.so changed during the run** (md5 at the end {m.get('zklock_so_md5_end')}…, "
+                f"installed {m.get('zklock_so_mtime_end', '?')})")
+        + ("" if m.get("repo_so_md5", m.get("zklock_so_md5")) == m.get("zklock_so_md5")
+           else f" — **the installed zklock.so is not the one built in this tree** (md5 {m.get('repo_so_md5')}…)"),
         f"- CPU: {m.get('cpu', '?')}, {m.get('nproc', '?')} cores, {m.get('mem_gb', '?')} GB RAM, Linux {m.get('kernel', '?')}; "
         f"a shared VM",
         f"- {m.get('postgres', '?')}; ZooKeeper {m.get('zk_version', '?').replace('-${mvngit.commit.id}', '')} standalone (test/zkctl config: tickTime 200, "

@@ -281,6 +281,8 @@ done
 rm -rf "$OUT"
 mkdir -p "$RAW" "$BUILD"
 log "mode $MODE: $ROUNDS rounds x ${SECONDS_PER}s per variant; output in $OUT"
+cmp -s "$REPO/zklock.so" /usr/lib/postgresql/15/lib/zklock.so ||
+	log "WARNING: the installed zklock.so is not $REPO/zklock.so (another checkout's make install?)"
 
 # ---------------------------------------------------------------------------
 # build the helpers
@@ -319,6 +321,9 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
 	echo "zklock_so_mtime $(date -u -r /usr/lib/postgresql/15/lib/zklock.so '+%Y-%m-%d %H:%M:%S UTC')"
+	# the build of this tree, to tell whether the installed one is it (the
+	# installation is shared: another checkout's make install replaces it)
+	echo "repo_so_md5 $( (md5sum "$REPO/zklock.so" 2>/dev/null || echo none) | cut -c1-12)"
 	echo "cpu $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 	echo "nproc $(nproc)"
 	echo "mem_gb $(free -g | awk '/^Mem:/ {print $2}')"
@@ -765,6 +770,7 @@ fi
 {
 	echo "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "zklock_so_md5_end $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
+	echo "zklock_so_mtime_end $(date -u -r /usr/lib/postgresql/15/lib/zklock.so '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "elapsed_s $(($(date +%s) - T_START))"
 } >>"$OUT/machine.txt"
 
