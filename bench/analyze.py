@@ -13,8 +13,9 @@ within each round, then summarised as the median over rounds (with the
 range over rounds), so that slow drift of the shared machine cancels.
 Targets are judged on the median-based ratios (robust to the latency
 spikes other jobs on this machine cause); the mean-based ratios are shown
-next to them.  The multi and semaphore phases have rounds of their own
-(machine.txt: multi_rounds, semaphore_rounds) and are treated the same way.
+next to them.  The multi, semaphore and lease phases have rounds of their
+own (machine.txt: multi_rounds, semaphore_rounds, lease_rounds) and are
+treated the same way.
 Any subset of phases may be present: what did not run is "not measured".
 """
 import glob
@@ -68,6 +69,17 @@ SEM_VARIANTS = [
     ("sql_semaphore", "pgbench: SELECT zk_semaphore_acquire('/bench/sem', 4); SELECT zk_semaphore_release('/bench/sem')"),
     ("curator_semaphore", "Curator 5.4 InterProcessSemaphoreV2 (maxLeases 4): lease = acquire(); returnLease(lease)"),
 ]
+# the lease phase: rounds of its own, its floors measured in it
+LEASE_VARIANTS = [
+    ("lease_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
+    ("lease_floor_ttlcycle", "C client: an uncontended lease cycle's ZooKeeper traffic: a create PERSISTENT_SEQUENTIAL_WITH_TTL "
+     "(ttl 60 s) and a getChildren sent back to back, both answers awaited, then a synchronous delete; both timed"),
+    ("sql_lease_cycle", "pgbench: SELECT zk_lease_lock('/bench/lease', '60 s') AS t \\gset; "
+     "SELECT zk_lease_unlock('/bench/lease', :t)"),
+    ("lease_floor_renew", "C client: a known lease's renewal traffic: a getData and a setData of one TTL node sent back "
+     "to back, both answers awaited"),
+    ("sql_lease_renew", "pgbench: SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by psql before the run"),
+]
 NAN = float("nan")
 
 # the targets' limits
@@ -81,6 +93,8 @@ T_DEADLOCK = 10.0       # deadlock_timeout -> 40P01, 2-cycle, in one-create unit
 T_MULTI_CREATE = 3.0    # sql_multi10 / multi_floor_create <=
 T_MULTI_PEER = 5.0      # curator_multiN / sql_multiN >=
 T_SEM_PEER = 0.8        # sql_semaphore / curator_semaphore <=
+T_LEASE_CYCLE = 2.5     # sql_lease_cycle / lease_floor_create <=
+T_LEASE_RENEW = 1.2     # sql_lease_renew / lease_floor_create <=
 
 
 def pct(sorted_vals, p):
@@ -128,6 +142,7 @@ def main():
 
     multi_rounds = int(machine.get("multi_rounds", "0"))
     sem_rounds = int(machine.get("semaphore_rounds", "0"))
+    lease_rounds = int(machine.get("lease_rounds", "0"))
 
     # ---- per-variant, per-round statistics
     def round_stats(v, nrounds):
@@ -150,9 +165,10 @@ def main():
         return res
 
     per_round = {v: round_stats(v, rounds) for v, _ in VARIANTS}
-    # the multi and semaphore phases' variants, kept apart from the latency
-    # variants (plot, latency table, noise table)
-    ph_rounds = {**{v: multi_rounds for v, _ in MULTI_VARIANTS}, **{v: sem_rounds for v, _ in SEM_VARIANTS}}
+    # the multi, semaphore and lease phases' variants, kept apart from the
+    # latency variants (plot, latency table, noise table)
+    ph_rounds = {**{v: multi_rounds for v, _ in MULTI_VARIANTS}, **{v: sem_rounds for v, _ in SEM_VARIANTS},
+                 **{v: lease_rounds for v, _ in LEASE_VARIANTS}}
     ph_per_round = {v: round_stats(v, n) for v, n in ph_rounds.items()}
 
     # pooled over rounds, every round weighing the same (a fast round has
@@ -292,6 +308,18 @@ def main():
                                          lambda g: g["sql_semaphore"] / g["curator_semaphore"], sem_rounds),
         "curator_sem_over_sql": ph_ratio(("curator_semaphore", "sql_semaphore"),
                                          lambda g: g["curator_semaphore"] / g["sql_semaphore"], sem_rounds),
+        "lease_cycle_over_create": ph_ratio(("sql_lease_cycle", "lease_floor_create"),
+                                            lambda g: g["sql_lease_cycle"] / g["lease_floor_create"], lease_rounds),
+        "lease_renew_over_create": ph_ratio(("sql_lease_renew", "lease_floor_create"),
+                                            lambda g: g["sql_lease_renew"] / g["lease_floor_create"], lease_rounds),
+        "ttlcycle_over_create": ph_ratio(("lease_floor_ttlcycle", "lease_floor_create"),
+                                         lambda g: g["lease_floor_ttlcycle"] / g["lease_floor_create"], lease_rounds),
+        "renewfloor_over_create": ph_ratio(("lease_floor_renew", "lease_floor_create"),
+                                           lambda g: g["lease_floor_renew"] / g["lease_floor_create"], lease_rounds),
+        "lease_cycle_over_ttlcycle": ph_ratio(("sql_lease_cycle", "lease_floor_ttlcycle"),
+                                              lambda g: g["sql_lease_cycle"] / g["lease_floor_ttlcycle"], lease_rounds),
+        "lease_renew_over_renewfloor": ph_ratio(("sql_lease_renew", "lease_floor_renew"),
+                                                lambda g: g["sql_lease_renew"] / g["lease_floor_renew"], lease_rounds),
     }
 
     # per-statement mean latencies reported by pgbench -r (whole run,
@@ -315,7 +343,12 @@ def main():
         return {k: statistics.median(x) for k, x in per.items()}
 
     stmt = {v: stmt_means(v, rounds) for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory")}
-    ph_stmt = {v: stmt_means(v, ph_rounds[v]) for v in ("sql_multi10", "sql_multi100", "sql_semaphore")}
+    ph_stmt = {v: stmt_means(v, ph_rounds[v])
+               for v in ("sql_multi10", "sql_multi100", "sql_semaphore", "sql_lease_cycle", "sql_lease_renew")}
+    # leases the lease phase found left over after a pgbench run (and
+    # released): pgbench stopped between a cycle's lock and unlock
+    lease_leftovers = sum(1 for fn in glob.glob(os.path.join(raw, "sql_lease_*.r*.txt.leftover"))
+                          for line in open(fn) if line.strip())
 
     stack = read_kv(os.path.join(raw, "stack.txt"))
     contend = read_kv(os.path.join(raw, "contend.txt"))
@@ -525,6 +558,24 @@ def main():
                      "sql_sem_over_curator", T_SEM_PEER, "le",
                      f"; {fmt(ph_med('sql_semaphore'))} µs vs {fmt(ph_med('curator_semaphore'))} µs"
                      if "sql_semaphore" in ph_pooled else ""),
+        ratio_target(f"Lease, uncontended: SQL cycle `zk_lease_lock` + `zk_lease_unlock` (`sql_lease_cycle`) "
+                     f"≤ {T_LEASE_CYCLE:g} × one create (`lease_floor_create`, same phase)",
+                     "lease_cycle_over_create", T_LEASE_CYCLE, "le",
+                     f"; {fmt(ph_med('sql_lease_cycle'))} µs vs floor {fmt(ph_med('lease_floor_create'))} µs"
+                     + (f"; the same ZooKeeper traffic from a bare C client (`lease_floor_ttlcycle`) is itself "
+                        f"{fmt(rmed('ttlcycle_over_create'), 2)} × one create, and zklock's cycle "
+                        f"{fmt(rmed('lease_cycle_over_ttlcycle'), 2)} × that"
+                        if "lease_floor_ttlcycle" in ph_pooled else "")
+                     if "sql_lease_cycle" in ph_pooled else ""),
+        ratio_target(f"Lease renewal (node name known to the backend): `zk_lease_renew` (`sql_lease_renew`) "
+                     f"≤ {T_LEASE_RENEW:g} × one create (`lease_floor_create`, same phase)",
+                     "lease_renew_over_create", T_LEASE_RENEW, "le",
+                     f"; {fmt(ph_med('sql_lease_renew'))} µs vs floor {fmt(ph_med('lease_floor_create'))} µs"
+                     + (f"; the same ZooKeeper traffic from a bare C client (`lease_floor_renew`) is itself "
+                        f"{fmt(rmed('renewfloor_over_create'), 2)} × one create, and zklock's renewal "
+                        f"{fmt(rmed('lease_renew_over_renewfloor'), 2)} × that"
+                        if "lease_floor_renew" in ph_pooled else "")
+                     if "sql_lease_renew" in ph_pooled else ""),
         {
             "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                       f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
@@ -603,7 +654,7 @@ def main():
     results = {
         "machine": machine, "per_round": per_round, "pooled": pooled, "ratios": ratios,
         "phase_per_round": ph_per_round, "phase_pooled": ph_pooled, "phase_ratios": ph_ratios,
-        "phase_statements": ph_stmt, "phase_noise_runs": ph_noise,
+        "phase_statements": ph_stmt, "phase_noise_runs": ph_noise, "lease_leftovers": lease_leftovers,
         "statements": stmt, "stack": stack, "contend": contend, "herd": herd, "scale": scale,
         "curator_contend": curator, "parallel": par, "release": release,
         "derived": {
@@ -858,6 +909,32 @@ def main():
         rrow("`curator_semaphore` ÷ `sql_semaphore`", "curator_sem_over_sql"),
     ]
 
+    # the lease phase's ratios with every round's value (few rounds, and
+    # the targets are judged on them)
+    def rrow_rounds(name, key, digits=2):
+        r = ph_ratios[key]
+        if not r["median"]["rounds"]:
+            return f"| {name} | not measured | | | |"
+        return (f"| {name} | {r['median']['median']:.{digits}f} × | "
+                f"{' / '.join(f'{x:.{digits}f}' for x in r['median']['rounds'])} | "
+                f"{r['median']['min']:.{digits}f} – {r['median']['max']:.{digits}f} | "
+                f"{r['mean']['median']:.{digits}f} × |")
+
+    lease_ratio_rows = [
+        "| ratio (computed within each round) | median over rounds (from medians) | each round, in order | "
+        "range over rounds | median over rounds (from means) |", "|---|---:|---:|---:|---:|",
+        rrow_rounds(f"`sql_lease_cycle` ÷ `lease_floor_create` (target ≤ {T_LEASE_CYCLE:g})", "lease_cycle_over_create"),
+        rrow_rounds(f"`sql_lease_renew` ÷ `lease_floor_create` (target ≤ {T_LEASE_RENEW:g})", "lease_renew_over_create"),
+        rrow_rounds("`lease_floor_ttlcycle` ÷ `lease_floor_create` (a lease cycle's traffic from a bare C client, "
+                    "in creates)", "ttlcycle_over_create"),
+        rrow_rounds("`lease_floor_renew` ÷ `lease_floor_create` (a renewal's traffic from a bare C client, in creates)",
+                    "renewfloor_over_create"),
+        rrow_rounds("`sql_lease_cycle` ÷ `lease_floor_ttlcycle` (zklock over a bare C client sending its traffic)",
+                    "lease_cycle_over_ttlcycle"),
+        rrow_rounds("`sql_lease_renew` ÷ `lease_floor_renew` (zklock over a bare C client sending its traffic)",
+                    "lease_renew_over_renewfloor"),
+    ]
+
     def ph_stmt_rows(variants):
         rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
         for v in variants:
@@ -912,7 +989,11 @@ def main():
         f"- code: git {m.get('git_head', '?')} (uncommitted changes under src/, include/, sql/: {m.get('git_dirty_src', '?')} files); "
         f"installed zklock.so md5 {m.get('zklock_so_md5', '?')}…, built {m.get('zklock_so_mtime', '?')}"
         + ("" if m.get("zklock_so_md5_end", m.get("zklock_so_md5")) == m.get("zklock_so_md5")
-           else f" — **the installed zklock.so changed during the run** (md5 at the end {m.get('zklock_so_md5_end')}…)"),
+                 and m.get("zklock_so_mtime_end", m.get("zklock_so_mtime")) == m.get("zklock_so_mtime")
+           else f" — **the installed zklock.so changed during the run** (md5 at the end {m.get('zklock_so_md5_end')}…, "
+                f"installed {m.get('zklock_so_mtime_end', '?')})")
+        + ("" if m.get("repo_so_md5", m.get("zklock_so_md5")) == m.get("zklock_so_md5")
+           else f" — **the installed zklock.so is not the one built in this tree** (md5 {m.get('repo_so_md5')}…)"),
         f"- CPU: {m.get('cpu', '?')}, {m.get('nproc', '?')} cores, {m.get('mem_gb', '?')} GB RAM, Linux {m.get('kernel', '?')}; "
         f"a shared VM",
         f"- {m.get('postgres', '?')}; ZooKeeper {m.get('zk_version', '?').replace('-${mvngit.commit.id}', '')} standalone (test/zkctl config: tickTime 200, "
@@ -925,6 +1006,8 @@ def main():
         *([f"- multi and semaphore phases: {m.get('multi_rounds', '?')} and {m.get('semaphore_rounds', '?')} rounds "
            f"× {m.get('seconds_per_variant', '?')} s per variant (same warm-ups)"]
           if "multi" in phases_run or "semaphore" in phases_run else []),
+        *([f"- lease phase: {m.get('lease_rounds', '?')} rounds × {m.get('seconds_per_variant', '?')} s per variant "
+           f"(same warm-ups)"] if "lease" in phases_run else []),
         *([f"- **PGOPTIONS was set in the environment of the run**: `{m['pgoptions_env']}`"] if m.get("pgoptions_env") else []),
         f"- noise: {noise_line}; load average at start {m.get('loadavg_start', '?')}, at end {m.get('loadavg_end', '?')}",
     ]
@@ -939,13 +1022,16 @@ def main():
     if "sql_lock_async" not in pooled:
         summary.append(f"  {'sql_lock_async':18s} {async_why}")
     if ph_pooled:
-        summary.append(f"Multi ({multi_rounds} rounds) and semaphore ({sem_rounds} rounds) phases (µs; same statistics):")
-        for v, _ in MULTI_VARIANTS + SEM_VARIANTS:
+        summary.append(f"Multi ({multi_rounds} rounds), semaphore ({sem_rounds} rounds) and lease ({lease_rounds} rounds) "
+                       f"phases (µs; same statistics):")
+        for v, _ in MULTI_VARIANTS + SEM_VARIANTS + LEASE_VARIANTS:
             if v in ph_pooled:
                 p = ph_pooled[v]
                 summary.append(f"  {v:18s} median {p['median_of_round_medians']:8.1f}  mean {p['median_of_round_means']:8.1f}  "
                                f"p99 {p['p99']:8.1f}  n {p['n']}  (round medians "
                                f"{' / '.join(f'{x:.0f}' for x in p['round_medians'])})")
+    if "lease" in phases_run:
+        summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
     summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")
     summary.append("Ratios (median over rounds; from medians | from means):")
     for key in list(ratios) + list(ph_ratios):
@@ -1069,10 +1155,50 @@ def main():
         md.extend(r + "\n" for r in sem_ratio_rows)
         md.append("\nPer-statement mean latencies from `pgbench -r` (warm-up second included):\n\n")
         md.extend(r + "\n" for r in ph_stmt_rows(("sql_semaphore",)))
-    if ph_noise:
+    if any(x["variant"] in dict(MULTI_VARIANTS + SEM_VARIANTS) for x in ph_noise):
         md.append("\nCPU used by other people's processes during each run of these phases (as in the noise "
                   "table at the end):\n\n")
         md.extend(r + "\n" for r in ph_noise_rows(MULTI_VARIANTS + SEM_VARIANTS, max(multi_rounds, sem_rounds)))
+    md.append("\n## Leases\n\n")
+    md.append(f"Phase `lease` ({ran('lease', lease_rounds)}): uncontended leases, one client, its five variants for "
+              "the same seconds as a latency variant (after the same warm-ups), in the listed order in odd rounds "
+              "and in the reverse order in even ones. Every ratio is computed within a round, on the per-round "
+              "medians (means beside), and summarised as the median over the phase's rounds; each round's value "
+              "is shown.\n\n")
+    md.append("`sql_lease_cycle`: pgbench `-M prepared -c 1`, script `SELECT zk_lease_lock('/bench/lease', '60 s') AS t "
+              "\\gset` then `SELECT zk_lease_unlock('/bench/lease', :t)` (a TTL create with a getChildren pipelined "
+              "behind it, which grants the free lock; no round trip at COMMIT, the grant's answer being fresh; "
+              "then one synchronous delete). `sql_lease_renew`: pgbench as above, script `SELECT "
+              "zk_lease_renew('/bench/renew', :token)`, on a lease taken by psql just before each run (its token "
+              "given with `-D token=N`) and released by psql after it; a renewal whose node name the backend "
+              "knows is a getData with a setData pipelined behind it (one round trip, one write). The pgbench "
+              "backend's first renewal does not know the name and looks it up (getChildren, then getData of the "
+              "head); it falls in the untimed warm-up second. `lease_floor_create` is `floor_create` (one "
+              "ephemeral-sequential create from the C client) measured again in this phase; "
+              "`lease_floor_ttlcycle` (`bench/zkfloor ttlcycle`) and `lease_floor_renew` (`bench/zkfloor renew`) "
+              "send the same ZooKeeper requests as the two SQL variants from a bare C client, so that zklock's "
+              "cost over its own traffic shows. After each pgbench run the harness checks the path's queue; a "
+              "lease left by a cycle cut between its lock and its unlock would be released and counted.\n\n")
+    if "lease" not in phases_run:
+        md.append("Not measured in this run (phase `lease` not selected).\n")
+    else:
+        md.append(phase_note("lease"))
+        md.extend(r + "\n" for r in ph_lat_rows(LEASE_VARIANTS))
+        if "floor_create" in pooled:
+            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
+        md.append("\n")
+        md.extend(r + "\n" for r in lease_ratio_rows)
+        md.append(f"\nTargets: lease cycle ≤ {T_LEASE_CYCLE:g} × one create: "
+                  f"{verdict(check(rmed('lease_cycle_over_create'), T_LEASE_CYCLE, 'le'), check(rmed('lease_cycle_over_create', 'mean'), T_LEASE_CYCLE, 'le'))}; "
+                  f"renewal ≤ {T_LEASE_RENEW:g} × one create: "
+                  f"{verdict(check(rmed('lease_renew_over_create'), T_LEASE_RENEW, 'le'), check(rmed('lease_renew_over_create', 'mean'), T_LEASE_RENEW, 'le'))} "
+                  f"(judged on the median over rounds of the per-round ratios of medians).\n")
+        md.append(f"\nLeases left over after a pgbench run (released by the harness): {lease_leftovers}.\n")
+        md.append("\nPer-statement mean latencies from `pgbench -r` (warm-up second included):\n\n")
+        md.extend(r + "\n" for r in ph_stmt_rows(("sql_lease_cycle", "sql_lease_renew")))
+        if any(x["variant"] in dict(LEASE_VARIANTS) for x in ph_noise):
+            md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
+            md.extend(r + "\n" for r in ph_noise_rows(LEASE_VARIANTS, lease_rounds))
     md.append("\n## Stacked re-acquire\n\n")
     md.append("A backend that holds `/bench/s` takes it again many times in one statement (no "
               "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
@@ -1188,9 +1314,10 @@ def main():
         "- Statistics: per round, the median and the mean of the per-op latencies; the tables show the "
         "median over rounds of those. Targets are judged on the median-based ratios; mean-based ratios "
         "are shown too.\n"
-        "- The multi and semaphore phases run after the latency rounds, with rounds of their own (listed order "
-        "in odd rounds, reversed in even ones); their ratios use only figures of the same phase and round, "
-        "so the multi phase measures its own one-create floor (`multi_floor_create`).\n")
+        "- The multi, semaphore and lease phases run after the latency rounds, with rounds of their own (listed "
+        "order in odd rounds, reversed in even ones); their ratios use only figures of the same phase and round, "
+        "so the multi and lease phases measure their own one-create floor (`multi_floor_create`, "
+        "`lease_floor_create`).\n")
     md.append("\n## Noise: CPU used by other people's processes during each variant run\n\n")
     md.append("`bench/cpuwatch.py` samples /proc every 0.5 s; a process is ours when it descends from "
               "run.sh or belongs to the benchmark's clusters or ZooKeeper. Percent of both cores, averaged "

@@ -10,10 +10,11 @@
 #            variant and round), --phase-seconds S (seconds of the contention
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
 #            --phases LIST (comma-separated subset of latency, multi,
-#            semaphore, stack, contend, parallel, herd, scale, release,
-#            deadlock; default all; implies --no-docs), --variants LIST
-#            (comma-separated subset of the latency variants; implies
-#            --no-docs; the multi and semaphore phases run all of theirs),
+#            semaphore, lease, stack, contend, parallel, herd, scale,
+#            release, deadlock; default all; implies --no-docs), --variants
+#            LIST (comma-separated subset of the latency variants; implies
+#            --no-docs; the multi, semaphore and lease phases run all of
+#            theirs),
 #            --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
 #            raw data of the last full run, e.g. after editing bench/NOTES.md)
@@ -48,6 +49,18 @@
 #       zk_semaphore_release (pgbench as above) against Curator
 #       InterProcessSemaphoreV2 (maxLeases 4) acquire() + returnLease() on
 #       /zklock/bench/sem_c (CuratorBench semaphore)
+#   (k) lease: uncontended leases (locks held by a ZooKeeper TTL node):
+#       sql_lease_cycle, pgbench as above with the script SELECT
+#       zk_lease_lock('/bench/lease', '60 s') AS t \gset; SELECT
+#       zk_lease_unlock('/bench/lease', :t); sql_lease_renew, pgbench with
+#       SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by
+#       psql before each run (its token passed with -D token=N) and
+#       released after it; and, measured again in this phase, the floor
+#       "one create" (lease_floor_create) and the same ZooKeeper traffic
+#       from a bare C client: TTL create + getChildren pipelined, then a
+#       delete (bench/zkfloor.c ttlcycle, lease_floor_ttlcycle), and
+#       getData + setData pipelined on one TTL node (zkfloor renew,
+#       lease_floor_renew); ratios within each of its rounds
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters
@@ -61,12 +74,13 @@
 #       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
-# this shared machine hits all variants alike.  The multi and semaphore
-# phases run their own variants in rounds too, MULTI_ROUNDS and SEM_ROUNDS
-# of them (4 and 6 in a full run, ROUNDS with --quick or --rounds), in the
-# listed order in odd rounds and the reverse in even ones (zklock, Curator,
-# Curator, zklock, ...), their ratios again computed within each round;
-# they take about 100 s and 70 s in a full run.  bench/analyze.py turns the
+# this shared machine hits all variants alike.  The multi, semaphore and
+# lease phases run their own variants in rounds too, MULTI_ROUNDS,
+# SEM_ROUNDS and LEASE_ROUNDS of them (4, 6 and 6 in a full run, ROUNDS
+# with --quick or --rounds), in the listed order in odd rounds and the
+# reverse in even ones (zklock, Curator, Curator, zklock, ...), their
+# ratios again computed within each round; they take about 100 s, 70 s and
+# 130 s in a full run.  bench/analyze.py turns the
 # raw samples into the tables and BENCHMARKS.md; gnuplot draws the plot.
 #
 # Everything started here (ZooKeeper, both postmasters, every client) is
@@ -80,7 +94,7 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency multi semaphore stack contend parallel herd scale release deadlock"
+ALL_PHASES="latency multi semaphore lease stack contend parallel herd scale release deadlock"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
@@ -105,7 +119,7 @@ while [ $# -gt 0 ]; do
 	--variants) ONLY_VARIANTS=${2//,/ }; DOCS=0; shift ;;
 	--no-docs) DOCS=0 ;;
 	--docs-only) MODE=docs ;;
-	-h | --help) sed -n '2,71s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -145,15 +159,17 @@ else
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
 	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15
 fi
-# rounds of the multi and semaphore phases (even, so that the forward and
-# reversed orders pair up); --rounds and --quick set them to ROUNDS
+# rounds of the multi, semaphore and lease phases (even, so that the
+# forward and reversed orders pair up); --rounds and --quick set them to
+# ROUNDS
 if [ -n "$USER_ROUNDS" ] || [ "$MODE" = quick ]; then
-	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS
+	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS LEASE_ROUNDS=$ROUNDS
 else
-	MULTI_ROUNDS=4 SEM_ROUNDS=6
+	MULTI_ROUNDS=4 SEM_ROUNDS=6 LEASE_ROUNDS=6
 fi
 MULTI_SIZES="10 100" # paths per multi-lock
 SEM_LEASES=4
+LEASE_TTL='60 s' # the lease phase's ttl (zkfloor's lease modes use 60 s too)
 [ -n "$PHASE_SECONDS" ] && CONTEND_SECONDS=$PHASE_SECONDS
 PARALLEL_SECONDS=$CONTEND_SECONDS
 PARALLEL_WARMUP=1
@@ -265,6 +281,8 @@ done
 rm -rf "$OUT"
 mkdir -p "$RAW" "$BUILD"
 log "mode $MODE: $ROUNDS rounds x ${SECONDS_PER}s per variant; output in $OUT"
+cmp -s "$REPO/zklock.so" /usr/lib/postgresql/15/lib/zklock.so ||
+	log "WARNING: the installed zklock.so is not $REPO/zklock.so (another checkout's make install?)"
 
 # ---------------------------------------------------------------------------
 # build the helpers
@@ -297,10 +315,15 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "multi_sizes $MULTI_SIZES"
 	echo "semaphore_rounds $SEM_ROUNDS"
 	echo "semaphore_leases $SEM_LEASES"
+	echo "lease_rounds $LEASE_ROUNDS"
+	echo "lease_ttl $LEASE_TTL"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
 	echo "zklock_so_mtime $(date -u -r /usr/lib/postgresql/15/lib/zklock.so '+%Y-%m-%d %H:%M:%S UTC')"
+	# the build of this tree, to tell whether the installed one is it (the
+	# installation is shared: another checkout's make install replaces it)
+	echo "repo_so_md5 $( (md5sum "$REPO/zklock.so" 2>/dev/null || echo none) | cut -c1-12)"
 	echo "cpu $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 	echo "nproc $(nproc)"
 	echo "mem_gb $(free -g | awk '/^Mem:/ {print $2}')"
@@ -431,6 +454,15 @@ cat >"$BUILD/sql_semaphore.sql" <<EOF
 SELECT zk_semaphore_acquire('/bench/sem', $SEM_LEASES);
 SELECT zk_semaphore_release('/bench/sem');
 EOF
+# lease phase: \gset ends the first query and keeps its result in :t
+cat >"$BUILD/sql_lease_cycle.sql" <<EOF
+SELECT zk_lease_lock('/bench/lease', '$LEASE_TTL') AS t \gset
+SELECT zk_lease_unlock('/bench/lease', :t);
+EOF
+# :token is given with -D by run_lease_renew
+cat >"$BUILD/sql_lease_renew.sql" <<'EOF'
+SELECT zk_lease_renew('/bench/renew', :token);
+EOF
 
 VARIANTS=()
 for v in $ALL_VARIANTS; do
@@ -449,13 +481,15 @@ echo "variants ${VARIANTS[*]}" >>"$OUT/machine.txt"
 # pgbench with a per-transaction log; keeps the transactions that started
 # after the warm-up (the first ones open the backend's ZooKeeper session)
 # and writes their latencies, one per line, in microseconds.  PGOPTIONS,
-# when given, is passed to the pgbench session.
-run_pgbench() { # script seconds outfile [pgoptions]
+# when given, is passed to the pgbench session; further arguments (such as
+# -D name=value) are passed to pgbench.
+run_pgbench() { # script seconds outfile [pgoptions [pgbench options...]]
 	local script=$1 secs=$2 outfile=$3 pgopts=${4:-} prefix=$RAW/pgb.$$
+	shift $(($# < 4 ? $# : 4))
 	rm -f "$prefix".*
 	run_bounded $((secs + PGB_WARMUP + 60)) env PGOPTIONS="$pgopts" \
 		"$PGBIN/pgbench" -h "$TMP/pg1" -p "$PGPORT1" -U postgres -n -M prepared -c 1 -r \
-		-T $((secs + PGB_WARMUP)) -l --log-prefix="$prefix" -f "$script" postgres \
+		-T $((secs + PGB_WARMUP)) -l --log-prefix="$prefix" "$@" -f "$script" postgres \
 		>"$outfile.pgbench" 2>&1 || { cat "$outfile.pgbench" >&2; return 1; }
 	# client_id txn_no latency_us script_no epoch_s epoch_us
 	awk -v w="$PGB_WARMUP" '
@@ -463,6 +497,35 @@ run_pgbench() { # script seconds outfile [pgoptions]
 		NR == 1 { t0 = start }
 		start >= t0 + w { printf "%s\n", $3 }' "$prefix".* >"$outfile"
 	rm -f "$prefix".*
+}
+
+# lease phase: the leases left on a path (pgbench may stop between the
+# lock and the unlock of its last cycle) are released, each noted in
+# OUTFILE.leftover, so that none blocks the next run; any other node left
+# in its queue fails the run
+lease_leftovers() { # path outfile
+	local path=$1 outfile=$2 tok
+	for tok in $("${PSQL1[@]}" -c "SELECT fencing_token FROM zk_lock_queue('$path') WHERE granted"); do
+		echo "$path $tok" >>"$outfile.leftover"
+		[ "$("${PSQL1[@]}" -c "SELECT zk_lease_unlock('$path', $tok)")" = t ] ||
+			{ echo "could not release the leftover lease $tok on $path" >&2; return 1; }
+	done
+	[ "$("${PSQL1[@]}" -c "SELECT count(*) FROM zk_lock_queue('$path')")" = 0 ] ||
+		{ echo "nodes left in the queue of $path:" >&2; "${PSQL1[@]}" -c "SELECT * FROM zk_lock_queue('$path')" >&2; return 1; }
+}
+
+# lease phase: renewals by pgbench of a lease taken by psql just before
+# (in a backend of its own: the pgbench backend's first renewal looks the
+# node up, in the untimed warm-up second) and released by psql after it
+run_lease_renew() { # seconds outfile
+	local secs=$1 outfile=$2 tok rc=0
+	tok=$("${PSQL1[@]}" -c "SELECT zk_lease_lock('/bench/renew', '$LEASE_TTL')") || return 1
+	echo "token $tok" >"$outfile.token"
+	run_pgbench "$BUILD/sql_lease_renew.sql" "$secs" "$outfile" "" -D "token=$tok" || rc=$?
+	[ "$("${PSQL1[@]}" -c "SELECT zk_lease_unlock('/bench/renew', $tok)")" = t ] ||
+		{ echo "the renewed lease $tok on /bench/renew was not held at the end" >&2; return 1; }
+	lease_leftovers /bench/renew "$outfile" || return 1
+	return $rc
 }
 
 run_variant() { # name round
@@ -473,6 +536,14 @@ run_variant() { # name round
 	multi_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	multi_floor_set10) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" set10 "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_multi* | sql_semaphore) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
+	lease_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	lease_floor_ttlcycle) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" ttlcycle "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	lease_floor_renew) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" renew "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	sql_lease_cycle)
+		run_pgbench "$BUILD/sql_lease_cycle.sql" "$SECONDS_PER" "$f" &&
+			lease_leftovers /bench/lease "$f"
+		;;
+	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
 	curator_multi*) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" "${v#curator_}" "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	curator_semaphore) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" semaphore "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
@@ -554,6 +625,24 @@ if want semaphore; then
 	rm -f "$RAW"/warmup.txt*
 	run_phase_rounds semaphore "$SEM_ROUNDS" sql_semaphore curator_semaphore
 	phase_end semaphore
+fi
+
+# (k) the lease phase: the SQL lease cycle and renewal against one create
+# and against their own ZooKeeper traffic sent by the C client
+
+if want lease; then
+	log "lease: zk_lease_lock/unlock and zk_lease_renew (ttl $LEASE_TTL) vs one create and their bare traffic, $LEASE_ROUNDS rounds x ${SECONDS_PER}s"
+	phase_begin
+	# untimed: creates the lock paths, warms ZooKeeper up
+	{
+		run_pgbench "$BUILD/sql_lease_cycle.sql" 1 "$RAW/warmup.txt" &&
+			lease_leftovers /bench/lease "$RAW/warmup.txt" &&
+			run_lease_renew 1 "$RAW/warmup.txt"
+	} >"$RAW/lease_warmup.log" 2>&1 || { cat "$RAW/lease_warmup.log" >&2; die "lease warm-up failed"; }
+	rm -f "$RAW"/warmup.txt*
+	run_phase_rounds lease "$LEASE_ROUNDS" lease_floor_create lease_floor_ttlcycle sql_lease_cycle \
+		lease_floor_renew sql_lease_renew
+	phase_end lease
 fi
 
 # ---------------------------------------------------------------------------
@@ -681,6 +770,7 @@ fi
 {
 	echo "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "zklock_so_md5_end $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
+	echo "zklock_so_mtime_end $(date -u -r /usr/lib/postgresql/15/lib/zklock.so '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "elapsed_s $(($(date +%s) - T_START))"
 } >>"$OUT/machine.txt"
 

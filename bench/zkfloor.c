@@ -23,6 +23,18 @@
  *            creates EPHEMERAL_SEQUENTIAL, each followed by a
  *            setData(its parent, ""), then one multi of the 10 deletes;
  *            both timed.
+ *   ttlcycle the ZooKeeper traffic of an uncontended lease cycle
+ *            (zk_lease_lock + zk_lease_unlock): a create
+ *            PERSISTENT_SEQUENTIAL_WITH_TTL (ttl 60 s, zoo_acreate2_ttl) and
+ *            a getChildren of the parent sent back to back, both answers
+ *            awaited, then a synchronous delete of the node; both timed.
+ *            Needs a server started with
+ *            -Dzookeeper.extendedTypesEnabled=true.
+ *   renew    the ZooKeeper traffic of a lease renewal whose node name is
+ *            known (zk_lease_renew): a getData and a setData (the same 160
+ *            bytes again) of one TTL node sent back to back, both answers
+ *            awaited.  The node (PERSISTENT_SEQUENTIAL_WITH_TTL, ttl 60 s)
+ *            is created before the timed loop and deleted after it.
  *   createlist  a create and a getChildren sent back to back, both answers
  *            waited for (zklock's acquire without the release before it);
  *            the node is then deleted, untimed, as in "create".
@@ -85,6 +97,9 @@ typedef struct Waiter
 	char		created[256];	/* path of the node just created */
 } Waiter;
 
+/* the TTL of the lease modes' nodes, as zk_lease_lock(path, '60 s') */
+#define LEASE_TTL_MS 60000
+
 typedef enum
 {
 	M_CREATE,
@@ -93,6 +108,8 @@ typedef enum
 	M_MULTI,
 	M_SET10,
 	M_CREATELIST,
+	M_TTLCYCLE,
+	M_RENEW,
 	M_PATTERN,
 	M_PARALLEL
 } Mode;
@@ -167,15 +184,51 @@ delete_done(int rc, const void *data)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* completion of zoo_aget: the data itself is not needed */
+static void
+get_done(int rc, const char *value, int value_len, const struct Stat *stat,
+		 const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) value;
+	(void) value_len;
+	(void) stat;
+	pthread_mutex_lock(&w->mu);
+	if (rc != ZOK)
+		w->rc = rc;
+	w->pending_ops--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* completion of zoo_aset */
+static void
+set_done(int rc, const struct Stat *stat, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) stat;
+	pthread_mutex_lock(&w->mu);
+	if (rc != ZOK)
+		w->rc = rc;
+	w->pending_ops--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
 /*
- * create_and_list
- *		Send a create of base (ephemeral-sequential) and a getChildren of
- *		parent back to back and wait for both answers.  The created path is
- *		copied into created.  Dies on any error.
+ * create_and_list_ttl
+ *		Send a create of base and a getChildren of parent back to back and
+ *		wait for both answers.  With ttl_ms = 0 the node is
+ *		ephemeral-sequential; otherwise persistent-sequential with that TTL
+ *		(a lease's node).  The created path is copied into created.  Dies on
+ *		any error.
  */
 static void
-create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
-				const char *data, char *created, size_t created_len)
+create_and_list_ttl(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+					const char *data, char *created, size_t created_len,
+					int64_t ttl_ms)
 {
 	int			rc;
 
@@ -183,10 +236,15 @@ create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 	w->pending_ops = 2;
 	w->rc = ZOK;
 	pthread_mutex_unlock(&w->mu);
-	rc = zoo_acreate2(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
-					  ZOO_EPHEMERAL | ZOO_SEQUENCE, create_done, w);
+	if (ttl_ms > 0)
+		rc = zoo_acreate2_ttl(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
+							  ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL, ttl_ms,
+							  create_done, w);
+	else
+		rc = zoo_acreate2(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
+						  ZOO_EPHEMERAL | ZOO_SEQUENCE, create_done, w);
 	if (rc != ZOK)
-		die("acreate2", rc);
+		die(ttl_ms > 0 ? "acreate2_ttl" : "acreate2", rc);
 	rc = zoo_aget_children(zh, parent, 0, children_done, w);
 	if (rc != ZOK)
 		die("aget_children", rc);
@@ -198,6 +256,43 @@ create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 	pthread_mutex_unlock(&w->mu);
 	if (rc != ZOK)
 		die("create/getChildren", rc);
+}
+
+/* create_and_list_ttl for an ephemeral-sequential node */
+static void
+create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+				const char *data, char *created, size_t created_len)
+{
+	create_and_list_ttl(zh, w, parent, base, data, created, created_len, 0);
+}
+
+/*
+ * get_and_set
+ *		Send a getData and a setData of node back to back and wait for both
+ *		answers (a lease renewal's traffic).  Dies on any error.
+ */
+static void
+get_and_set(zhandle_t *zh, Waiter *w, const char *node, const char *data)
+{
+	int			rc;
+
+	pthread_mutex_lock(&w->mu);
+	w->pending_ops = 2;
+	w->rc = ZOK;
+	pthread_mutex_unlock(&w->mu);
+	rc = zoo_aget(zh, node, 0, get_done, w);
+	if (rc != ZOK)
+		die("aget", rc);
+	rc = zoo_aset(zh, node, data, DATA_LEN, -1, set_done, w);
+	if (rc != ZOK)
+		die("aset", rc);
+	pthread_mutex_lock(&w->mu);
+	while (w->pending_ops > 0)
+		pthread_cond_wait(&w->cv, &w->mu);
+	rc = w->rc;
+	pthread_mutex_unlock(&w->mu);
+	if (rc != ZOK)
+		die("getData/setData", rc);
 }
 
 static void
@@ -400,7 +495,7 @@ main(int argc, char **argv)
 
 	if (argc < 5)
 	{
-		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|set10|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
+		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
 				"       zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
@@ -413,6 +508,10 @@ main(int argc, char **argv)
 		mode = M_CREATE;
 	else if (strcmp(modename, "createlist") == 0)
 		mode = M_CREATELIST;
+	else if (strcmp(modename, "ttlcycle") == 0)
+		mode = M_TTLCYCLE;
+	else if (strcmp(modename, "renew") == 0)
+		mode = M_RENEW;
 	else if (strcmp(modename, "pattern") == 0)
 		mode = M_PATTERN;
 	else if (strcmp(modename, "cycle") == 0)
@@ -450,6 +549,17 @@ main(int argc, char **argv)
 
 		snprintf(p, sizeof(p), "%s/p%d", parent, i);
 		ensure_node(zh, p);
+	}
+	if (mode == M_RENEW)
+	{
+		/* the lease node that every op renews */
+		struct Stat st;
+
+		rc = zoo_create2_ttl(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
+							 ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL, LEASE_TTL_MS,
+							 created, sizeof(created), &st);
+		if (rc != ZOK)
+			die("create2_ttl", rc);
 	}
 
 	out = fopen(argv[4], "w");
@@ -492,6 +602,18 @@ main(int argc, char **argv)
 				rc = zoo_delete(zh, created, -1);	/* untimed */
 				if (rc != ZOK)
 					die("delete", rc);
+				break;
+			case M_TTLCYCLE:
+				create_and_list_ttl(zh, &w, parent, base, data, created,
+									sizeof(created), LEASE_TTL_MS);
+				rc = zoo_delete(zh, created, -1);
+				if (rc != ZOK)
+					die("delete", rc);
+				t1 = now_us();
+				break;
+			case M_RENEW:
+				get_and_set(zh, &w, created, data);
+				t1 = now_us();
 				break;
 			case M_MULTI:
 				{
@@ -589,6 +711,12 @@ main(int argc, char **argv)
 		fprintf(out, "%.1f\n", t1 - t0);
 	}
 	fclose(out);
+	if (mode == M_RENEW)
+	{
+		rc = zoo_delete(zh, created, -1);
+		if (rc != ZOK)
+			die("delete", rc);
+	}
 	if (mode == M_PATTERN)
 	{
 		pthread_mutex_lock(&w.mu);
