@@ -76,8 +76,8 @@ LEASE_VARIANTS = [
      "(ttl 60 s) and a getChildren sent back to back, both answers awaited, then a synchronous delete; both timed"),
     ("sql_lease_cycle", "pgbench: SELECT zk_lease_lock('/bench/lease', '60 s') AS t \\gset; "
      "SELECT zk_lease_unlock('/bench/lease', :t)"),
-    ("lease_floor_renew", "C client: a known lease's renewal traffic: a getData and a setData of one TTL node sent back "
-     "to back, both answers awaited"),
+    ("lease_floor_renew", "C client: the renewal traffic of the backend that last renewed the lease: a setData of one "
+     "TTL node, its answer awaited"),
     ("sql_lease_renew", "pgbench: SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by psql before the run"),
 ]
 NAN = float("nan")
@@ -1170,10 +1170,10 @@ def main():
               "behind it, which grants the free lock; no round trip at COMMIT, the grant's answer being fresh; "
               "then one synchronous delete). `sql_lease_renew`: pgbench as above, script `SELECT "
               "zk_lease_renew('/bench/renew', :token)`, on a lease taken by psql just before each run (its token "
-              "given with `-D token=N`) and released by psql after it; a renewal whose node name the backend "
-              "knows is a getData with a setData pipelined behind it (one round trip, one write). The pgbench "
-              "backend's first renewal does not know the name and looks it up (getChildren, then getData of the "
-              "head); it falls in the untimed warm-up second. `lease_floor_create` is `floor_create` (one "
+              "given with `-D token=N`) and released by psql after it; a renewal by the backend that last "
+              "granted or renewed the lease, less than half its ttl ago, is one setData (one round trip, one "
+              "write). The pgbench backend's first renewal does not know the name and looks it up (getChildren, "
+              "then getData of the head, then a getData with the setData); it falls in the untimed warm-up second. `lease_floor_create` is `floor_create` (one "
               "ephemeral-sequential create from the C client) measured again in this phase; "
               "`lease_floor_ttlcycle` (`bench/zkfloor ttlcycle`) and `lease_floor_renew` (`bench/zkfloor renew`) "
               "send the same ZooKeeper requests as the two SQL variants from a bare C client, so that zklock's "

@@ -59,8 +59,8 @@
 #       "one create" (lease_floor_create) and the same ZooKeeper traffic
 #       from a bare C client: TTL create + getChildren pipelined, then a
 #       delete (bench/zkfloor.c ttlcycle, lease_floor_ttlcycle), and
-#       getData + setData pipelined on one TTL node (zkfloor renew,
-#       lease_floor_renew); ratios within each of its rounds
+#       a setData of one TTL node (zkfloor renew, lease_floor_renew);
+#       ratios within each of its rounds
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters

@@ -30,10 +30,9 @@
  *            awaited, then a synchronous delete of the node; both timed.
  *            Needs a server started with
  *            -Dzookeeper.extendedTypesEnabled=true.
- *   renew    the ZooKeeper traffic of a lease renewal whose node name is
- *            known (zk_lease_renew): a getData and a setData (the same 160
- *            bytes again) of one TTL node sent back to back, both answers
- *            awaited.  The node (PERSISTENT_SEQUENTIAL_WITH_TTL, ttl 60 s)
+ *   renew    the ZooKeeper traffic of a lease renewal by the backend that
+ *            granted or last renewed it (zk_lease_renew): a setData (the
+ *            same 160 bytes again) of one TTL node, its answer awaited.  The node (PERSISTENT_SEQUENTIAL_WITH_TTL, ttl 60 s)
  *            is created before the timed loop and deleted after it.
  *   createlist  a create and a getChildren sent back to back, both answers
  *            waited for (zklock's acquire without the release before it);
@@ -184,24 +183,6 @@ delete_done(int rc, const void *data)
 	pthread_mutex_unlock(&w->mu);
 }
 
-/* completion of zoo_aget: the data itself is not needed */
-static void
-get_done(int rc, const char *value, int value_len, const struct Stat *stat,
-		 const void *data)
-{
-	Waiter	   *w = (Waiter *) data;
-
-	(void) value;
-	(void) value_len;
-	(void) stat;
-	pthread_mutex_lock(&w->mu);
-	if (rc != ZOK)
-		w->rc = rc;
-	w->pending_ops--;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
 /* completion of zoo_aset */
 static void
 set_done(int rc, const struct Stat *stat, const void *data)
@@ -267,22 +248,20 @@ create_and_list(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 }
 
 /*
- * get_and_set
- *		Send a getData and a setData of node back to back and wait for both
- *		answers (a lease renewal's traffic).  Dies on any error.
+ * renew_once
+ *		Send a setData of node and wait for its answer: the traffic of a
+ *		lease renewal by the backend that granted or last renewed the lease
+ *		(zklock sends no read then).  Dies on any error.
  */
 static void
-get_and_set(zhandle_t *zh, Waiter *w, const char *node, const char *data)
+renew_once(zhandle_t *zh, Waiter *w, const char *node, const char *data)
 {
 	int			rc;
 
 	pthread_mutex_lock(&w->mu);
-	w->pending_ops = 2;
+	w->pending_ops = 1;
 	w->rc = ZOK;
 	pthread_mutex_unlock(&w->mu);
-	rc = zoo_aget(zh, node, 0, get_done, w);
-	if (rc != ZOK)
-		die("aget", rc);
 	rc = zoo_aset(zh, node, data, DATA_LEN, -1, set_done, w);
 	if (rc != ZOK)
 		die("aset", rc);
@@ -612,7 +591,7 @@ main(int argc, char **argv)
 				t1 = now_us();
 				break;
 			case M_RENEW:
-				get_and_set(zh, &w, created, data);
+				renew_once(zh, &w, created, data);
 				t1 = now_us();
 				break;
 			case M_MULTI:
