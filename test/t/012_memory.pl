@@ -1,7 +1,8 @@
 # Memory: one backend, 100000 lock/unlock cycles (ZKLOCK_MEMORY_CYCLES to
 # change).  After a warm-up of 10000 cycles, the backend's resident set
 # may not grow by more than 2 MB, its zklock memory context not at all
-# beyond its block size, and no release may be left pending.
+# beyond its block size, and no release may be left pending.  Then 20000
+# lease cycles: the same for leases.
 use strict;
 use warnings;
 
@@ -75,6 +76,43 @@ ok( wait_for(
 is($s->query_safe('SELECT releases_failed FROM zk_session()'), '0', 'none failed');
 is($s->query_safe(q{SELECT count(*) FROM zk_lock_queue('/memory/x')}), '0',
 	'and no node is left');
+
+# leases: 20000 lease/unlock cycles (each lease taken and released in one
+# statement, so one transaction records and forgets 20000 of them) after a
+# warm-up; the table of lease names stays as it was
+sub run_lease_cycles
+{
+	my ($n) = @_;
+	return $s->query_safe(
+		"SELECT sum(zk_lease_unlock('/memory/l', zk_lease_lock('/memory/l', '1 min'))::int)
+		 FROM generate_series(1, $n)");
+}
+
+sub lease_context_bytes
+{
+	return $s->query_safe(
+		q{SELECT coalesce(sum(total_bytes), 0) FROM pg_backend_memory_contexts
+		  WHERE name IN ('zklock', 'zklock lease names') OR parent = 'zklock'});
+}
+
+is(run_lease_cycles(2000), 2000, '2000 warm-up lease cycles');
+my $lrss0 = rss_kb();
+my $lctx0 = lease_context_bytes();
+$t0 = time();
+for my $i (1 .. 2)
+{
+	is(run_lease_cycles(10_000), 10_000, "lease cycles batch $i");
+}
+$secs = time() - $t0;
+my $lrss1 = rss_kb();
+my $lctx1 = lease_context_bytes();
+note(sprintf('20000 lease cycles in %.1f s (%.0f us per lease+unlock); '
+	  . 'RSS %d kB -> %d kB (%+d kB); zklock contexts %d -> %d bytes',
+		$secs, 1e6 * $secs / 20000, $lrss0, $lrss1, $lrss1 - $lrss0, $lctx0, $lctx1));
+cmp_ok($lrss1 - $lrss0, '<', 1024, 'RSS grows by less than 1 MB over 20000 lease cycles');
+cmp_ok($lctx1, '<=', $lctx0 + 8192, 'the zklock memory contexts do not grow');
+is($s->query_safe(q{SELECT count(*) FROM zk_lock_queue('/memory/l')}), '0',
+	'no lease node is left');
 
 $s->quit;
 $node->stop;
