@@ -1277,6 +1277,7 @@ zk_leases_pre_commit(void)
 				 errmsg("could not confirm ZooKeeper leases before commit"),
 				 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms).",
 						   zklock_connect_timeout)));
+	zk_collect_held_events();
 	now = ZkNowMs();
 	for (int i = 0; i < zk_nleases_touched; i++)
 	{
@@ -1357,6 +1358,8 @@ ZkLockLeaseRenew(const char *path, int64 token)
 
 	zk_locks_init();
 	ZkSessionEnsure();
+	/* events of watches left on lease nodes: taken, so they do not pile up */
+	zk_collect_held_events();
 	lock_node = zk_lock_node_path(path);
 	switch (ZkLeaseRenew(lock_node, path, token, &info))
 	{
@@ -1393,6 +1396,7 @@ ZkLockLeaseRelease(const char *path, int64 token)
 
 	zk_locks_init();
 	ZkSessionEnsure();
+	zk_collect_held_events();
 	lock_node = zk_lock_node_path(path);
 	st = ZkLeaseRelease(lock_node, path, token);
 	pfree(lock_node);
