@@ -18,7 +18,8 @@ typedef struct ZkContender
 	ZkLockMode	mode;
 	bool		blind;			/* written by a recipe that does not see
 								 * zklock's nodes (Curator InterProcessMutex,
-								 * go-zookeeper: "-lock-") */
+								 * go-zookeeper: "-lock-"; Curator
+								 * LeaderLatch: "-latch-") */
 } ZkContender;
 
 /* Our own node-name markers (Apache Curator InterProcessReadWriteLock). */
@@ -26,9 +27,13 @@ typedef struct ZkContender
 #define ZK_READ_MARKER	"__READ__"
 /* Curator InterProcessMutex: "lock-" after the protection prefix */
 #define ZK_MUTEX_MARKER	"lock-"
+/* Curator LeaderLatch: "latch-" after the protection prefix */
+#define ZK_LATCH_MARKER	"latch-"
 
-/* "_c_" + 36-character UUID + "-": Curator's protection prefix */
-#define ZK_PREFIX_LEN	(3 + 36 + 1)
+/* a UUID in its canonical form */
+#define ZK_UUID_LEN		36
+/* "_c_" + UUID + "-": Curator's protection prefix */
+#define ZK_PREFIX_LEN	(3 + ZK_UUID_LEN + 1)
 
 /*
  * A lease (lease_lock.c) holds its lock with a TTL node, which clients see

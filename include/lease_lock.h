@@ -17,7 +17,7 @@ typedef struct ZkLeaseArgs
 	const char *lock_node;		/* ZooKeeper path of the lock node */
 	const char *lock_path;		/* the user's lock path, for messages */
 	int64		ttl_ms;
-	bool		mutex_style;	/* node named like InterProcessMutex's */
+	ZkNodeStyle style;		/* how an exclusive node is named */
 	int64		wait_ms;		/* -1: as long as needed (lock_timeout) */
 	const char *data;			/* data of the lease node */
 	int			datalen;

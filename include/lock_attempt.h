@@ -48,7 +48,9 @@ typedef struct ZkAttempt
 	int			ngroup;
 } ZkAttempt;
 
+extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out);
+extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
 extern ZkAttempt *ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix);
 extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
 							 bool alone);

@@ -18,7 +18,7 @@ typedef struct ZkAcquireArgs
 	const char *lock_path;		/* the user's lock path, for messages */
 	ZkLockMode	mode;
 	const char *held_write_znode;	/* downgrade: our own write node */
-	bool		mutex_style;	/* exclusive node named like InterProcessMutex */
+	ZkNodeStyle style;		/* how an exclusive node is named */
 	int64		wait_ms;		/* -1: as long as needed (lock_timeout) */
 	const char *data;			/* data of the queue node */
 	int			datalen;

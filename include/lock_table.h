@@ -38,6 +38,12 @@ extern bool ZkLockReleaseLease(const char *path);
 extern bool ZkLockReleaseSet(const char *const *paths, int n);
 extern void ZkLockReleaseAll(void);
 extern void ZkLockDiscardAll(void);
+extern bool ZkLockBarrierSet(const char *path);
+extern bool ZkLockBarrierRemove(const char *path);
+extern bool ZkLockBarrierWait(const char *path, int64 wait_ms);
+extern bool ZkLockDoubleBarrierEnter(const char *path, int members,
+									 int64 wait_ms);
+extern bool ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms);
 extern bool ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 							   int64 *token, int64 *expires_at);
 extern int64 ZkLockLeaseRenew(const char *path, int64 token);

@@ -14,12 +14,16 @@
 #ifndef VOCABULARY_H
 #define VOCABULARY_H
 
-/* The two lock modes of the read/write recipe, and a semaphore's lease. */
+/*
+ * The two lock modes of the read/write recipe, a semaphore's lease, and a
+ * double barrier's participant.
+ */
 typedef enum ZkLockMode
 {
 	ZK_MODE_EXCLUSIVE,			/* write lock: excludes everyone */
 	ZK_MODE_SHARED,				/* read lock: shares with other readers */
-	ZK_MODE_LEASE				/* one of a semaphore's max_leases holds */
+	ZK_MODE_LEASE,				/* one of a semaphore's max_leases holds */
+	ZK_MODE_MEMBER				/* a participant of a double barrier */
 } ZkLockMode;
 
 /* How long a hold lasts. */
@@ -35,7 +39,8 @@ typedef enum ZkLockScope
 typedef enum ZkNodeStyle
 {
 	ZK_STYLE_RWLOCK,			/* Curator InterProcessReadWriteLock: __WRIT__ */
-	ZK_STYLE_MUTEX				/* Curator InterProcessMutex: lock- */
+	ZK_STYLE_MUTEX,				/* Curator InterProcessMutex: lock- */
+	ZK_STYLE_LATCH				/* Curator LeaderLatch: latch- */
 } ZkNodeStyle;
 
 /* Longest lock path a user may give, in bytes. */

@@ -101,7 +101,8 @@ typedef enum ZkMultiKind
 {
 	ZK_MULTI_SET,
 	ZK_MULTI_DELETE,
-	ZK_MULTI_CHECK
+	ZK_MULTI_CHECK,
+	ZK_MULTI_CREATE				/* a persistent node (not sequential) */
 } ZkMultiKind;
 
 typedef struct ZkMultiReq
@@ -129,6 +130,7 @@ typedef enum ZkWatchKind
 
 extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExists(const char *path);
+extern ZkOp *ZkExistsWatched(const char *path);
 extern ZkOp *ZkDelete(const char *path, int version);
 extern ZkOp *ZkSync(const char *path);
 extern void ZkOpWait(ZkOp *op, const char *what, const char *path);

@@ -1,6 +1,6 @@
 /* sql/zklock--1.1--1.2.sql: version 1.2 adds leases (locks held by a
  * ZooKeeper TTL node, which outlive a connection) and shows them in the
- * inspection functions. */
+ * inspection functions, and barriers and double barriers. */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION zklock UPDATE TO '1.2'" to load this file. \quit
@@ -120,3 +120,63 @@ CREATE VIEW zk_cluster_locks AS SELECT * FROM zk_cluster_locks();
 COMMENT ON VIEW zk_cluster_locks IS
 'every lock path with a queue under zklock.root, across the whole ensemble: one row per holder';
 GRANT SELECT ON zk_cluster_locks TO PUBLIC;
+
+-- Barriers (Curator DistributedBarrier) and double barriers (Curator
+-- DistributedDoubleBarrier).  Strict: the forms without wait_ms wait as
+-- long as needed.
+
+CREATE FUNCTION zk_barrier_set(path text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_barrier_set'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_barrier_set(text) IS
+'raises the barrier at path; true if this call raised it, false if it was up';
+
+CREATE FUNCTION zk_barrier_remove(path text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_barrier_remove'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_barrier_remove(text) IS
+'removes the barrier at path; true if this call removed it, false if it was not up';
+
+CREATE FUNCTION zk_barrier_wait(path text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_barrier_wait'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_barrier_wait(text) IS
+'waits as long as needed until the barrier at path is down; true';
+
+CREATE FUNCTION zk_barrier_wait(path text, wait_ms int)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_barrier_wait'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_barrier_wait(text, int) IS
+'waits at most wait_ms ms until the barrier at path is down; true once it is, false if it is still up';
+
+CREATE FUNCTION zk_double_barrier_enter(path text, members int)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_double_barrier_enter'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_double_barrier_enter(text, int) IS
+'enters the double barrier at path and waits as long as needed until members participants have entered; true';
+
+CREATE FUNCTION zk_double_barrier_enter(path text, members int, wait_ms int)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_double_barrier_enter'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_double_barrier_enter(text, int, int) IS
+'enters the double barrier at path; true once members participants have entered, false after wait_ms ms, with this participant gone';
+
+CREATE FUNCTION zk_double_barrier_leave(path text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_double_barrier_leave'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_double_barrier_leave(text) IS
+'leaves the double barrier at path and waits as long as needed until every participant has left; true';
+
+CREATE FUNCTION zk_double_barrier_leave(path text, wait_ms int)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_double_barrier_leave'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_double_barrier_leave(text, int) IS
+'leaves the double barrier at path; true once every participant has left, false after wait_ms ms (this participant is gone either way)';

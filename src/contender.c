@@ -15,6 +15,8 @@
  *		__READ__	zklock, Curator InterProcessReadWriteLock	shared
  *		-lock-		Curator InterProcessMutex, go-zookeeper,	exclusive
  *					zklock in the 'mutex' node style
+ *		-latch-		Curator LeaderLatch, zklock in the 'latch'	exclusive
+ *					node style
  *		__lock__	kazoo Lock								exclusive
  *		__rlock__	kazoo ReadLock							shared
  *
@@ -60,6 +62,7 @@ static const ZkMarker zk_markers[] = {
 	{ZK_WRITE_MARKER, ZK_MODE_EXCLUSIVE, false},
 	{ZK_READ_MARKER, ZK_MODE_SHARED, false},
 	{"-lock-", ZK_MODE_EXCLUSIVE, true},
+	{"-latch-", ZK_MODE_EXCLUSIVE, true},
 	{"__lock__", ZK_MODE_EXCLUSIVE, false},
 	{"__rlock__", ZK_MODE_SHARED, false},
 };

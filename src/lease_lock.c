@@ -509,7 +509,7 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 	args.lock_node = largs->lock_node;
 	args.lock_path = largs->lock_path;
 	args.mode = ZK_MODE_EXCLUSIVE;
-	args.mutex_style = largs->mutex_style;
+	args.style = largs->style;
 	args.wait_ms = largs->wait_ms;
 	args.data = largs->data;
 	args.datalen = largs->datalen;

@@ -92,11 +92,12 @@ static int	zk_watch_lease_node(ZkAttempt *at, const char *blocker,
 #define WHAT_WAIT		"waiting for lock"
 
 /*
- * ZkMakeNodePrefix
- *		A fresh "_c_<uuid>-" protection prefix (random, version 4 UUID).
+ * ZkMakeUuid
+ *		A fresh random (version 4) UUID in its canonical 36-character form,
+ *		into out[ZK_UUID_LEN + 1].
  */
 void
-ZkMakeNodePrefix(char *out)
+ZkMakeUuid(char *out)
 {
 	uint8		b[16];
 
@@ -106,10 +107,44 @@ ZkMakeNodePrefix(char *out)
 				 errmsg("could not generate random values")));
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, ZK_PREFIX_LEN + 1,
-			 "_c_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x-",
+	snprintf(out, ZK_UUID_LEN + 1,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
 			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/*
+ * ZkMakeNodePrefix
+ *		A fresh "_c_<uuid>-" protection prefix.
+ */
+void
+ZkMakeNodePrefix(char *out)
+{
+	char		uuid[ZK_UUID_LEN + 1];
+
+	ZkMakeUuid(uuid);
+	snprintf(out, ZK_PREFIX_LEN + 1, "_c_%s-", uuid);
+}
+
+/*
+ * ZkWaitDeadline
+ *		The deadline (monotonic ms) of a wait that starts at 'start': after
+ *		wait_ms if it is positive; at once (start) for 0; for a wait as long
+ *		as needed (wait_ms < 0), lock_timeout's if set, and then
+ *		*is_lock_timeout is set, else 0 (none).
+ */
+int64
+ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout)
+{
+	*is_lock_timeout = false;
+	if (wait_ms >= 0)
+		return start + wait_ms;
+	if (LockTimeout > 0)
+	{
+		*is_lock_timeout = true;
+		return start + LockTimeout;
+	}
+	return 0;
 }
 
 static const char *
@@ -823,13 +858,10 @@ ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix)
 
 	at->args = args;
 	at->start = ZkNowMs();
-	if (args->wait_ms > 0)
-		at->deadline = at->start + args->wait_ms;
-	else if (args->wait_ms < 0 && LockTimeout > 0)
-	{
-		at->deadline = at->start + LockTimeout;
-		at->is_lock_timeout = true;
-	}
+	/* a try (wait_ms 0) returns before it would wait: no deadline */
+	if (args->wait_ms != 0)
+		at->deadline = ZkWaitDeadline(at->start, args->wait_ms,
+									  &at->is_lock_timeout);
 	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
 									ALLOCSET_SMALL_SIZES);
 	if (prefix != NULL)
@@ -838,7 +870,8 @@ ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix)
 		ZkMakeNodePrefix(at->prefix);
 	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
 							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
-							 args->mutex_style ? ZK_MUTEX_MARKER :
+							 args->style == ZK_STYLE_MUTEX ? ZK_MUTEX_MARKER :
+							 args->style == ZK_STYLE_LATCH ? ZK_LATCH_MARKER :
 							 ZK_WRITE_MARKER);
 	return at;
 }

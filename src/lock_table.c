@@ -53,6 +53,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "barrier.h"
 #include "cluster_view.h"
 #include "contender.h"
 #include "lock_recipe.h"
@@ -414,6 +415,13 @@ zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
 				 errdetail("A Curator InterProcessMutex queue has no readers."),
 				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
+	if (mode == ZK_MODE_SHARED &&
+		zklock_exclusive_node_style == ZK_STYLE_LATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'latch'"),
+				 errdetail("A Curator LeaderLatch election has no readers."),
+				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
 	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
@@ -525,7 +533,7 @@ zk_acquire_args(ZkAcquireArgs *args, const char *path, ZkLockMode mode,
 	args->lock_path = path;
 	args->mode = mode;
 	args->held_write_znode = other ? other->znode : NULL;
-	args->mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
+	args->style = (ZkNodeStyle) zklock_exclusive_node_style;
 	args->wait_ms = wait_ms;
 	args->data = ZkBuildNodeData(mode, scope, -1, &args->datalen);
 }
@@ -1055,7 +1063,8 @@ ZkLockReleaseAll(void)
 	hash_seq_init(&status, zk_locks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
-		if (entry->session_holds > 0)
+		/* a double barrier is left with zk_double_barrier_leave */
+		if (entry->session_holds > 0 && entry->key.mode != ZK_MODE_MEMBER)
 		{
 			entry->session_holds = 0;
 			zk_maybe_drop(entry);
@@ -1330,7 +1339,7 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	args.lock_node = zk_lock_node_path(path);
 	args.lock_path = path;
 	args.ttl_ms = ttl_ms;
-	args.mutex_style = (zklock_exclusive_node_style == ZK_STYLE_MUTEX);
+	args.style = (ZkNodeStyle) zklock_exclusive_node_style;
 	args.wait_ms = wait_ms;
 	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
 								&args.datalen);
@@ -1421,6 +1430,117 @@ ZkLockLeaseRelease(const char *path, int64 token)
 		}
 	}
 	return true;
+}
+
+/*
+ * ZkLockBarrierSet, ZkLockBarrierRemove, ZkLockBarrierWait
+ *		Barriers (barrier.c): nothing of them is held by the backend.
+ */
+bool
+ZkLockBarrierSet(const char *path)
+{
+	zk_ensure_session();
+	return ZkBarrierSet(zk_lock_node_path(path), path);
+}
+
+bool
+ZkLockBarrierRemove(const char *path)
+{
+	zk_ensure_session();
+	return ZkBarrierRemove(zk_lock_node_path(path), path);
+}
+
+bool
+ZkLockBarrierWait(const char *path, int64 wait_ms)
+{
+	zk_ensure_session();
+	return ZkBarrierWait(zk_lock_node_path(path), path, wait_ms);
+}
+
+/*
+ * ZkLockDoubleBarrierEnter
+ *		Enter the double barrier at path (double_barrier.c) as one of
+ *		`members'; wait_ms as for ZkLockAcquire.  The membership is an entry
+ *		of mode "member", held until zk_double_barrier_leave, DISCARD ALL or
+ *		the backend's exit (its node is ephemeral).  A backend is one member
+ *		of a barrier at most.
+ */
+bool
+ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
+{
+	ZkMember	member;
+	ZkGrant		grant;
+	ZkLockEntry *entry;
+	TimestampTz start;
+	char	   *data;
+	int			datalen;
+
+	zk_locks_init();
+	ZkSessionEnsure();
+	zk_collect_held_events();
+	if (zk_lookup(path, ZK_MODE_MEMBER) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this backend is a member of ZooKeeper double barrier \"%s\" already",
+						path),
+				 errhint("Leave it with zk_double_barrier_leave first.")));
+	zk_check_root();
+	zk_check_room(1);
+	data = ZkBuildNodeData(ZK_MODE_MEMBER, ZK_SCOPE_SESSION, -1, &datalen);
+	start = GetCurrentTimestamp();
+	if (!ZkDoubleBarrierEnter(zk_lock_node_path(path), path, members, wait_ms,
+							  data, datalen, &member))
+		return false;
+	memset(&grant, 0, sizeof(grant));
+	grant.znode = member.znode;
+	grant.token = member.token;
+	entry = zk_enter_grant(path, ZK_MODE_MEMBER, &grant, NULL, start);
+	zk_add_hold(entry, ZK_SCOPE_SESSION);
+	return true;
+}
+
+/*
+ * ZkLockDoubleBarrierLeave
+ *		Leave the double barrier at path; wait_ms as for ZkLockAcquire.
+ *		WARNING and false if this backend is not a member.  The membership
+ *		ends however the call ends (the recipe deletes our node).
+ */
+bool
+ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
+{
+	ZkLockEntry *entry;
+	char	   *znode;
+	bool		result;
+
+	ZkLockReportExpiry();
+	zk_collect_held_events();
+	entry = zk_locks ? zk_lookup(path, ZK_MODE_MEMBER) : NULL;
+	if (entry == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("you are not a member of ZooKeeper double barrier \"%s\"",
+						path)));
+		return false;
+	}
+	znode = pstrdup(entry->znode);
+	PG_TRY();
+	{
+		result = ZkDoubleBarrierLeave(zk_lock_node_path(path), path, znode,
+									  wait_ms);
+	}
+	PG_CATCH();
+	{
+		entry = zk_lookup(path, ZK_MODE_MEMBER);
+		if (entry != NULL)
+			zk_drop_entry(entry, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	entry = zk_lookup(path, ZK_MODE_MEMBER);
+	if (entry != NULL)
+		zk_drop_entry(entry, false);
+	return result;
 }
 
 /*

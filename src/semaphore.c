@@ -600,7 +600,7 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 	s->mutex_args.lock_node = s->locks_node;
 	s->mutex_args.lock_path = args->sem_path;
 	s->mutex_args.mode = ZK_MODE_EXCLUSIVE;
-	s->mutex_args.mutex_style = true;
+	s->mutex_args.style = ZK_STYLE_MUTEX;
 	s->mutex_args.wait_ms = args->wait_ms;
 	s->mutex_args.data = args->data;
 	s->mutex_args.datalen = args->datalen;

@@ -37,6 +37,8 @@ ZkLockModeName(ZkLockMode mode)
 			return "shared";
 		case ZK_MODE_LEASE:
 			return "lease";
+		case ZK_MODE_MEMBER:
+			return "member";
 	}
 	return "unknown";
 }

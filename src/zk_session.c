@@ -1172,7 +1172,8 @@ ZkCreateSetFailure(const ZkOp *op)
 
 /*
  * ZkMulti
- *		Start a ZooKeeper multi of setData, delete and check requests: all
+ *		Start a ZooKeeper multi of setData, delete, check and create requests
+ *		(a create makes a persistent node, protected like ZkCreate's): all
  *		applied in one transaction, or none.  The op's stat is the Stat of
  *		the first setData (the node's new mtime and version); ZkMultiFailure
  *		tells which request a refusal was about.
@@ -1214,6 +1215,14 @@ ZkMulti(int n, const ZkMultiReq *reqs)
 			case ZK_MULTI_CHECK:
 				zoo_check_op_init(&aux->ops[i], reqs[i].path,
 								  reqs[i].version);
+				break;
+			case ZK_MULTI_CREATE:
+				/* the created path is not needed: it is the one given */
+				zoo_create_op_init(&aux->ops[i], reqs[i].path, reqs[i].data,
+								   reqs[i].datalen,
+								   zk_session_authenticated ?
+								   &zk_protected_acl : &ZOO_OPEN_ACL_UNSAFE,
+								   ZOO_PERSISTENT, NULL, 0);
 				break;
 		}
 	}
@@ -1386,6 +1395,22 @@ ZkDelete(const char *path, int version)
 
 	zk_op_issued(op, zoo_adelete(zk_handle(), path, version,
 								 zk_op_void_done, op));
+	return op;
+}
+
+/*
+ * ZkExistsWatched
+ *		Start an exists that leaves a watch on the node, whether or not it
+ *		exists, firing for the path armed with ZkWatchArm()
+ *		(ZOO_CREATED_EVENT, ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT).
+ */
+ZkOp *
+ZkExistsWatched(const char *path)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_EXISTS);
+
+	zk_op_issued(op, zoo_awexists(zk_handle(), path, zk_node_watcher, NULL,
+								  zk_op_stat_done, op));
 	return op;
 }
 

@@ -71,6 +71,11 @@ PG_FUNCTION_INFO_V1(zk_lease_lock);
 PG_FUNCTION_INFO_V1(zk_try_lease_lock);
 PG_FUNCTION_INFO_V1(zk_lease_renew);
 PG_FUNCTION_INFO_V1(zk_lease_unlock);
+PG_FUNCTION_INFO_V1(zk_barrier_set);
+PG_FUNCTION_INFO_V1(zk_barrier_remove);
+PG_FUNCTION_INFO_V1(zk_barrier_wait);
+PG_FUNCTION_INFO_V1(zk_double_barrier_enter);
+PG_FUNCTION_INFO_V1(zk_double_barrier_leave);
 PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);
 PG_FUNCTION_INFO_V1(zk_session);
@@ -78,6 +83,7 @@ PG_FUNCTION_INFO_V1(zk_session);
 static const struct config_enum_entry node_style_options[] = {
 	{"rwlock", ZK_STYLE_RWLOCK, false},
 	{"mutex", ZK_STYLE_MUTEX, false},
+	{"latch", ZK_STYLE_LATCH, false},
 	{NULL, 0, false}
 };
 
@@ -102,6 +108,7 @@ static bool lease_try(FunctionCallInfo fcinfo, ZkLockScope scope);
 static void require_args(FunctionCallInfo fcinfo);
 static int64 ttl_ms_arg(FunctionCallInfo fcinfo, int argno);
 static int64 token_arg(FunctionCallInfo fcinfo, int argno);
+static int64 wait_ms_arg(FunctionCallInfo fcinfo, int argno);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
 static int	queue_max_rows(int32 max_rows);
@@ -257,7 +264,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("zklock.exclusive_node_style",
 							 "How exclusive locks name their queue nodes.",
-							 "rwlock: like Curator's InterProcessReadWriteLock (shares a queue with it and with kazoo). mutex: like Curator's InterProcessMutex (shares a queue with it); shared locks are not available in that style.",
+							 "rwlock: like Curator's InterProcessReadWriteLock (shares a queue with it and with kazoo). mutex: like Curator's InterProcessMutex (shares a queue with it, and with Curator's LeaderSelector). latch: like a Curator LeaderLatch participant (a SQL backend and Java services elect one leader). Shared locks are not available in the mutex and latch styles.",
 							 &zklock_exclusive_node_style,
 							 ZK_STYLE_RWLOCK,
 							 node_style_options,
@@ -777,6 +784,96 @@ zk_lease_unlock(PG_FUNCTION_ARGS)
 	path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	token = token_arg(fcinfo, 1);
 	PG_RETURN_BOOL(ZkLockLeaseRelease(path, token));
+}
+
+/*
+ * wait_ms_arg
+ *		An optional wait_ms argument: -1 (as long as needed) if the call has
+ *		none; 22023 if negative.
+ */
+static int64
+wait_ms_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int32		wait_ms;
+
+	if (PG_NARGS() <= argno)
+		return -1;
+	wait_ms = PG_GETARG_INT32(argno);
+	if (wait_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait_ms must not be negative")));
+	return wait_ms;
+}
+
+/*
+ * zk_barrier_set
+ *		Raise the barrier at path: true if this call raised it.
+ */
+Datum
+zk_barrier_set(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockBarrierSet(path));
+}
+
+/*
+ * zk_barrier_remove
+ *		Remove the barrier at path: true if this call removed it.
+ */
+Datum
+zk_barrier_remove(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockBarrierRemove(path));
+}
+
+/*
+ * zk_barrier_wait
+ *		Wait until the barrier at path is down: true once it is, false
+ *		after wait_ms (without it: as long as needed).
+ */
+Datum
+zk_barrier_wait(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockBarrierWait(path, wait_ms_arg(fcinfo, 1)));
+}
+
+/*
+ * zk_double_barrier_enter
+ *		Enter the double barrier at path as one of `members': true once
+ *		they have all entered, false after wait_ms (and then this backend
+ *		is no member).
+ */
+Datum
+zk_double_barrier_enter(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	int32		members = PG_GETARG_INT32(1);
+	int64		wait_ms = wait_ms_arg(fcinfo, 2);
+
+	if (members < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("members must be at least 1, not %d", members)));
+	PG_RETURN_BOOL(ZkLockDoubleBarrierEnter(path, members, wait_ms));
+}
+
+/*
+ * zk_double_barrier_leave
+ *		Leave the double barrier at path: true once every member has left,
+ *		false after wait_ms; WARNING and false if this backend is no member.
+ */
+Datum
+zk_double_barrier_leave(PG_FUNCTION_ARGS)
+{
+	char	   *path = ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	PG_RETURN_BOOL(ZkLockDoubleBarrierLeave(path, wait_ms_arg(fcinfo, 1)));
 }
 
 static TimestampTz

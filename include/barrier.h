@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * barrier.h
+ *		Barriers (barrier.c) and double barriers (double_barrier.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BARRIER_H
+#define BARRIER_H
+
+#include "vocabulary.h"
+
+extern bool ZkBarrierSet(const char *node, const char *path);
+extern bool ZkBarrierRemove(const char *node, const char *path);
+extern bool ZkBarrierWait(const char *node, const char *path, int64 wait_ms);
+
+/* One participant of a double barrier, as enter made it. */
+typedef struct ZkMember
+{
+	char	   *znode;			/* its node, <barrier node>/<uuid> (palloc'd) */
+	int64		token;			/* its czxid */
+} ZkMember;
+
+extern bool ZkDoubleBarrierEnter(const char *node, const char *path,
+								 int members, int64 wait_ms,
+								 const char *data, int datalen,
+								 ZkMember *member);
+extern bool ZkDoubleBarrierLeave(const char *node, const char *path,
+								 const char *znode, int64 wait_ms);
+
+#endif							/* BARRIER_H */

@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * barrier.c
+ *		Barriers laid out like Apache Curator's DistributedBarrier (and
+ *		kazoo's Barrier): the barrier at a path is up while its node exists.
+ *
+ * The barrier "/b" is the persistent node <zklock.root>/b; its parents are
+ * created as container nodes, as for locks.  Raising it creates the node,
+ * removing it deletes the node, and waiting sets a watch with an exists
+ * and sleeps until the node is gone: never a poll.  The watch fires once
+ * for any change of the node; whatever fired it, the wait checks again.
+ * A wait is a wait like a lock's: cancel and statement_timeout end it with
+ * their ERROR, lock_timeout (when no wait_ms is given) with 55P03.
+ *
+ * A path is either a barrier or something else (a lock, a semaphore, a
+ * double barrier): raising a barrier where a lock's node exists finds the
+ * node there and says it was up already, and such a node cannot be
+ * removed while it has children.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "barrier.h"
+#include "lock_attempt.h"
+#include "zk_session.h"
+
+#define WHAT_SET		"raising barrier"
+#define WHAT_REMOVE		"removing barrier"
+#define WHAT_WAIT		"waiting for barrier"
+
+/*
+ * zk_parent_of
+ *		The parent node of a node (palloc'd).
+ */
+static char *
+zk_parent_of(const char *node)
+{
+	const char *slash = strrchr(node, '/');
+
+	return pnstrdup(node, slash > node ? slash - node : 1);
+}
+
+/*
+ * ZkBarrierSet
+ *		Raise the barrier whose node is 'node' (the user's 'path', for
+ *		messages): true if this call created the node, false if it existed.
+ *		After a lost connection a create is sent again; a node then found
+ *		existing counts as ours (the first create may have been applied).
+ */
+bool
+ZkBarrierSet(const char *node, const char *path)
+{
+	bool		resent = false;
+
+	for (;;)
+	{
+		ZkOp	   *op = ZkCreate(node, "", 0, ZOO_PERSISTENT, true);
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		ZkOpWait(op, WHAT_SET, path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZOK)
+			return true;
+		if (rc == ZNODEEXISTS)
+			return resent;
+		if (rc == ZNONODE)
+		{
+			char	   *parent = zk_parent_of(node);
+
+			ZkCreateLockParents((const char *const *) &parent, 1, path);
+			pfree(parent);
+		}
+		else if (ZkIsConnectionLoss(rc))
+		{
+			resent = true;
+			ZkWaitConnected(WHAT_SET, path);
+		}
+		else
+			ZkRaiseForRc(rc, WHAT_SET, path);
+	}
+}
+
+/*
+ * ZkBarrierRemove
+ *		Remove the barrier: true if this call deleted its node, false if it
+ *		was not up.  A node with children is not a barrier's: 55000.
+ */
+bool
+ZkBarrierRemove(const char *node, const char *path)
+{
+	bool		resent = false;
+
+	for (;;)
+	{
+		ZkOp	   *op = ZkDelete(node, -1);
+		int			rc;
+
+		ZkOpWait(op, WHAT_REMOVE, path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZOK)
+			return true;
+		if (rc == ZNONODE)
+			return resent;
+		if (rc == ZNOTEMPTY)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
+							path),
+					 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
+							   node)));
+		if (!ZkIsConnectionLoss(rc))
+			ZkRaiseForRc(rc, WHAT_REMOVE, path);
+		resent = true;
+		ZkWaitConnected(WHAT_REMOVE, path);
+	}
+}
+
+/*
+ * ZkBarrierWait
+ *		Wait until the barrier is down: true at once if it is not up, true
+ *		when it goes, false once wait_ms has passed (0: do not wait); with
+ *		wait_ms < 0 as long as needed, bounded by lock_timeout (55P03).
+ */
+bool
+ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
+{
+	bool		is_lock_timeout;
+	int64		deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
+
+	for (;;)
+	{
+		ZkOp	   *op;
+		int			rc;
+		int			event;
+
+		ZkWatchArm(node);
+		op = ZkExistsWatched(node);
+		ZkOpWait(op, WHAT_WAIT, path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZNONODE)
+			return true;
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_WAIT, path);
+			continue;
+		}
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_WAIT, path);
+
+		/* up: sleep until the watch fires (any change: look again) */
+		event = ZkWatchWait(deadline, WHAT_WAIT, path);
+		if (event != 0)
+			continue;
+		if (is_lock_timeout)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting for ZooKeeper barrier \"%s\".", path)));
+		return false;
+	}
+}

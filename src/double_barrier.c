@@ -1,0 +1,669 @@
+/*-------------------------------------------------------------------------
+ *
+ * double_barrier.c
+ *		Double barriers laid out like Apache Curator's
+ *		DistributedDoubleBarrier: members enter together, once `members' of
+ *		them are in, and leave together, once all of them are out.
+ *
+ * The double barrier "/d" is the node <zklock.root>/d (a container, made
+ * with its parents when missing).  Each participant is an ephemeral child
+ * named by a fresh UUID; the member whose arrival completes the count
+ * creates the persistent child "ready", which opens the barrier.  Curator's
+ * members (and kazoo's, whose nodes are hex UUIDs) use the same nodes.
+ *
+ * Entering.  One round trip: an exists of "ready" that leaves a watch on
+ * it, the create of our node, and reads of the participants and of the
+ * barrier node's version, sent back to back.  A "ready" found there means
+ * a round is under way (or was left unfinished): a member can enter only
+ * before the barrier opens, so our node is deleted and the call fails.
+ * Otherwise, if the participants are as many as `members', this member
+ * opens the barrier with one multi: a setData of the barrier node on the
+ * version read, a check of every participant counted (each still exists),
+ * and the create of "ready".  Else it waits for the watch on "ready": the
+ * members waiting to enter are woken once, by the opening.
+ *
+ * A member whose wait ends (wait_ms, lock_timeout) withdraws with one
+ * multi: a setData of the barrier node on the version read, and the delete
+ * of its node, if "ready" does not exist yet.  Opening and withdrawing both
+ * write the barrier node on a version they read, so of an opening that
+ * counted this member and its withdrawal only one succeeds: a member that
+ * timed out is never counted by whoever opens after it, and a member whose
+ * withdrawal loses that race was counted and has entered (true).  So a
+ * barrier never opens with fewer than `members' participants present
+ * (unlike Curator's, whose timed-out member leaves its node, and kazoo's).
+ * A member cancelled at the very moment another opens may have been
+ * counted: its node is deleted in the background.
+ *
+ * Leaving, as Curator's members leave: with the participants sorted by
+ * name, the lowest waits for the highest to go (a watch on it); every
+ * other member deletes its node and waits for the lowest to go.  The
+ * lowest deletes its node once it is alone.  So a departure wakes at most
+ * the lowest member, and the last one wakes all who wait.  A member has
+ * left once no participant of its round remains: the participants counted
+ * are those older than the round's "ready" node (czxid), so that a member
+ * of the next round, which may enter as soon as the last member of this
+ * one has deleted "ready", is never taken for one of this round.  The
+ * member that finds its round empty deletes "ready", if it is still this
+ * round's.  A leave that times out deletes our node and returns false.
+ *
+ * However an enter or leave ends, and when the backend exits (its
+ * session's ephemeral node goes), the member has left.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "barrier.h"
+#include "contender.h"
+#include "lock_attempt.h"
+#include "zk_session.h"
+
+#define WHAT_ENTER		"entering double barrier"
+#define WHAT_LEAVE		"leaving double barrier"
+#define READY_NODE		"ready"
+
+/* The barrier as one round of reads saw it. */
+typedef struct ZkBarrierView
+{
+	bool		ready;			/* "ready" exists */
+	int64		ready_czxid;
+	int			n;				/* participants (every child but "ready") */
+	char	  **names;
+	int			version;		/* the barrier node's data version */
+} ZkBarrierView;
+
+static void zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children,
+						 ZkOp *data);
+static bool zk_view_read(const char *node, const char *path,
+						 const char *ready, ZkBarrierView *view);
+static int64 zk_enter_create(const char *node, const char *path,
+							 const char *ours, const char *ready,
+							 const char *data, int datalen,
+							 ZkBarrierView *view, volatile bool *created);
+static int	zk_open(const char *node, const char *ready,
+					const ZkBarrierView *view);
+static bool zk_withdraw(const char *node, const char *path,
+						const char *ours, const char *ready);
+static void zk_delete_sync(const char *znode, const char *what,
+						   const char *path);
+static int	zk_name_cmp(const void *a, const void *b);
+
+static int
+zk_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * zk_view_take
+ *		Fill a view from the answers of an exists of "ready", a getChildren
+ *		and a getData of the barrier node (all ZOK, or "ready" ZNONODE).
+ */
+static void
+zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
+{
+	view->ready = (ready->rc == ZOK);
+	view->ready_czxid = view->ready ? ready->stat.czxid : 0;
+	view->n = 0;
+	view->names = palloc(sizeof(char *) * Max(children->nchildren, 1));
+	for (int i = 0; i < children->nchildren; i++)
+	{
+		if (strcmp(children->children[i], READY_NODE) == 0)
+			view->ready = true; /* created after the exists: open */
+		else
+			view->names[view->n++] = pstrdup(children->children[i]);
+	}
+	view->version = data->stat.version;
+}
+
+/*
+ * zk_view_read
+ *		One round of reads of the barrier, leaving a watch on "ready" for
+ *		the path armed with ZkWatchArm (the caller arms it).  False if the
+ *		connection was lost (the caller reads again once it is back).
+ */
+static bool
+zk_view_read(const char *node, const char *path, const char *ready,
+			 ZkBarrierView *view)
+{
+	ZkOp	   *ex = ZkExistsWatched(ready);
+	ZkOp	   *ch = ZkGetChildren(node);
+	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	int			rc;
+
+	ZkOpWait(gd, WHAT_ENTER, path);
+	/* the first answer that is not what we expect decides */
+	if (ZkIsConnectionLoss(ex->rc) || (ex->rc != ZOK && ex->rc != ZNONODE))
+		rc = ex->rc;
+	else
+		rc = ch->rc != ZOK ? ch->rc : gd->rc;
+	if (rc == ZOK)
+		zk_view_take(view, ex, ch, gd);
+	ZkOpFree(ex);
+	ZkOpFree(ch);
+	ZkOpFree(gd);
+	if (rc != ZOK && !ZkIsConnectionLoss(rc))
+		ZkRaiseForRc(rc, WHAT_ENTER, path);
+	return rc == ZOK;
+}
+
+/*
+ * zk_delete_sync
+ *		Delete a node and wait for the answer, riding out lost connections;
+ *		a node already gone is fine.
+ */
+static void
+zk_delete_sync(const char *znode, const char *what, const char *path)
+{
+	for (;;)
+	{
+		ZkOp	   *op = ZkDelete(znode, -1);
+		int			rc;
+
+		ZkOpWait(op, what, path);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZOK || rc == ZNONODE)
+			return;
+		if (!ZkIsConnectionLoss(rc))
+			ZkRaiseForRc(rc, what, path);
+		ZkWaitConnected(what, path);
+	}
+}
+
+/*
+ * zk_enter_create
+ *		Create our participant node, in one round trip with the reads of the
+ *		barrier (see the file header), and return its czxid; *created is
+ *		set as soon as the node may exist.  A barrier open already is
+ *		55000, our node deleted first.
+ */
+static int64
+zk_enter_create(const char *node, const char *path, const char *ours,
+				const char *ready, const char *data, int datalen,
+				ZkBarrierView *view, volatile bool *created)
+{
+	for (;;)
+	{
+		ZkOp	   *ex;
+		ZkOp	   *cr;
+		ZkOp	   *ch;
+		ZkOp	   *gd;
+		int			rc;
+		int64		token = 0;
+		bool		have_view = false;
+
+		CHECK_FOR_INTERRUPTS();
+		ZkWatchArm(ready);
+		ex = ZkExistsWatched(ready);
+		*created = true;		/* from here on it may exist */
+		cr = ZkCreate(ours, data, datalen, ZOO_EPHEMERAL, true);
+		ch = ZkGetChildren(node);
+		gd = ZkGetData(node, ZK_NO_WATCH);
+		ZkOpWait(gd, WHAT_ENTER, path);
+		rc = cr->rc;
+		if (rc == ZOK)
+			token = cr->stat.czxid;
+		if (rc == ZOK && ch->rc == ZOK && gd->rc == ZOK &&
+			(ex->rc == ZOK || ex->rc == ZNONODE))
+		{
+			zk_view_take(view, ex, ch, gd);
+			have_view = true;
+		}
+		ZkOpFree(ex);
+		ZkOpFree(cr);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+
+		if (rc == ZNONODE)
+		{
+			ZkCreateLockParents(&node, 1, path);
+			continue;
+		}
+		if (rc == ZNODEEXISTS || ZkIsConnectionLoss(rc))
+		{
+			/* was an earlier create, whose answer was lost, applied? */
+			ZkOp	   *own;
+
+			if (ZkIsConnectionLoss(rc))
+				ZkWaitConnected(WHAT_ENTER, path);
+			own = ZkExists(ours);
+			ZkOpWait(own, WHAT_ENTER, path);
+			rc = own->rc;
+			token = own->stat.czxid;
+			ZkOpFree(own);
+			if (rc == ZNONODE || ZkIsConnectionLoss(rc))
+				continue;		/* not made: create it again */
+			if (rc != ZOK)
+				ZkRaiseForRc(rc, WHAT_ENTER, path);
+			ZkWatchArm(ready);
+			while (!zk_view_read(node, path, ready, view))
+				ZkWaitConnected(WHAT_ENTER, path);
+			have_view = true;
+		}
+		else if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_ENTER, path);
+
+		if (!have_view)
+		{
+			ZkWatchArm(ready);
+			while (!zk_view_read(node, path, ready, view))
+				ZkWaitConnected(WHAT_ENTER, path);
+		}
+		/*
+		 * Open before we came: a round without us.  (Opened after our
+		 * create, or between the exists and it, it counted us or had the
+		 * members it needed: we are in.)
+		 */
+		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
+		{
+			zk_delete_sync(ours, WHAT_ENTER, path);
+			*created = false;
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ZooKeeper double barrier \"%s\" is open already",
+							path),
+					 errdetail("Its \"ready\" node exists: a round has begun without this member, or an earlier round was left unfinished."),
+					 errhint("Enter before the barrier opens; once every member of the round has left, the barrier can be entered again.")));
+		}
+		return token;
+	}
+}
+
+/*
+ * zk_open
+ *		Open the barrier: one multi of a setData of the barrier node on the
+ *		version of the view, a check of every participant counted, and the
+ *		create of "ready".  ZOK when opened, ZNODEEXISTS when another member
+ *		opened it; else the error to read again on (ZBADVERSION: the
+ *		barrier changed; ZNONODE: a participant went; a lost connection).
+ */
+static int
+zk_open(const char *node, const char *ready, const ZkBarrierView *view)
+{
+	ZkMultiReq *reqs = palloc0(sizeof(ZkMultiReq) * (view->n + 2));
+	ZkOp	   *op;
+	int			rc;
+	int			err;
+
+	reqs[0].kind = ZK_MULTI_SET;
+	reqs[0].path = node;
+	reqs[0].data = "";
+	reqs[0].version = view->version;
+	for (int i = 0; i < view->n; i++)
+	{
+		reqs[i + 1].kind = ZK_MULTI_CHECK;
+		reqs[i + 1].path = psprintf("%s/%s", node, view->names[i]);
+		reqs[i + 1].version = -1;
+	}
+	reqs[view->n + 1].kind = ZK_MULTI_CREATE;
+	reqs[view->n + 1].path = ready;
+	reqs[view->n + 1].data = "";
+	op = ZkMulti(view->n + 2, reqs);
+	ZkOpWait(op, WHAT_ENTER, ready);
+	rc = op->rc;
+	if (rc != ZOK && !ZkIsConnectionLoss(rc))
+		(void) ZkMultiFailure(op, &err);
+	else
+		err = rc;
+	ZkOpFree(op);
+	for (int i = 0; i < view->n; i++)
+		pfree((char *) reqs[i + 1].path);
+	pfree(reqs);
+	return err;
+}
+
+/*
+ * zk_withdraw
+ *		Our wait to enter ended: delete our node, on the version of the
+ *		barrier node read with "ready" absent (see the file header).  True
+ *		if the barrier opened first, counting us: we have entered.
+ */
+static bool
+zk_withdraw(const char *node, const char *path, const char *ours,
+			const char *ready)
+{
+	for (;;)
+	{
+		ZkOp	   *ex = ZkExists(ready);
+		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+		ZkMultiReq	reqs[2];
+		ZkOp	   *op;
+		int			rc;
+		int			err;
+		int			which;
+		int			version;
+
+		ZkOpWait(gd, WHAT_ENTER, path);
+		rc = ZkIsConnectionLoss(ex->rc) ? ex->rc : gd->rc;
+		if (ex->rc == ZOK)
+		{
+			ZkOpFree(ex);
+			ZkOpFree(gd);
+			return true;
+		}
+		version = gd->stat.version;
+		ZkOpFree(ex);
+		ZkOpFree(gd);
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ENTER, path);
+			continue;
+		}
+		if (rc == ZNONODE)
+			return false;		/* the barrier node, and so ours, is gone */
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_ENTER, path);
+
+		memset(reqs, 0, sizeof(reqs));
+		reqs[0].kind = ZK_MULTI_SET;
+		reqs[0].path = node;
+		reqs[0].data = "";
+		reqs[0].version = version;
+		reqs[1].kind = ZK_MULTI_DELETE;
+		reqs[1].path = ours;
+		reqs[1].version = -1;
+		op = ZkMulti(2, reqs);
+		ZkOpWait(op, WHAT_ENTER, path);
+		rc = op->rc;
+		which = (rc != ZOK && !ZkIsConnectionLoss(rc)) ?
+			ZkMultiFailure(op, &err) : -1;
+		ZkOpFree(op);
+		if (rc == ZOK)
+			return false;
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_ENTER, path);
+			continue;			/* ours gone then: the multi was applied */
+		}
+		if (err == ZBADVERSION)
+			continue;			/* changed meanwhile: opened? look again */
+		if (err == ZNONODE && which == 1)
+			return false;		/* ours is gone already */
+		ZkRaiseForRc(err, WHAT_ENTER, path);
+	}
+}
+
+/*
+ * ZkDoubleBarrierEnter
+ *		Enter the double barrier whose node is 'node' ('path' for messages):
+ *		true once `members' participants have entered (this one included);
+ *		false once wait_ms has passed (0: do not wait), with our node gone;
+ *		with wait_ms < 0 as long as needed, bounded by lock_timeout (55P03,
+ *		our node gone).  On true *member holds our node and its czxid.
+ *		However the call ends without entering, our node is deleted.
+ */
+bool
+ZkDoubleBarrierEnter(const char *node, const char *path, int members,
+					 int64 wait_ms, const char *data, int datalen,
+					 ZkMember *member)
+{
+	char		uuid[ZK_UUID_LEN + 1];
+	char	   *ours;
+	char	   *ready = psprintf("%s/%s", node, READY_NODE);
+	bool		is_lock_timeout;
+	int64		deadline;
+	volatile bool created = false;
+	volatile bool entered = false;
+	volatile int64 token = 0;
+
+	ZkMakeUuid(uuid);
+	ours = psprintf("%s/%s", node, uuid);
+	deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
+
+	PG_TRY();
+	{
+		ZkBarrierView view;
+
+		token = zk_enter_create(node, path, ours, ready, data, datalen,
+								&view, &created);
+		for (;;)
+		{
+			int			rc;
+
+			if (view.ready)
+			{
+				entered = true;
+				break;
+			}
+			if (view.n >= members)
+			{
+				rc = zk_open(node, ready, &view);
+				if (rc == ZOK || rc == ZNODEEXISTS)
+				{
+					entered = true;
+					break;
+				}
+				if (ZkIsConnectionLoss(rc))
+					ZkWaitConnected(WHAT_ENTER, path);
+				else if (rc != ZBADVERSION && rc != ZNONODE)
+					ZkRaiseForRc(rc, WHAT_ENTER, path);
+			}
+			else if (ZkWatchWait(deadline, WHAT_ENTER, path) == 0)
+			{
+				/* the wait is over: withdraw, unless counted already */
+				entered = zk_withdraw(node, path, ours, ready);
+				created = false;
+				if (entered)
+					created = true;
+				break;
+			}
+			/* something changed, or the opening failed: look again */
+			ZkWatchArm(ready);
+			while (!zk_view_read(node, path, ready, &view))
+				ZkWaitConnected(WHAT_ENTER, path);
+		}
+	}
+	PG_CATCH();
+	{
+		if (created)
+			ZkDeleteInBackground(ours);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (!entered && is_lock_timeout)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout"),
+				 errdetail("Waiting to enter ZooKeeper double barrier \"%s\".",
+						   path)));
+	if (entered)
+	{
+		member->znode = ours;
+		member->token = token;
+	}
+	pfree(ready);
+	return entered;
+}
+
+/*
+ * ZkDoubleBarrierLeave
+ *		Leave the double barrier (see the file header): true once every
+ *		participant of our round has left; false once wait_ms has passed
+ *		(0: do not wait); with wait_ms < 0 as long as needed, bounded by
+ *		lock_timeout (55P03).  Our node, 'znode', is gone however it ends.
+ */
+bool
+ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
+					 int64 wait_ms)
+{
+	const char *our_name = znode + strlen(node) + 1;
+	char	   *ready = psprintf("%s/%s", node, READY_NODE);
+	bool		is_lock_timeout;
+	int64		deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
+	int64		round = PG_INT64_MAX;	/* czxid of our round's "ready" */
+	volatile bool ours_exists = true;
+	bool		result = true;
+	bool		first = true;
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			ZkOp	   *ex = first ? ZkExists(ready) : NULL;
+			ZkOp	   *ch = ZkGetChildren(node);
+			char	  **names;
+			int			n = 0;
+			int			me = -1;
+			const char *target;
+			char	   *target_path;
+			int			rc;
+			int			event;
+
+			ZkOpWait(ch, WHAT_LEAVE, path);
+			rc = ch->rc;
+			if (ex != NULL && ex->rc == ZOK)
+				round = ex->stat.czxid;
+			if (ex != NULL && ZkIsConnectionLoss(ex->rc))
+				rc = ex->rc;
+			if (ex != NULL && ex->rc != ZOK && ex->rc != ZNONODE &&
+				!ZkIsConnectionLoss(ex->rc))
+				ZkRaiseForRc(ex->rc, WHAT_LEAVE, path);
+			ZkOpFree(ex);
+			if (ZkIsConnectionLoss(rc))
+			{
+				ZkOpFree(ch);
+				ZkWaitConnected(WHAT_LEAVE, path);
+				continue;
+			}
+			first = false;
+			if (rc != ZOK && rc != ZNONODE)
+				ZkRaiseForRc(rc, WHAT_LEAVE, path);
+
+			/* the participants of our round: older than its "ready" */
+			names = palloc(sizeof(char *) * Max(ch->nchildren, 1));
+			{
+				ZkOp	  **ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
+				bool		lost = false;
+
+				for (int i = 0; i < ch->nchildren; i++)
+				{
+					const char *c = ch->children[i];
+
+					if (strcmp(c, READY_NODE) == 0)
+						continue;
+					if (round != PG_INT64_MAX && strcmp(c, our_name) != 0)
+						ages[i] = ZkExists(psprintf("%s/%s", node, c));
+					else
+						names[n++] = pstrdup(c);
+				}
+				for (int i = 0; i < ch->nchildren; i++)
+				{
+					if (ages[i] == NULL)
+						continue;
+					ZkOpWait(ages[i], WHAT_LEAVE, path);
+					if (ZkIsConnectionLoss(ages[i]->rc))
+						lost = true;
+					else if (ages[i]->rc == ZOK &&
+							 ages[i]->stat.czxid < round)
+						names[n++] = pstrdup(ch->children[i]);
+					else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
+						ZkRaiseForRc(ages[i]->rc, WHAT_LEAVE, path);
+					ZkOpFree(ages[i]);
+				}
+				pfree(ages);
+				ZkOpFree(ch);
+				if (lost)
+				{
+					ZkWaitConnected(WHAT_LEAVE, path);
+					continue;
+				}
+			}
+			if (n == 0)
+				break;			/* everyone of our round is out */
+			qsort(names, n, sizeof(char *), zk_name_cmp);
+			for (int i = 0; i < n; i++)
+			{
+				if (strcmp(names[i], our_name) == 0)
+					me = i;
+			}
+			if (ours_exists && me < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("ZooKeeper double barrier participant \"%s\" disappeared while leaving \"%s\"",
+								znode, path),
+						 errdetail("Another client deleted the node.")));
+			if (me == 0 && n == 1)
+			{
+				/* the last one: out */
+				zk_delete_sync(znode, WHAT_LEAVE, path);
+				ours_exists = false;
+				break;
+			}
+			if (me == 0)
+				target = names[n - 1];	/* the lowest waits for the highest */
+			else
+			{
+				/* the others go, and wait for the lowest */
+				if (ours_exists)
+				{
+					zk_delete_sync(znode, WHAT_LEAVE, path);
+					ours_exists = false;
+				}
+				target = names[0];
+			}
+
+			target_path = psprintf("%s/%s", node, target);
+			ZkWatchArm(target_path);
+			{
+				ZkOp	   *w = ZkExistsWatched(target_path);
+
+				ZkOpWait(w, WHAT_LEAVE, path);
+				rc = w->rc;
+				ZkOpFree(w);
+			}
+			pfree(target_path);
+			if (rc == ZNONODE)
+				continue;
+			if (ZkIsConnectionLoss(rc))
+			{
+				ZkWaitConnected(WHAT_LEAVE, path);
+				continue;
+			}
+			if (rc != ZOK)
+				ZkRaiseForRc(rc, WHAT_LEAVE, path);
+			event = ZkWatchWait(deadline, WHAT_LEAVE, path);
+			if (event != 0)
+				continue;
+
+			/* the wait is over: our node goes, the others are not waited for */
+			if (ours_exists)
+			{
+				zk_delete_sync(znode, WHAT_LEAVE, path);
+				ours_exists = false;
+			}
+			result = false;
+			break;
+		}
+
+		/* out: our round's "ready" goes (if nobody removed it yet) */
+		if (result && round != PG_INT64_MAX)
+		{
+			ZkOp	   *ex = ZkExists(ready);
+
+			ZkOpWait(ex, WHAT_LEAVE, path);
+			if (ex->rc == ZOK && ex->stat.czxid == round)
+				zk_delete_sync(ready, WHAT_LEAVE, path);
+			ZkOpFree(ex);
+		}
+	}
+	PG_CATCH();
+	{
+		if (ours_exists)
+			ZkDeleteInBackground(znode);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	pfree(ready);
+	if (!result && is_lock_timeout)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout"),
+				 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".",
+						   path)));
+	return result;
+}
