@@ -17,7 +17,12 @@
  * "locks" children ("-lock-" contenders) the acquirers waiting their turn;
  * neither child is walked as a lock path of its own (unless it holds
  * what a semaphore does not: contenders other than "-lock-" nodes make the
- * child a lock path, and other children are walked).
+ * child a lock path, and other children are walked).  A node with children
+ * named like UUIDs (canonical, or 32 hex digits) is a double barrier laid
+ * out like Curator's DistributedDoubleBarrier: those children are read
+ * first, the ephemeral ones are its participants (mode "member"), and a
+ * persistent one so named is walked as a lock path of its own; "ready"
+ * (the barrier is open) is not walked.
  *
  * Nodes that vanish between reads are left out.  Nodes whose ACL refuses
  * reading are left out too, and counted in one WARNING at the end (as
@@ -150,6 +155,8 @@ typedef struct ZkPathScan
 	char	   *path;			/* lock path, "/a/b" */
 	char	   *node;			/* its ZooKeeper node */
 	bool		semaphore;
+	bool		barrier;		/* a double barrier: its "leases" are the
+								 * children named like participants */
 	int			pending;		/* requests outstanding for it */
 	/* the queue: contenders of a lock, acquirers ("locks") of a semaphore */
 	char	   *queue_node;		/* their parent */
@@ -241,7 +248,9 @@ static bool zk_downgraded(const ZkNodeInfo *reader, const ZkNodeInfo *writer);
 static void zk_blockers_start(ZkScan *scan);
 static void zk_blocker_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 static bool zk_parse_lease(const char *name, int32 *seq);
+static bool zk_is_participant_name(const char *name);
 static int	zk_lease_cmp(const void *a, const void *b);
+static int	zk_name_cmp(const void *a, const void *b);
 static void zk_queue_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 
 /* ------------------------------------------------------------------------
@@ -435,7 +444,9 @@ zk_scan_report_refused(ZkScan *scan)
  * zk_walk_done
  *		The children of a node of the tree (req->target: its lock path,
  *		palloc'd in scan->cxt): its queue if it has one, a semaphore if it
- *		has "leases", and every other child walked in turn.
+ *		has "leases", a double barrier if it has children named like its
+ *		participants (read first: only ephemeral ones are), and every
+ *		other child walked in turn.
  */
 static void
 zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
@@ -444,6 +455,7 @@ zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	bool		has_leases = false;
 	bool		has_locks = false;
 	int			ncontenders = 0;
+	int			nparticipants = 0;
 	ZkContender dummy;
 
 	if (op->rc != ZOK)
@@ -460,6 +472,9 @@ zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 			has_leases = true;
 		else if (strcmp(op->children[i], "locks") == 0)
 			has_locks = true;
+		else if (scan->goal == ZK_GOAL_LOCKS &&
+				 zk_is_participant_name(op->children[i]))
+			nparticipants++;
 	}
 
 	for (int i = 0; i < op->nchildren; i++)
@@ -474,6 +489,10 @@ zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 		if (has_leases && (strcmp(child, "leases") == 0 ||
 						   strcmp(child, "locks") == 0))
 			continue;
+		/* a participant is read below; a lock node so named is walked then */
+		if (nparticipants > 0 && (zk_is_participant_name(child) ||
+								  strcmp(child, "ready") == 0))
+			continue;
 		zk_scan_push(scan, ZK_REQ_CHILDREN,
 					 psprintf("%s/%s", req->znode, child), zk_walk_done,
 					 psprintf("%s/%s", path, child), 0);
@@ -484,6 +503,29 @@ zk_walk_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 		ZkPathScan *ps = zk_path_new(scan, path, req->znode, false);
 
 		zk_path_queue(ps, op->children, op->nchildren);
+		zk_path_start(scan, ps);
+	}
+	if (nparticipants > 0)
+	{
+		/* a double barrier, if these children are ephemeral (see emit) */
+		ZkPathScan *ps = zk_path_new(scan, path, req->znode, true);
+		MemoryContext old = MemoryContextSwitchTo(ps->cxt);
+		char	  **names = palloc(sizeof(char *) * nparticipants);
+		int			k = 0;
+
+		ps->barrier = true;
+		ps->leases_node = pstrdup(req->znode);
+		for (int i = 0; i < op->nchildren; i++)
+		{
+			if (zk_is_participant_name(op->children[i]))
+				names[k++] = pstrdup(op->children[i]);
+		}
+		qsort(names, k, sizeof(char *), zk_name_cmp);
+		ps->leases = names;
+		ps->nleases = k;
+		ps->lease_info = palloc0(sizeof(ZkNodeInfo) * k);
+		MemoryContextSwitchTo(old);
+		zk_path_queue(ps, NULL, 0);
 		zk_path_start(scan, ps);
 	}
 	if (has_leases)
@@ -594,6 +636,34 @@ zk_parse_lease(const char *name, int32 *seq)
 	if (value > PG_INT32_MAX)
 		return false;
 	*seq = (int32) value;
+	return true;
+}
+
+static int
+zk_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * zk_is_participant_name
+ *		Is a child named like a double barrier's participant: a UUID, in its
+ *		canonical form (zklock, Curator) or as 32 hex digits (kazoo)?
+ */
+static bool
+zk_is_participant_name(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len != 36 && len != 32)
+		return false;
+	for (size_t i = 0; i < len; i++)
+	{
+		bool		dash = (len == 36 && (i == 8 || i == 13 || i == 18 || i == 23));
+
+		if (dash ? name[i] != '-' : !isxdigit((unsigned char) name[i]))
+			return false;
+	}
 	return true;
 }
 
@@ -851,7 +921,8 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 	old = MemoryContextSwitchTo(ps->cxt);
 	memset(&lock, 0, sizeof(lock));
 	lock.path = ps->path;
-	lock.kind = ps->semaphore ? "semaphore" : "lock";
+	lock.kind = ps->barrier ? "double barrier" :
+		ps->semaphore ? "semaphore" : "lock";
 	lock.oldest_wait_ms = oldest;
 	lock.holders = palloc0(sizeof(ZkClusterHolder) *
 						   Max(ps->n + ps->nleases, 1));
@@ -862,6 +933,28 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 
 		if (ni->gone || !ni->read)
 			continue;
+		if (ps->barrier)
+		{
+			/* a persistent child so named is a lock path of its own */
+			if (ni->owner == 0)
+			{
+				zk_scan_push(scan, ZK_REQ_CHILDREN,
+							 psprintf("%s/%s", ps->node, ps->leases[i]),
+							 zk_walk_done,
+							 psprintf("%s/%s", strcmp(ps->path, "/") == 0 ?
+									  "" : ps->path, ps->leases[i]), 0);
+				continue;
+			}
+			h->znode = ps->leases[i];
+			h->mode = "member";
+			h->token = ni->czxid;
+			h->ctime_ms = ni->ctime;
+			h->lease_expires_ms = -1;
+			h->data = ni->data;
+			h->datalen = ni->datalen;
+			n++;
+			continue;
+		}
 
 		/*
 		 * The newest lease, made by the session holding the first "locks"
