@@ -16,7 +16,7 @@ SHLIB_LINK = -lzookeeper_mt
 # pg_regress tests (sql/, expected/) and isolation specs (specs/) need a
 # running ZooKeeper; test/run-tests.sh starts one and runs them with
 # "make installcheck".
-REGRESS = setup api paths errors xact multi privileges lease
+REGRESS = setup api paths errors xact multi privileges lease barrier
 ISOLATION = blocking readers cancel timeouts deadlock semaphore
 ISOLATION_OPTS = --load-extension=zklock
 
