@@ -131,6 +131,7 @@ typedef enum ZkWatchKind
 extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExists(const char *path);
 extern ZkOp *ZkExistsWatched(const char *path);
+extern void ZkWatchDrop(const char *path);
 extern ZkOp *ZkDelete(const char *path, int version);
 extern ZkOp *ZkSync(const char *path);
 extern void ZkOpWait(ZkOp *op, const char *what, const char *path);

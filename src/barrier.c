@@ -6,8 +6,9 @@
  *
  * The barrier "/b" is the persistent node <zklock.root>/b; its parents are
  * created as container nodes, as for locks.  Raising it creates the node,
- * removing it deletes the node, and waiting sets a watch with an exists
- * and sleeps until the node is gone: never a poll.  The watch fires once
+ * removing it deletes the node, and waiting sets a data watch on the node
+ * (a getData, which leaves no watch behind when the node is missing) and
+ * sleeps until the node is gone: never a poll.  The watch fires once
  * for any change of the node; whatever fired it, the wait checks again.
  * A wait is a wait like a lock's: cancel and statement_timeout end it with
  * their ERROR, lock_timeout (when no wait_ms is given) with 55P03.
@@ -139,8 +140,9 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 		int			rc;
 		int			event;
 
+		/* a data watch is set only on a node that exists: none is left */
 		ZkWatchArm(node);
-		op = ZkExistsWatched(node);
+		op = ZkGetData(node, ZK_WATCH_BLOCKER);
 		ZkOpWait(op, WHAT_WAIT, path);
 		rc = op->rc;
 		ZkOpFree(op);

@@ -14,8 +14,11 @@
  * Entering.  One round trip: an exists of "ready" that leaves a watch on
  * it, the create of our node, and reads of the participants and of the
  * barrier node's version, sent back to back.  A "ready" found there means
- * a round is under way (or was left unfinished): a member can enter only
- * before the barrier opens, so our node is deleted and the call fails.
+ * a round is under way: a member can enter only before the barrier opens,
+ * so our node is deleted and the call fails.  Unless no participant of that
+ * round (older than "ready") remains: then the round is over, but its
+ * members went without leaving (they exited, or their leave timed out),
+ * and the arriving member removes its "ready" (zk_clear_ready) and goes on.
  * Otherwise, if the participants are as many as `members', this member
  * opens the barrier with one multi: a setData of the barrier node on the
  * version read, a check of every participant counted (each still exists),
@@ -43,8 +46,19 @@
  * are those older than the round's "ready" node (czxid), so that a member
  * of the next round, which may enter as soon as the last member of this
  * one has deleted "ready", is never taken for one of this round.  The
- * member that finds its round empty deletes "ready", if it is still this
- * round's.  A leave that times out deletes our node and returns false.
+ * member that finds its round empty deletes "ready" (zk_clear_ready), if
+ * it is still this round's.  A leave that times out deletes our node and
+ * returns false.
+ *
+ * Removing "ready" goes with a setData of the barrier node on the version
+ * read when "ready" was seen to be the old round's: every opening writes
+ * that node too, so a "ready" that a new opening has just created is never
+ * the one removed.
+ *
+ * Watches.  A waiter watches "ready" with an exists (it waits for its
+ * creation); a member that gives up removes that watch, which the server
+ * would keep otherwise.  Leavers watch participants with a getData, which
+ * sets no watch on a node already gone.
  *
  * However an enter or leave ends, and when the backend exits (its
  * session's ephemeral node goes), the member has left.
@@ -88,6 +102,10 @@ static bool zk_withdraw(const char *node, const char *path,
 						const char *ours, const char *ready);
 static void zk_delete_sync(const char *znode, const char *what,
 						   const char *path);
+static bool zk_round_over(const char *node, const char *path,
+						  const char *our_name, int64 round);
+static void zk_clear_ready(const char *node, const char *path,
+						   const char *ready, int64 round);
 static int	zk_name_cmp(const void *a, const void *b);
 
 static int
@@ -174,6 +192,127 @@ zk_delete_sync(const char *znode, const char *what, const char *path)
 }
 
 /*
+ * zk_round_over
+ *		Is no participant of the round whose "ready" has czxid 'round' left
+ *		(ours aside)?  One pipelined read of every participant.
+ */
+static bool
+zk_round_over(const char *node, const char *path, const char *our_name,
+			  int64 round)
+{
+	for (;;)
+	{
+		ZkOp	   *ch = ZkGetChildren(node);
+		ZkOp	  **ages;
+		bool		over = true;
+		bool		lost = false;
+		int			rc;
+
+		ZkOpWait(ch, WHAT_ENTER, path);
+		rc = ch->rc;
+		if (rc != ZOK)
+		{
+			ZkOpFree(ch);
+			if (rc == ZNONODE)
+				return true;
+			if (!ZkIsConnectionLoss(rc))
+				ZkRaiseForRc(rc, WHAT_ENTER, path);
+			ZkWaitConnected(WHAT_ENTER, path);
+			continue;
+		}
+		ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			if (strcmp(ch->children[i], READY_NODE) != 0 &&
+				strcmp(ch->children[i], our_name) != 0)
+				ages[i] = ZkExists(psprintf("%s/%s", node, ch->children[i]));
+		}
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			if (ages[i] == NULL)
+				continue;
+			ZkOpWait(ages[i], WHAT_ENTER, path);
+			if (ZkIsConnectionLoss(ages[i]->rc))
+				lost = true;
+			else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
+				over = false;
+			else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
+				ZkRaiseForRc(ages[i]->rc, WHAT_ENTER, path);
+			ZkOpFree(ages[i]);
+		}
+		pfree(ages);
+		ZkOpFree(ch);
+		if (!lost)
+			return over;
+		ZkWaitConnected(WHAT_ENTER, path);
+	}
+}
+
+/*
+ * zk_clear_ready
+ *		Delete "ready" if it is still the one of the round 'round' (its
+ *		czxid), with a setData of the barrier node on the version read
+ *		with it (see the file header): never a newer round's.
+ */
+static void
+zk_clear_ready(const char *node, const char *path, const char *ready,
+			   int64 round)
+{
+	for (;;)
+	{
+		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+		ZkOp	   *ex = ZkExists(ready);
+		ZkMultiReq	reqs[2];
+		ZkOp	   *op;
+		int			rc;
+		int			err;
+		int			version;
+
+		ZkOpWait(ex, WHAT_LEAVE, path);
+		rc = ZkIsConnectionLoss(gd->rc) ? gd->rc : ex->rc;
+		version = gd->stat.version;
+		if (rc == ZOK && gd->rc != ZOK)
+			rc = gd->rc;
+		if (rc == ZOK && ex->stat.czxid != round)
+			rc = ZNONODE;		/* another round's: not ours to remove */
+		ZkOpFree(gd);
+		ZkOpFree(ex);
+		if (rc == ZNONODE)
+			return;
+		if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected(WHAT_LEAVE, path);
+			continue;
+		}
+		if (rc != ZOK)
+			ZkRaiseForRc(rc, WHAT_LEAVE, path);
+
+		memset(reqs, 0, sizeof(reqs));
+		reqs[0].kind = ZK_MULTI_SET;
+		reqs[0].path = node;
+		reqs[0].data = "";
+		reqs[0].version = version;
+		reqs[1].kind = ZK_MULTI_DELETE;
+		reqs[1].path = ready;
+		reqs[1].version = -1;
+		op = ZkMulti(2, reqs);
+		ZkOpWait(op, WHAT_LEAVE, path);
+		rc = op->rc;
+		if (rc != ZOK && !ZkIsConnectionLoss(rc))
+			(void) ZkMultiFailure(op, &err);
+		else
+			err = rc;
+		ZkOpFree(op);
+		if (err == ZOK || err == ZNONODE)
+			return;
+		if (ZkIsConnectionLoss(err))
+			ZkWaitConnected(WHAT_LEAVE, path);
+		else if (err != ZBADVERSION)	/* changed: look again */
+			ZkRaiseForRc(err, WHAT_LEAVE, path);
+	}
+}
+
+/*
  * zk_enter_create
  *		Create our participant node, in one round trip with the reads of the
  *		barrier (see the file header), and return its czxid; *created is
@@ -253,10 +392,21 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 				ZkWaitConnected(WHAT_ENTER, path);
 		}
 		/*
-		 * Open before we came: a round without us.  (Opened after our
-		 * create, or between the exists and it, it counted us or had the
-		 * members it needed: we are in.)
+		 * Open before we came: a round without us, unless that round is
+		 * over (see the file header).  (Opened after our create, or between
+		 * the exists and it, it counted us or had the members it needed: we
+		 * are in.)
 		 */
+		while (view->ready && view->ready_czxid != 0 &&
+			   view->ready_czxid < token &&
+			   zk_round_over(node, path, ours + strlen(node) + 1,
+							 view->ready_czxid))
+		{
+			zk_clear_ready(node, path, ready, view->ready_czxid);
+			ZkWatchArm(ready);
+			while (!zk_view_read(node, path, ready, view))
+				ZkWaitConnected(WHAT_ENTER, path);
+		}
 		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
 		{
 			zk_delete_sync(ours, WHAT_ENTER, path);
@@ -265,8 +415,8 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper double barrier \"%s\" is open already",
 							path),
-					 errdetail("Its \"ready\" node exists: a round has begun without this member, or an earlier round was left unfinished."),
-					 errhint("Enter before the barrier opens; once every member of the round has left, the barrier can be entered again.")));
+					 errdetail("Its \"ready\" node exists, and members of that round are still inside: the round has begun without this member."),
+					 errhint("Enter before the barrier opens; once every member of the round has left (or gone), the barrier can be entered again.")));
 		}
 		return token;
 	}
@@ -445,9 +595,9 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 			{
 				/* the wait is over: withdraw, unless counted already */
 				entered = zk_withdraw(node, path, ours, ready);
-				created = false;
-				if (entered)
-					created = true;
+				created = entered;
+				if (!entered)
+					ZkWatchDrop(ready);	/* "ready" may never come */
 				break;
 			}
 			/* something changed, or the opening failed: look again */
@@ -609,7 +759,8 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			target_path = psprintf("%s/%s", node, target);
 			ZkWatchArm(target_path);
 			{
-				ZkOp	   *w = ZkExistsWatched(target_path);
+				/* a data watch: none is left on a node gone already */
+				ZkOp	   *w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
 
 				ZkOpWait(w, WHAT_LEAVE, path);
 				rc = w->rc;
@@ -641,14 +792,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 
 		/* out: our round's "ready" goes (if nobody removed it yet) */
 		if (result && round != PG_INT64_MAX)
-		{
-			ZkOp	   *ex = ZkExists(ready);
-
-			ZkOpWait(ex, WHAT_LEAVE, path);
-			if (ex->rc == ZOK && ex->stat.czxid == round)
-				zk_delete_sync(ready, WHAT_LEAVE, path);
-			ZkOpFree(ex);
-		}
+			zk_clear_ready(node, path, ready, round);
 	}
 	PG_CATCH();
 	{

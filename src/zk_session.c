@@ -1414,6 +1414,30 @@ ZkExistsWatched(const char *path)
 	return op;
 }
 
+/*
+ * ZkWatchDrop
+ *		Remove, on the server too, the session's watches on a node that may
+ *		never be created (left by ZkExistsWatched): the server would keep
+ *		them for the session's life.  Fire and forget.
+ */
+void
+ZkWatchDrop(const char *path)
+{
+	ZkOp	   *op = zk_op_new(ZKOP_EXISTS);
+
+	/*
+	 * zoo_aremove_all_watches: the session's every watch on the path, on
+	 * the server too (the call for one watcher only checks the server's).
+	 * Its header declares the completion as a pointer to a function
+	 * pointer, but the library calls it as a function pointer.
+	 */
+	zk_op_issued(op, zoo_aremove_all_watches(zk_handle(), path,
+											 ZWATCHTYPE_ANY, 0,
+											 (void_completion_t *) (void *) zk_op_void_done,
+											 op));
+	ZkOpFree(op);
+}
+
 /* ZkExists: start an exists (no watch). */
 ZkOp *
 ZkExists(const char *path)
