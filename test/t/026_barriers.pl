@@ -138,12 +138,14 @@ for my $call (
 {
 	($out, $err) = bg_query($s1, "SELECT $call");
 	like($err, qr/ERROR:  22023: invalid ZooKeeper lock path/, "$call: 22023");
+	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
 for my $m (0, -1)
 {
 	($out, $err) = bg_query($s1, "SELECT zk_double_barrier_enter('/bn/d', $m, 100)");
 	like($err, qr/ERROR:  22023: members must be at least 1, not $m/,
 		"members = $m: 22023");
+	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
 for my $call (
 	q{zk_barrier_wait('/bn/w', -1)},
@@ -152,8 +154,8 @@ for my $call (
 {
 	($out, $err) = bg_query($s1, "SELECT $call");
 	like($err, qr/ERROR:  22023: wait_ms must not be negative/, "$call: 22023");
+	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
-is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after the errors');
 is(kids('/zklock/bn'), undef, 'no node was made by the refused calls');
 is($s1->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'and no membership');
 
@@ -178,7 +180,7 @@ my $wb = session($nb);
 # (a timed-out wait may leave its watch behind: count the new ones)
 my $w0 = watchers('/zklock/b/x');
 bg_begin($wa, q{SELECT zk_barrier_wait('/b/x')}, 'bw_a');
-bg_begin($wb, q{SELECT zk_barrier_wait('/b/x')}, 'bw_b');
+bg_begin($wb, q{SELECT zk_barrier_wait('/b/x', 20000)}, 'bw_b');
 ok(wait_for(sub { watchers('/zklock/b/x') == $w0 + 2 }, 10, 'watches on /zklock/b/x'),
 	'both waiters watch the barrier node');
 usleep(200_000);
@@ -189,7 +191,7 @@ is($s1->query_safe(q{SELECT zk_barrier_remove('/b/x')}), 't',
 ($out) = bg_finish($wa, 'bw_a');
 is($out, 't', 'the waiter on A is released: true');
 ($out) = bg_finish($wb, 'bw_b');
-is($out, 't', 'the waiter on B is released: true');
+is($out, 't', 'the waiter on B (wait_ms 20000) is released: true');
 note('zk_barrier_remove -> both zk_barrier_wait returned: ' . ms_since($t0) . ' ms');
 is($na->safe_psql('postgres', q{SELECT zk_barrier_remove('/b/x')}), 'f',
 	'removing it again: false');
@@ -435,6 +437,37 @@ is(client_next($cu, 10), 'left', 'Curator has left');
 note('last departure -> all four left: ' . ms_since($t0) . ' ms');
 ok(wait_for(sub { (kids('/zklock/db/e') // '') eq '' }, 10, 'empty'),
 	'no participant and no ready node is left');
+
+# the same four again, Curator arriving last (its create of "ready" opens
+# the barrier for zklock's members) and leaving last
+bg_begin($a1, q{SELECT zk_double_barrier_enter('/db/e', 4)}, 'e2_a1');
+bg_begin($a2, q{SELECT zk_double_barrier_enter('/db/e', 4)}, 'e2_a2');
+bg_begin($b1, q{SELECT zk_double_barrier_enter('/db/e', 4)}, 'e2_b1');
+ok(wait_for(sub { participants('/zklock/db/e') == 3 }, 10, 'three participants'),
+	'round 2: three SQL members wait');
+usleep(200_000);
+ok(!bg_done($a1, 'e2_a1') && !bg_done($a2, 'e2_a2') && !bg_done($b1, 'e2_b1'),
+	'none of them has entered');
+$t0 = time();
+is(client_ask($cu, 'dbenter 4 10000'), 'entered', 'Curator arrives last and enters');
+($out) = bg_finish($a1, 'e2_a1');
+($out2) = bg_finish($a2, 'e2_a2');
+my ($out3) = bg_finish($b1, 'e2_b1');
+is("$out $out2 $out3", 't t t', "Curator's ready node lets the SQL members in");
+note("Curator's arrival (last) -> the SQL members entered: " . ms_since($t0) . ' ms');
+bg_begin($a1, q{SELECT zk_double_barrier_leave('/db/e')}, 'l2_a1');
+bg_begin($a2, q{SELECT zk_double_barrier_leave('/db/e')}, 'l2_a2');
+bg_begin($b1, q{SELECT zk_double_barrier_leave('/db/e')}, 'l2_b1');
+usleep(500_000);
+ok(!bg_done($a1, 'l2_a1') && !bg_done($a2, 'l2_a2') && !bg_done($b1, 'l2_b1'),
+	'the SQL members wait for Curator to leave');
+is(client_ask($cu, 'dbleave 10000'), 'left', 'Curator leaves last');
+($out) = bg_finish($a1, 'l2_a1');
+($out2) = bg_finish($a2, 'l2_a2');
+($out3) = bg_finish($b1, 'l2_b1');
+is("$out $out2 $out3", 't t t', 'and the SQL members have left');
+ok(wait_for(sub { (kids('/zklock/db/e') // '') eq '' }, 10, 'empty'),
+	'nothing left on /db/e');
 is($a1->query_safe(q{SELECT count(*) FROM zk_locks}) . $a2->query_safe(q{SELECT count(*) FROM zk_locks}),
 	'00', 'the memberships are gone from zk_locks');
 
@@ -457,11 +490,43 @@ is($b1->query_safe(q{SELECT zk_double_barrier_enter('/db/n', 2, 10000)}), 't',
 	'A and B together: B enters');
 ($out) = bg_finish($a1, 'n_a');
 is($out, 't', 'and A enters');
-bg_begin($a1, q{SELECT zk_double_barrier_leave('/db/n', 10000)}, 'n_al');
-is($b1->query_safe(q{SELECT zk_double_barrier_leave('/db/n', 10000)}), 't', 'B leaves');
-($out) = bg_finish($a1, 'n_al');
-is($out, 't', 'A leaves');
+# the round has begun: a third member is too late
+($out, $err) = bg_query($a2, q{SELECT zk_double_barrier_enter('/db/n', 2, 1000)});
+like($err, qr/ERROR:  55000: ZooKeeper double barrier "\/db\/n" is open already/,
+	'a member arriving once the round has begun: 55000');
+is(scalar(participants('/zklock/db/n')), 2, 'it left no node (two participants)');
+is($a2->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'and is no member');
+# a leave whose wait runs out: false, and our node is gone
+$t0 = time();
+is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/n', 300)}), 'f',
+	'A leaves with wait_ms 300 while B stays: false');
+$ms = ms_since($t0);
+cmp_ok($ms, '>=', 290, "after the 300 ms ($ms ms)");
+is(scalar(participants('/zklock/db/n')), 1, "A's node is gone, B's remains");
+is($a1->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'A is no member');
+is($b1->query_safe(q{SELECT zk_double_barrier_leave('/db/n', 10000)}), 't', 'B leaves: true');
 ok(wait_for(sub { (kids('/zklock/db/n') // '') eq '' }, 10, 'empty'), 'nothing left on /db/n');
+
+# an exited member has left (its session is closed at exit: at once, not
+# after the session timeout, 20 s for this member)
+my $ex = session($na);
+$ex->query_safe(q{SET zklock.session_timeout = '20s'});
+bg_begin($a1, q{SELECT zk_double_barrier_enter('/db/x', 2)}, 'x_a');
+ok(wait_for(sub { participants('/zklock/db/x') == 1 }, 10, 'A waits'), 'A waits to enter /db/x');
+is($ex->query_safe(q{SELECT zk_double_barrier_enter('/db/x', 2)}), 't', 'a second member enters');
+($out) = bg_finish($a1, 'x_a');
+is($out, 't', 'A enters');
+bg_begin($a1, q{SELECT zk_double_barrier_leave('/db/x')}, 'x_al');
+usleep(300_000);
+ok(!bg_done($a1, 'x_al'), "A's leave waits for the other member");
+$t0 = time();
+$ex->quit;
+($out) = bg_finish($a1, 'x_al');
+is($out, 't', 'the other member exits: A has left');
+$ms = ms_since($t0);
+note("member exit -> the other's leave returned: $ms ms");
+cmp_ok($ms, '<', 10000, 'well before its session could expire: the exit closed it');
+ok(wait_for(sub { (kids('/zklock/db/x') // '') eq '' }, 10, 'empty'), 'nothing left on /db/x');
 
 # --- cancel and lock_timeout during enter
 my $pa1 = $a1->query_safe('SELECT pg_backend_pid()');
