@@ -1,6 +1,7 @@
 /*
  * CuratorClient: a command-driven Apache Curator lock client for zklock's
- * interoperability tests (test/t/010_interop_curator.pl).
+ * interoperability tests (test/t/010_interop_curator.pl, and the barrier,
+ * double barrier and leader latch recipes in test/t/026_barriers.pl).
  *
  *   java -cp <curator jars>:<dir> CuratorClient CONNECT LOCK_NODE [SESSION_MS]
  *
@@ -26,8 +27,35 @@
  *       then "acquired sem" or "timeout sem" (likewise for semmutex).
  *   semrelease     -> "released sem": returns the oldest lease held
  *   semmutexrelease -> "released semmutex"
+ *   barrierset     -> "barrier set": DistributedBarrier.setBarrier() on
+ *                     LOCK_NODE (raises it; no error if it was up)
+ *   barrierremove  -> "barrier removed": DistributedBarrier.removeBarrier()
+ *                     (no error if it was not up)
+ *   barrierwait [MS]
+ *       DistributedBarrier.waitOnBarrier on LOCK_NODE: prints "acquiring
+ *       barrier" first, then "barrier down" or, after MS milliseconds (no MS
+ *       or -1: wait as long as needed), "timeout barrier".
+ *   dbenter N [MS]
+ *       enter a DistributedDoubleBarrier(client, LOCK_NODE, N), made here and
+ *       kept for dbleave (one at a time): prints "acquiring dbenter" first,
+ *       then "entered" or, after MS milliseconds, "timeout dbenter" (the
+ *       object is kept then too: Curator's timed-out member does not delete
+ *       its participant node, a dbleave does).
+ *   dbleave [MS]
+ *       leave that double barrier: "acquiring dbleave" first, then "left" or,
+ *       after MS milliseconds, "timeout dbleave"; either way it is dropped.
+ *   latch [ID]     -> "latch started": starts a LeaderLatch on LOCK_NODE with
+ *                     id ID (default "curator-latch"), the node data of its
+ *                     participant node _c_<uuid>-latch-<seq>; start() only
+ *                     begins the election (the node is made in the background)
+ *   leader         -> "leader true" or "leader false": hasLeadership() now
+ *   awaitleader MS
+ *       "acquiring leader" first, then "leader true" once the latch leads
+ *       (LeaderLatch.await), or "timeout leader" after MS milliseconds.
+ *   latchclose     -> "latch closed": LeaderLatch.close() (its node goes)
  *   path NODE      -> "path NODE": use lock node NODE from now on (no lock
- *                     may be held)
+ *                     may be held; a double barrier or latch already made
+ *                     stays on its node)
  *   nodes          -> "nodes N1,N2,..." the lock node's children, sorted
  *   ping           -> "pong"
  *   close          -> "closed": closes the client (the session ends, so
@@ -49,6 +77,9 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -94,6 +125,8 @@ public class CuratorClient
 		long sessionId = client.getZookeeperClient().getZooKeeper().getSessionId();
 		List<Lease> leases = new ArrayList<>();
 		InterProcessSemaphoreMutex semMutex = null;
+		DistributedDoubleBarrier doubleBarrier = null;
+		LeaderLatch latch = null;
 
 		say("ready addr=" + new String(CuratorFrameworkFactory.getLocalAddress(),
 									   StandardCharsets.UTF_8)
@@ -186,6 +219,105 @@ public class CuratorClient
 						say("released " + kind);
 						break;
 					}
+					case "barrierset":
+						new DistributedBarrier(client, lockNode).setBarrier();
+						say("barrier set");
+						break;
+					case "barrierremove":
+						new DistributedBarrier(client, lockNode).removeBarrier();
+						say("barrier removed");
+						break;
+					case "barrierwait":
+					{
+						long ms = w.length > 1 ? Long.parseLong(w[1]) : -1;
+						DistributedBarrier barrier = new DistributedBarrier(client, lockNode);
+						boolean down;
+
+						say("acquiring barrier");
+						if (ms < 0)
+						{
+							barrier.waitOnBarrier();
+							down = true;
+						}
+						else
+							down = barrier.waitOnBarrier(ms, TimeUnit.MILLISECONDS);
+						say(down ? "barrier down" : "timeout barrier");
+						break;
+					}
+					case "dbenter":
+					{
+						int n = Integer.parseInt(w[1]);
+						long ms = w.length > 2 ? Long.parseLong(w[2]) : -1;
+						boolean entered;
+
+						if (doubleBarrier != null)
+							throw new IllegalStateException("leave the double barrier first");
+						doubleBarrier = new DistributedDoubleBarrier(client, lockNode, n);
+						say("acquiring dbenter");
+						if (ms < 0)
+						{
+							doubleBarrier.enter();
+							entered = true;
+						}
+						else
+							entered = doubleBarrier.enter(ms, TimeUnit.MILLISECONDS);
+						say(entered ? "entered" : "timeout dbenter");
+						break;
+					}
+					case "dbleave":
+					{
+						long ms = w.length > 1 ? Long.parseLong(w[1]) : -1;
+						DistributedDoubleBarrier db = doubleBarrier;
+						boolean out;
+
+						if (db == null)
+							throw new IllegalStateException("no double barrier entered");
+						doubleBarrier = null;
+						say("acquiring dbleave");
+						if (ms < 0)
+						{
+							db.leave();
+							out = true;
+						}
+						else
+							out = db.leave(ms, TimeUnit.MILLISECONDS);
+						say(out ? "left" : "timeout dbleave");
+						break;
+					}
+					case "latch":
+					{
+						String id = w.length > 1 ? w[1] : "curator-latch";
+
+						if (latch != null)
+							throw new IllegalStateException("close the latch first");
+						latch = new LeaderLatch(client, lockNode, id);
+						latch.start();
+						say("latch started");
+						break;
+					}
+					case "leader":
+						if (latch == null)
+							throw new IllegalStateException("no latch started");
+						say("leader " + latch.hasLeadership());
+						break;
+					case "awaitleader":
+					{
+						long ms = Long.parseLong(w[1]);
+
+						if (latch == null)
+							throw new IllegalStateException("no latch started");
+						say("acquiring leader");
+						say(latch.await(ms, TimeUnit.MILLISECONDS) ? "leader true"
+							: "timeout leader");
+						break;
+					}
+					case "latchclose":
+						if (latch == null)
+							throw new IllegalStateException("no latch started");
+						latch.close();
+						latch = null;
+						say("latch closed");
+						break;
 					case "path":
 						if (rw.writeLock().isAcquiredInThisProcess()
 							|| rw.readLock().isAcquiredInThisProcess()

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """kazoo_client.py: a command-driven kazoo lock client for zklock's
-interoperability tests (test/t/011_interop_kazoo.pl).
+interoperability tests (test/t/011_interop_kazoo.pl, and kazoo's Barrier
+in test/t/026_barriers.pl).
 
     kazoo_client.py HOSTS LOCK_NODE [SESSION_SECONDS [IDENTIFIER]]
 
@@ -33,6 +34,14 @@ flushed at once:
         "acquired KIND" or, after MS milliseconds (no MS or -1: wait as long
         as needed; 0: do not wait), "timeout KIND".
     release KIND    -> "released KIND"
+    barriercreate   -> "barrier created": kazoo Barrier(LOCK_NODE).create()
+                       (ensure_path: no error if it was up)
+    barrierremove   -> "barrier removed", or "barrier not up" when
+                       Barrier.remove() says there was no node to delete
+    barrierwait [MS]
+        Barrier.wait on LOCK_NODE: prints "acquiring barrier" first, then
+        "barrier down" or, after MS milliseconds (no MS or -1: wait as long
+        as needed), "timeout barrier".
     path NODE       -> "path NODE": use lock node NODE from now on
     nodes           -> "nodes N1,N2,..." the lock node's children, sorted
     ping            -> "pong"
@@ -151,6 +160,26 @@ def main():
                 kind = words[1] if len(words) > 1 else ""
                 held.pop(kind).release()
                 say("released " + kind)
+            elif cmd == "barriercreate":
+                # ensure_path creates the parents one by one; a container
+                # parent made by zklock or Curator can be reaped in between
+                for _ in range(10):
+                    try:
+                        zk.Barrier(node).create()
+                        break
+                    except NoNodeError:
+                        pass
+                else:
+                    raise RuntimeError("the barrier's parent kept disappearing")
+                say("barrier created")
+            elif cmd == "barrierremove":
+                say("barrier removed" if zk.Barrier(node).remove()
+                    else "barrier not up")
+            elif cmd == "barrierwait":
+                ms = int(words[1]) if len(words) > 1 else -1
+                say("acquiring barrier")
+                down = zk.Barrier(node).wait(None if ms < 0 else ms / 1000.0)
+                say("barrier down" if down else "timeout barrier")
             elif cmd == "path":
                 if held:
                     raise RuntimeError("release the locks first")
