@@ -20,8 +20,10 @@
 #   arrival; a member arriving once the round has begun gets 55000; a
 #   leave whose wait_ms runs out is false, its node gone; cancel and
 #   lock_timeout during enter leave no node; entering twice is 55000,
-#   leaving without entering a WARNING and false; a "ready" node left from
-#   an unfinished round makes enter fail with 55000 without leaving a node;
+#   leaving without entering a WARNING and false; a "ready" node of a round
+#   that still has a participant makes enter fail with 55000 without
+#   leaving a node, one whose round has nobody left (its members exited or
+#   ran DISCARD ALL) is cleared by the next arrival;
 #   zk_unlock_all keeps a membership and DISCARD ALL ends it; 30 rounds of
 #   three members in a loop on one path all succeed, every round's enters
 #   and leaves overlapping as a double barrier's must; a member that exits
@@ -573,30 +575,45 @@ is(scalar(participants('/zklock/db/1')), 1, 'and its node');
 $a1->query_safe('DISCARD ALL');
 is($a1->query_safe('SELECT count(*) FROM zk_locks'), '0', 'DISCARD ALL leaves the double barrier');
 ok(wait_for(sub { participants('/zklock/db/1') == 0 }, 10, 'node gone'), 'its node goes');
-# (nobody deletes the round's "ready" when its last member goes without a
-# leave: recorded here, not asserted)
-note('left on /zklock/db/1 after DISCARD ALL of its only member: ' . (kids('/zklock/db/1') // '(no node)'));
+# a round whose members all went without leaving (here: DISCARD ALL) leaves
+# its "ready"; the next arrival finds no participant of that round and
+# removes it instead of being refused
+is(kids('/zklock/db/1'), 'ready', 'DISCARD ALL of its only member leaves the round\'s ready');
+is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/1', 1)}), 't',
+	'the next arrival clears a ready whose round has nobody left, and enters');
+is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/1')}), 't', 'and leaves');
+ok(wait_for(sub { (kids('/zklock/db/1') // '') eq '' }, 10, 'empty'), 'nothing left on /db/1');
 
 # --- a "ready" node left from an unfinished round
+# with no participant at all: cleared by the next arrival, which then waits
+# for its second member as usual
 kazoo_run($zk, "c.create('/zklock/db/r/ready', makepath=True)");
 ($out, $err) = bg_query($a1, q{SELECT zk_double_barrier_enter('/db/r', 2, 1000)});
-like($err,
-	qr/ERROR:  55000: ZooKeeper double barrier "\/db\/r" is open already\nDETAIL:  Its "ready" node exists/,
-	'a ready node there (no participant): enter is 55000');
-is(kids('/zklock/db/r'), 'ready', 'and leaves no node of its own');
+is($out, 'f', 'a ready node with no participant: cleared, and the lone member times out');
+is($err, '', 'without an error');
+is(kids('/zklock/db/r') // '', '', 'neither the stale ready nor a node of its own is left');
+# with a participant of that round still there (older than ready): the round
+# is under way, a member cannot join it: 55000, nothing of its own left
 my $stale = '0f0f0f0f-1111-4222-8333-444455556666';
-kazoo_run($zk, "c.create('/zklock/db/r/$stale')");
+kazoo_run($zk, "c.create('/zklock/db/r/$stale', makepath=True)");
+kazoo_run($zk, "c.create('/zklock/db/r/ready')");
+($out, $err) = bg_query($a1, q{SELECT zk_double_barrier_enter('/db/r', 2, 1000)});
+like($err,
+	qr/ERROR:  55000: ZooKeeper double barrier "\/db\/r" is open already\nDETAIL:  Its "ready" node exists, and members of that round are still inside/,
+	'a ready node with a participant of its round there: enter is 55000');
+is(kids('/zklock/db/r'), "$stale,ready", 'and leaves no node of its own');
 ($out, $err) = bg_query($b1, q{SELECT zk_double_barrier_enter('/db/r', 2)});
 like($err, qr/ERROR:  55000: ZooKeeper double barrier "\/db\/r" is open already/,
-	'with a (persistent) participant of that round too: 55000 (B, no wait_ms)');
+	'likewise without wait_ms (B)');
 is(kids('/zklock/db/r'), "$stale,ready", 'no node of its own left');
 is($a1->query_safe(q{SELECT count(*) FROM zk_locks}) . $b1->query_safe(q{SELECT count(*) FROM zk_locks}),
 	'00', 'neither is a member');
 is($na->safe_psql('postgres', q{SELECT count(*) FROM zk_cluster_locks WHERE path LIKE '/db/r%'}), '0',
 	'zk_cluster_locks shows no participant there (the node is not ephemeral)');
-kazoo_run($zk, "c.delete('/zklock/db/r', recursive=True)");
-is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/r', 1)}), 't', 'once it is cleaned up, enter works');
-is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/r')}), 't', 'and leave');
+kazoo_run($zk, "c.delete('/zklock/db/r/$stale')");
+is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/r', 1)}), 't',
+	'once its last participant is gone, the next arrival clears the ready and enters');
+is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/r')}), 't', 'and leaves');
 
 # --- many rounds on one path: two members on A, one on B
 for my $node ($na, $nb)
