@@ -15,11 +15,36 @@
  *             /zklock/bench/multi_c/N/pN: acquire(), release()
  *   semaphore InterProcessSemaphoreV2 on /zklock/bench/sem_c with maxLeases
  *             4: lease = acquire(), returnLease(lease)
+ *   dbarrierN (N a number, e.g. dbarrier8) DistributedDoubleBarrier on
+ *             /zklock/bench/db_c with N members: see below
  *
  * Each op is one acquire plus one release, timed with System.nanoTime().
  * Ops during the first WARMUP_SECONDS (default 2; the JIT compiles the hot
  * path meanwhile) are not recorded.  Per-op latencies (microseconds, one
  * per line) go to OUTFILE.
+ *
+ * dbarrierN: N threads in this JVM, each with its own CuratorFramework
+ * client (its own ZooKeeper session), run lock-step cycles of enter() +
+ * leave() of a DistributedDoubleBarrier of N members, a fresh
+ * DistributedDoubleBarrier object per member and cycle (a new UUID-named
+ * node each time, as zklock's members have; an object used again keeps its
+ * node name, and a watch left by one cycle's leave() on a node of that
+ * name could wake the next cycle's enter()).  In every cycle all members
+ * but one are let go at once; the last one (member c mod N in cycle c)
+ * calls enter() GAP_MS (the optional argument after WARMUP_SECONDS;
+ * default 5) after they were let go; every member calls leave() as soon as
+ * its enter() returned; the next cycle starts once every leave() has
+ * returned.  enter() and leave() are given 30 s (a timed-out or false one
+ * fails the run).  Cycles that start after WARMUP_SECONDS are recorded, one
+ * line each in OUTFILE (the columns of bench/pgclients dbarrier):
+ *   cycle last round_us release_us fromlast_us gap_us first_release_us leave_us
+ * round_us: the first enter() called -> the last leave() returned;
+ * release_us: the last member's enter() called (t0) -> the last enter()
+ * returned; fromlast_us: t0 -> the last leave() returned; gap_us: the
+ * first enter() called -> t0; first_release_us: t0 -> the first enter()
+ * returned; leave_us: the last enter() returned -> the last leave()
+ * returned.  Prints "key value" lines (dbarrier_cycles, dbarrier_early:
+ * enter() calls of the early members that returned before t0).
  *
  * contend: THREADS threads, each with its own InterProcessMutex on
  * /bench/curator_contend, loop acquire(); release() as fast as they can.
@@ -38,10 +63,15 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -73,6 +103,7 @@ public class CuratorBench
 		if (args.length < 4)
 		{
 			System.err.println("usage: CuratorBench HOSTS mutex|rwwrite|multiN|semaphore SECONDS OUTFILE [WARMUP_SECONDS]\n"
+							   + "       CuratorBench HOSTS dbarrierN SECONDS OUTFILE [WARMUP_SECONDS [GAP_MS]]\n"
 							   + "       CuratorBench HOSTS contend THREADS SECONDS OUTFILE START_EPOCH_MS [per-thread|shared]");
 			System.exit(2);
 		}
@@ -81,6 +112,11 @@ public class CuratorBench
 		if (mode.equals("contend"))
 		{
 			contend(hosts, args);
+			return;
+		}
+		if (mode.matches("dbarrier[0-9]+"))
+		{
+			dbarrier(hosts, Integer.parseInt(mode.substring("dbarrier".length())), args);
 			return;
 		}
 		double seconds = Double.parseDouble(args[2]);
@@ -162,6 +198,158 @@ public class CuratorBench
 		if (!client.blockUntilConnected(30, TimeUnit.SECONDS))
 			throw new IllegalStateException("could not connect to " + hosts);
 		return client;
+	}
+
+	/* one lock-step cycle of the dbarrier mode */
+	static final class DbCycle
+	{
+		final DistributedDoubleBarrier[] barriers;
+		final int last;
+		final CountDownLatch goEarly = new CountDownLatch(1);
+		final CountDownLatch goLast = new CountDownLatch(1);
+		final CountDownLatch done;
+		final long[] tCall, tEnter, tLeave;
+		volatile Throwable error;
+
+		DbCycle(DistributedDoubleBarrier[] barriers, int last)
+		{
+			int n = barriers.length;
+			this.barriers = barriers;
+			this.last = last;
+			done = new CountDownLatch(n);
+			tCall = new long[n];
+			tEnter = new long[n];
+			tLeave = new long[n];
+		}
+	}
+
+	static final DbCycle STOP = new DbCycle(new DistributedDoubleBarrier[0], -1);
+
+	/* the dbarrier mode: see the header comment */
+	static void dbarrier(String hosts, int n, String[] args) throws Exception
+	{
+		if (args.length < 4)
+			throw new IllegalArgumentException("dbarrierN SECONDS OUTFILE [WARMUP_SECONDS [GAP_MS]]");
+		double seconds = Double.parseDouble(args[2]);
+		String outfile = args[3];
+		double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;
+		double gapMs = args.length > 5 ? Double.parseDouble(args[5]) : 5.0;
+		String path = "/zklock/bench/db_c";
+
+		CuratorFramework[] clients = new CuratorFramework[n];
+		for (int i = 0; i < n; i++)
+			clients[i] = connect(hosts);
+		@SuppressWarnings("unchecked")
+		BlockingQueue<DbCycle>[] queues = new BlockingQueue[n];
+		Thread[] threads = new Thread[n];
+		AtomicLong early = new AtomicLong();
+		for (int i = 0; i < n; i++)
+		{
+			final int id = i;
+			queues[i] = new LinkedBlockingQueue<>();
+			threads[i] = new Thread(() -> {
+				try
+				{
+					for (;;)
+					{
+						DbCycle c = queues[id].take();
+						if (c == STOP)
+							return;
+						try
+						{
+							(id == c.last ? c.goLast : c.goEarly).await();
+							c.tCall[id] = System.nanoTime();
+							if (!c.barriers[id].enter(30, TimeUnit.SECONDS))
+								throw new IllegalStateException("enter() of member " + id + " returned false");
+							c.tEnter[id] = System.nanoTime();
+							if (c.goLast.getCount() > 0)
+								early.incrementAndGet();	/* released before the last arrived */
+							if (!c.barriers[id].leave(30, TimeUnit.SECONDS))
+								throw new IllegalStateException("leave() of member " + id + " returned false");
+							c.tLeave[id] = System.nanoTime();
+						}
+						catch (Throwable e)
+						{
+							c.error = e;
+						}
+						c.done.countDown();
+					}
+				}
+				catch (InterruptedException e)
+				{
+				}
+			});
+			threads[i].start();
+		}
+
+		List<String> lines = new ArrayList<>();
+		double[] rounds = new double[1 << 14];
+		int nrec = 0;
+		long cyclesAll = 0;
+		long tRec = System.nanoTime() + (long) (warmup * 1e9);
+		long tEnd = tRec + (long) (seconds * 1e9);
+		for (long c = 0;; c++)
+		{
+			long tStart = System.nanoTime();
+			if (tStart >= tEnd)
+				break;
+			DistributedDoubleBarrier[] b = new DistributedDoubleBarrier[n];
+			for (int i = 0; i < n; i++)
+				b[i] = new DistributedDoubleBarrier(clients[i], path, n);
+			DbCycle cy = new DbCycle(b, (int) (c % n));
+			for (int i = 0; i < n; i++)
+				queues[i].put(cy);
+			cy.goEarly.countDown();
+			long gapEnd = System.nanoTime() + (long) (gapMs * 1e6);
+			for (long left; (left = gapEnd - System.nanoTime()) > 0;)
+				Thread.sleep(left / 1000000, (int) (left % 1000000));
+			cy.goLast.countDown();
+			if (!cy.done.await(60, TimeUnit.SECONDS))
+				throw new IllegalStateException("cycle " + c + ": no progress for 60 s");
+			if (cy.error != null)
+				throw new RuntimeException("cycle " + c, cy.error);
+			cyclesAll++;
+			if (tStart < tRec)
+				continue;
+			long first = Long.MAX_VALUE, maxEnter = 0, minEnter = Long.MAX_VALUE, maxLeave = 0;
+			long t0 = cy.tCall[cy.last];
+			for (int i = 0; i < n; i++)
+			{
+				first = Math.min(first, cy.tCall[i]);
+				maxEnter = Math.max(maxEnter, cy.tEnter[i]);
+				minEnter = Math.min(minEnter, cy.tEnter[i]);
+				maxLeave = Math.max(maxLeave, cy.tLeave[i]);
+			}
+			lines.add(String.format("%d %d %.1f %.1f %.1f %.1f %.1f %.1f", nrec, cy.last,
+									(maxLeave - first) / 1e3, (maxEnter - t0) / 1e3, (maxLeave - t0) / 1e3,
+									(t0 - first) / 1e3, (minEnter - t0) / 1e3, (maxLeave - maxEnter) / 1e3));
+			if (nrec == rounds.length)
+				rounds = Arrays.copyOf(rounds, nrec * 2);
+			rounds[nrec++] = (maxLeave - first) / 1e3;
+		}
+		for (int i = 0; i < n; i++)
+			queues[i].put(STOP);
+		for (Thread t : threads)
+			t.join();
+		for (CuratorFramework cl : clients)
+			cl.close();
+		try (PrintWriter out = new PrintWriter(outfile))
+		{
+			for (String l : lines)
+				out.println(l);
+		}
+		double[] sorted = Arrays.copyOf(rounds, nrec);
+		Arrays.sort(sorted);
+		System.out.printf("dbarrier_members %d%n", n);
+		System.out.printf("dbarrier_jvms 1%n");
+		System.out.printf("dbarrier_seconds %.3f%n", seconds);
+		System.out.printf("dbarrier_gap_ms %.3f%n", gapMs);
+		System.out.printf("dbarrier_cycles %d%n", nrec);
+		System.out.printf("dbarrier_cycles_all %d%n", cyclesAll);
+		System.out.printf("dbarrier_early %d%n", early.get());
+		System.out.printf("dbarrier_round_p50_us %.1f%n", nrec > 0 ? sorted[nrec / 2] : 0.0);
+		if (early.get() > 0)
+			System.exit(1);
 	}
 
 	/* the contend mode: see the header comment */
