@@ -34,17 +34,25 @@
  * calls enter() GAP_MS (the optional argument after WARMUP_SECONDS;
  * default 5) after they were let go; every member calls leave() as soon as
  * its enter() returned; the next cycle starts once every leave() has
- * returned.  enter() and leave() are given 30 s (a timed-out or false one
- * fails the run).  Cycles that start after WARMUP_SECONDS are recorded, one
- * line each in OUTFILE (the columns of bench/pgclients dbarrier):
+ * returned.  enter() and leave() are given 30 s each.  Cycles that start
+ * after WARMUP_SECONDS are recorded, one line each in OUTFILE (the columns
+ * of bench/pgclients dbarrier):
  *   cycle last round_us release_us fromlast_us gap_us first_release_us leave_us
  * round_us: the first enter() called -> the last leave() returned;
  * release_us: the last member's enter() called (t0) -> the last enter()
  * returned; fromlast_us: t0 -> the last leave() returned; gap_us: the
  * first enter() called -> t0; first_release_us: t0 -> the first enter()
  * returned; leave_us: the last enter() returned -> the last leave()
- * returned.  Prints "key value" lines (dbarrier_cycles, dbarrier_early:
- * enter() calls of the early members that returned before t0).
+ * returned.  A cycle in which an early member's enter() returned before
+ * the last member called its own is not recorded (counted in
+ * dbarrier_early).  A cycle in which a call fails or returns false, or
+ * that does not end within 75 s (a member stuck in Curator's wait()), ends
+ * the run: what each member was doing, the stuck threads' stacks and the
+ * barrier's children go to stderr, the cycles recorded so far to OUTFILE,
+ * "dbarrier_abandoned hung" (or "failed") to stdout, and the exit status
+ * is 3.  The sessions are closed and the barrier's children deleted (by an
+ * extra client) at the end, and at the start too (left by an earlier run).
+ * Prints "key value" lines (dbarrier_cycles, dbarrier_early, ...).
  *
  * contend: THREADS threads, each with its own InterProcessMutex on
  * /bench/curator_contend, loop acquire(); release() as fast as they can.
@@ -67,7 +75,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -209,6 +216,9 @@ public class CuratorBench
 		final CountDownLatch goLast = new CountDownLatch(1);
 		final CountDownLatch done;
 		final long[] tCall, tEnter, tLeave;
+		/* per member: 0 not let go yet, 1 in enter(), 2 in leave(), 3 done */
+		final int[] stage;
+		volatile boolean early;
 		volatile Throwable error;
 
 		DbCycle(DistributedDoubleBarrier[] barriers, int last)
@@ -220,10 +230,31 @@ public class CuratorBench
 			tCall = new long[n];
 			tEnter = new long[n];
 			tLeave = new long[n];
+			stage = new int[n];
 		}
 	}
 
 	static final DbCycle STOP = new DbCycle(new DistributedDoubleBarrier[0], -1);
+
+	/* delete every child of the barrier node (left by an abandoned run) */
+	static int dbarrierClean(CuratorFramework admin, String path) throws Exception
+	{
+		int deleted = 0;
+		if (admin.checkExists().forPath(path) == null)
+			return 0;
+		for (String child : admin.getChildren().forPath(path))
+		{
+			try
+			{
+				admin.delete().forPath(path + "/" + child);
+				deleted++;
+			}
+			catch (org.apache.zookeeper.KeeperException.NoNodeException e)
+			{
+			}
+		}
+		return deleted;
+	}
 
 	/* the dbarrier mode: see the header comment */
 	static void dbarrier(String hosts, int n, String[] args) throws Exception
@@ -236,13 +267,15 @@ public class CuratorBench
 		double gapMs = args.length > 5 ? Double.parseDouble(args[5]) : 5.0;
 		String path = "/zklock/bench/db_c";
 
+		/* an extra client, not a member: cleans up, looks at a stuck cycle */
+		CuratorFramework admin = connect(hosts);
+		int stale = dbarrierClean(admin, path);
 		CuratorFramework[] clients = new CuratorFramework[n];
 		for (int i = 0; i < n; i++)
 			clients[i] = connect(hosts);
 		@SuppressWarnings("unchecked")
 		BlockingQueue<DbCycle>[] queues = new BlockingQueue[n];
 		Thread[] threads = new Thread[n];
-		AtomicLong early = new AtomicLong();
 		for (int i = 0; i < n; i++)
 		{
 			final int id = i;
@@ -258,15 +291,18 @@ public class CuratorBench
 						try
 						{
 							(id == c.last ? c.goLast : c.goEarly).await();
+							c.stage[id] = 1;
 							c.tCall[id] = System.nanoTime();
 							if (!c.barriers[id].enter(30, TimeUnit.SECONDS))
 								throw new IllegalStateException("enter() of member " + id + " returned false");
 							c.tEnter[id] = System.nanoTime();
 							if (c.goLast.getCount() > 0)
-								early.incrementAndGet();	/* released before the last arrived */
+								c.early = true;	/* released before the last arrived */
+							c.stage[id] = 2;
 							if (!c.barriers[id].leave(30, TimeUnit.SECONDS))
 								throw new IllegalStateException("leave() of member " + id + " returned false");
 							c.tLeave[id] = System.nanoTime();
+							c.stage[id] = 3;
 						}
 						catch (Throwable e)
 						{
@@ -278,7 +314,8 @@ public class CuratorBench
 				catch (InterruptedException e)
 				{
 				}
-			});
+			}, "member-" + i);
+			threads[i].setDaemon(true);
 			threads[i].start();
 		}
 
@@ -286,6 +323,8 @@ public class CuratorBench
 		double[] rounds = new double[1 << 14];
 		int nrec = 0;
 		long cyclesAll = 0;
+		long earlyCycles = 0;
+		String abandoned = null;
 		long tRec = System.nanoTime() + (long) (warmup * 1e9);
 		long tEnd = tRec + (long) (seconds * 1e9);
 		for (long c = 0;; c++)
@@ -304,11 +343,49 @@ public class CuratorBench
 			for (long left; (left = gapEnd - System.nanoTime()) > 0;)
 				Thread.sleep(left / 1000000, (int) (left % 1000000));
 			cy.goLast.countDown();
-			if (!cy.done.await(60, TimeUnit.SECONDS))
-				throw new IllegalStateException("cycle " + c + ": no progress for 60 s");
-			if (cy.error != null)
-				throw new RuntimeException("cycle " + c, cy.error);
+			/* enter() and leave() have 30 s each */
+			boolean finished = cy.done.await(75, TimeUnit.SECONDS);
+			if (!finished || cy.error != null)
+			{
+				/* what each member was doing, the stuck threads' stacks, the barrier's nodes */
+				String nl = System.lineSeparator();
+				String[] what = {"not let go", "in enter()", "in leave()", "done"};
+				StringBuilder d = new StringBuilder();
+				d.append(String.format("cycle %d (%s), last member %d: %s%n", c, tStart < tRec ? "warm-up" : "recorded",
+									   cy.last, finished ? "a call failed" : "no progress for 75 s"));
+				if (cy.error != null)
+					d.append("error: ").append(cy.error).append(nl);
+				for (int i = 0; i < n; i++)
+				{
+					int st = cy.stage[i];
+					d.append(String.format("member %d: %s", i, what[st]));
+					if (st >= 2)
+						d.append(String.format(" (its enter() returned %.1f ms after the last member's call)",
+											   (cy.tEnter[i] - cy.tCall[cy.last]) / 1e6));
+					d.append(nl);
+					if (st == 1 || st == 2)
+						for (StackTraceElement e : threads[i].getStackTrace())
+							d.append("    at ").append(e).append(nl);
+				}
+				try
+				{
+					List<String> ch = admin.getChildren().forPath(path);
+					d.append(String.format("children of %s: %d: %s%n", path, ch.size(), ch));
+				}
+				catch (Exception e)
+				{
+					d.append("children: ").append(e).append(nl);
+				}
+				System.err.print(d);
+				abandoned = finished ? "failed" : "hung";
+				break;
+			}
 			cyclesAll++;
+			if (cy.early)
+			{
+				earlyCycles++;
+				continue;
+			}
 			if (tStart < tRec)
 				continue;
 			long first = Long.MAX_VALUE, maxEnter = 0, minEnter = Long.MAX_VALUE, maxLeave = 0;
@@ -327,12 +404,18 @@ public class CuratorBench
 				rounds = Arrays.copyOf(rounds, nrec * 2);
 			rounds[nrec++] = (maxLeave - first) / 1e3;
 		}
-		for (int i = 0; i < n; i++)
-			queues[i].put(STOP);
-		for (Thread t : threads)
-			t.join();
+		if (abandoned == null)
+		{
+			for (int i = 0; i < n; i++)
+				queues[i].put(STOP);
+			for (Thread t : threads)
+				t.join();
+		}
+		/* closing the sessions deletes the members' nodes; then "ready" */
 		for (CuratorFramework cl : clients)
 			cl.close();
+		int left = dbarrierClean(admin, path);
+		admin.close();
 		try (PrintWriter out = new PrintWriter(outfile))
 		{
 			for (String l : lines)
@@ -346,10 +429,16 @@ public class CuratorBench
 		System.out.printf("dbarrier_gap_ms %.3f%n", gapMs);
 		System.out.printf("dbarrier_cycles %d%n", nrec);
 		System.out.printf("dbarrier_cycles_all %d%n", cyclesAll);
-		System.out.printf("dbarrier_early %d%n", early.get());
+		System.out.printf("dbarrier_early %d%n", earlyCycles);
 		System.out.printf("dbarrier_round_p50_us %.1f%n", nrec > 0 ? sorted[nrec / 2] : 0.0);
-		if (early.get() > 0)
-			System.exit(1);
+		System.out.printf("dbarrier_stale_nodes_deleted %d%n", stale);
+		System.out.printf("dbarrier_nodes_left_deleted %d%n", left);
+		if (abandoned != null)
+		{
+			System.out.printf("dbarrier_abandoned %s%n", abandoned);
+			System.out.flush();
+			System.exit(3);
+		}
 	}
 
 	/* the contend mode: see the header comment */

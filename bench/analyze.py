@@ -388,7 +388,8 @@ def main():
             if not log and not rows:
                 continue
             run = {"round": r, "cycles": len(rows), "early": int(num(log, "dbarrier_early", 0)),
-                   "cycles_all": int(num(log, "dbarrier_cycles_all", 0))}
+                   "cycles_all": int(num(log, "dbarrier_cycles_all", 0)),
+                   "abandoned": log.get("dbarrier_abandoned", "")}
             for col, name in ((5, "gap_us"), (6, "first_release_us"), (7, "leave_us")):
                 run[name] = statistics.median(x[col] for x in rows) if rows else NAN
             # the release by where the last member was (zklock: even
@@ -1059,9 +1060,17 @@ def main():
         rows.append(f"| members | 8 backends, 4 per server, a ZooKeeper session each | 8 CuratorFramework clients "
                     f"(8 ZooKeeper sessions) in 1 JVM, a thread each |")
         rows.append(f"| recorded cycles per run, in round order | {each(s_, 'cycles')} | {each(c_, 'cycles')} |")
-        rows.append(f"| cycles in which an early member was released before the last one arrived | "
+        rows.append(f"| cycles in which an early member was released before the last one arrived (not recorded) | "
                     f"{sum(x['early'] for x in dbarrier_runs.get(s_, []))} | "
                     f"{sum(x['early'] for x in dbarrier_runs.get(c_, []))} |")
+
+        def abandoned(side):
+            ab = [f"round {x['round']} ({x['abandoned']}, after {x['cycles']} recorded cycles)"
+                  for x in dbarrier_runs.get(side, []) if x["abandoned"]]
+            return ", ".join(ab) if ab else "none"
+
+        rows.append(f"| runs abandoned (a cycle that hung or whose call failed; the cycles recorded before it are kept) "
+                    f"| {abandoned(s_)} | {abandoned(c_)} |")
         rows.append(f"| head start: the first enter sent → the last member's enter sent (µs) | "
                     f"{fmt(dbr(s_, 'gap_us'))} | {fmt(dbr(c_, 'gap_us'))} |")
         rows.append(f"| the last member's enter sent → the first member released (µs) | "
@@ -1178,7 +1187,9 @@ def main():
         for side in ("sql_dbarrier8", "curator_dbarrier8"):
             runs = dbarrier_runs.get(side, [])
             summary.append(f"Barrier phase, {side}: cycles per run {' / '.join(str(x['cycles']) for x in runs)}, "
-                           f"early releases {sum(x['early'] for x in runs)}, head start {fmt(dbr(side, 'gap_us'))} us, "
+                           f"early releases {sum(x['early'] for x in runs)}, abandoned runs "
+                           f"{', '.join(str(x['round']) + ' ' + x['abandoned'] for x in runs if x['abandoned']) or 'none'}, "
+                           f"head start {fmt(dbr(side, 'gap_us'))} us, "
                            f"first released {fmt(dbr(side, 'first_release_us'))} us after the last enter, "
                            f"leave {fmt(dbr(side, 'leave_us'))} us")
     summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")

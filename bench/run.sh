@@ -555,12 +555,29 @@ run_lease_renew() { # seconds outfile
 # dbarrierN (cycle last round_us release_us fromlast_us gap_us
 # first_release_us leave_us) split into one file per figure, named like
 # the variants' files
-split_cycles() { # variant round
+split_cycles() { # variant round [may-be-empty]
 	local v=$1 r=$2 c=$RAW/$1.r$2.cycles
 	awk '{ print $3 }' "$c" >"$RAW/$v.r$r.txt"
 	awk '{ print $4 }' "$c" >"$RAW/${v}_release.r$r.txt"
 	awk '{ print $5 }' "$c" >"$RAW/${v}_fromlast.r$r.txt"
-	[ -s "$RAW/$v.r$r.txt" ] || { echo "no cycle recorded in $c" >&2; return 1; }
+	[ -s "$RAW/$v.r$r.txt" ] || [ -n "${3:-}" ] || { echo "no cycle recorded in $c" >&2; return 1; }
+}
+
+# barrier phase, Curator's side: a run that CuratorBench abandoned (exit 3:
+# a cycle hung in Curator's DistributedDoubleBarrier, or a call failed; the
+# details are in its log) keeps the cycles recorded until then, is listed
+# in raw/dbarrier_abandoned.txt, and the phase goes on
+run_curator_dbarrier() { # variant round
+	local v=$1 r=$2 rc=0
+	run_bounded $((SECONDS_PER + 300)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
+		"dbarrier$((2 * BARRIER_PER_SERVER))" "$SECONDS_PER" "$RAW/$v.r$r.cycles" "$JAVA_WARMUP" "$BARRIER_GAP_MS" || rc=$?
+	if [ $rc = 3 ]; then
+		echo "$v $r" >>"$RAW/dbarrier_abandoned.txt"
+		log "WARNING: CuratorBench abandoned $v in round $r (see $RAW/$v.r$r.log)"
+		split_cycles "$v" "$r" may-be-empty
+		return 0
+	fi
+	[ $rc = 0 ] && split_cycles "$v" "$r"
 }
 
 run_variant() { # name round
@@ -585,11 +602,7 @@ run_variant() { # name round
 			/bench/db "$SECONDS_PER" "$PGB_WARMUP" "$BARRIER_GAP_MS" "$RAW/$v.r$r.cycles" &&
 			split_cycles "$v" "$r"
 		;;
-	curator_dbarrier8)
-		run_bounded $((SECONDS_PER + 120)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
-			"dbarrier$((2 * BARRIER_PER_SERVER))" "$SECONDS_PER" "$RAW/$v.r$r.cycles" "$JAVA_WARMUP" "$BARRIER_GAP_MS" &&
-			split_cycles "$v" "$r"
-		;;
+	curator_dbarrier8) run_curator_dbarrier "$v" "$r" ;;
 	curator_multi*) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" "${v#curator_}" "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	curator_semaphore) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" semaphore "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
