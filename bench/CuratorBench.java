@@ -34,7 +34,7 @@
  * calls enter() GAP_MS (the optional argument after WARMUP_SECONDS;
  * default 5) after they were let go; every member calls leave() as soon as
  * its enter() returned; the next cycle starts once every leave() has
- * returned.  enter() and leave() are given 30 s each.  Cycles that start
+ * returned.  enter() and leave() are given 10 s each.  Cycles that start
  * after WARMUP_SECONDS are recorded, one line each in OUTFILE (the columns
  * of bench/pgclients dbarrier):
  *   cycle last round_us release_us fromlast_us gap_us first_release_us leave_us
@@ -46,13 +46,19 @@
  * returned.  A cycle in which an early member's enter() returned before
  * the last member called its own is not recorded (counted in
  * dbarrier_early).  A cycle in which a call fails or returns false, or
- * that does not end within 75 s (a member stuck in Curator's wait()), ends
- * the run: what each member was doing, the stuck threads' stacks and the
- * barrier's children go to stderr, the cycles recorded so far to OUTFILE,
- * "dbarrier_abandoned hung" (or "failed") to stdout, and the exit status
- * is 3.  The sessions are closed and the barrier's children deleted (by an
- * extra client) at the end, and at the start too (left by an earlier run).
- * Prints "key value" lines (dbarrier_cycles, dbarrier_early, ...).
+ * that is not over after 25 s (a member stuck in Curator's wait()), is an
+ * incident: what each member was doing, the stuck threads' stacks and the
+ * barrier's children go to stderr; the members still in a call are
+ * interrupted, every member's session is closed (its node goes), what is
+ * left under the barrier is deleted, the members connect again, and the
+ * measured time left is measured again after a new warm-up; the cycles
+ * recorded before are kept (dbarrier_incidents counts them).  The third
+ * incident, or members that do not come back from the interruption, end
+ * the run: the cycles recorded so far go to OUTFILE, "dbarrier_abandoned
+ * hung" (or "failed") to stdout, and the exit status is 3.  The barrier's
+ * children are deleted (by an extra client) at the start too (left by an
+ * earlier run).  Prints "key value" lines (dbarrier_cycles,
+ * dbarrier_early, dbarrier_incidents, ...).
  *
  * contend: THREADS threads, each with its own InterProcessMutex on
  * /bench/curator_contend, loop acquire(); release() as fast as they can.
@@ -216,10 +222,12 @@ public class CuratorBench
 		final CountDownLatch goLast = new CountDownLatch(1);
 		final CountDownLatch done;
 		final long[] tCall, tEnter, tLeave;
-		/* per member: 0 not let go yet, 1 in enter(), 2 in leave(), 3 done */
+		/* per member: 0 not let go yet, 1 in enter(), 2 in leave(), 3 left */
 		final int[] stage;
+		final boolean[] finished;
+		final String[] failure;
 		volatile boolean early;
-		volatile Throwable error;
+		volatile boolean failed;
 
 		DbCycle(DistributedDoubleBarrier[] barriers, int last)
 		{
@@ -231,6 +239,8 @@ public class CuratorBench
 			tEnter = new long[n];
 			tLeave = new long[n];
 			stage = new int[n];
+			finished = new boolean[n];
+			failure = new String[n];
 		}
 	}
 
@@ -255,6 +265,44 @@ public class CuratorBench
 		}
 		return deleted;
 	}
+
+	/* what each member of a cycle that did not end well was doing */
+	static String dbarrierDiagnosis(DbCycle cy, long c, boolean warmup, boolean ended, Thread[] threads,
+									CuratorFramework admin, String path)
+	{
+		String nl = System.lineSeparator();
+		String[] what = {"not let go", "in enter()", "in leave()", "left"};
+		StringBuilder d = new StringBuilder();
+		d.append(String.format("cycle %d (%s), last member %d: %s%n", c, warmup ? "warm-up" : "recorded", cy.last,
+							   ended ? "a call failed" : "not over after " + DB_CYCLE_LIMIT_S + " s"));
+		for (int i = 0; i < cy.stage.length; i++)
+		{
+			int st = cy.stage[i];
+			d.append(String.format("member %d: %s", i, cy.finished[i] && cy.failure[i] != null ? "failed " + what[st] + ": "
+								   + cy.failure[i] : (cy.finished[i] ? "" : "still ") + what[st]));
+			if (st >= 2)
+				d.append(String.format(" (its enter() returned %.1f ms after the last member's call)",
+									   (cy.tEnter[i] - cy.tCall[cy.last]) / 1e6));
+			d.append(nl);
+			if (!cy.finished[i])
+				for (StackTraceElement e : threads[i].getStackTrace())
+					d.append("    at ").append(e).append(nl);
+		}
+		try
+		{
+			List<String> ch = admin.getChildren().forPath(path);
+			d.append(String.format("children of %s: %d: %s%n", path, ch.size(), ch));
+		}
+		catch (Exception e)
+		{
+			d.append("children: ").append(e).append(nl);
+		}
+		return d.toString();
+	}
+
+	static final int DB_CALL_LIMIT_S = 10;	/* enter() and leave() each */
+	static final int DB_CYCLE_LIMIT_S = 25;
+	static final int DB_MAX_INCIDENTS = 3;
 
 	/* the dbarrier mode: see the header comment */
 	static void dbarrier(String hosts, int n, String[] args) throws Exception
@@ -281,38 +329,47 @@ public class CuratorBench
 			final int id = i;
 			queues[i] = new LinkedBlockingQueue<>();
 			threads[i] = new Thread(() -> {
-				try
+				for (;;)
 				{
-					for (;;)
+					DbCycle c;
+
+					try
 					{
-						DbCycle c = queues[id].take();
-						if (c == STOP)
-							return;
-						try
-						{
-							(id == c.last ? c.goLast : c.goEarly).await();
-							c.stage[id] = 1;
-							c.tCall[id] = System.nanoTime();
-							if (!c.barriers[id].enter(30, TimeUnit.SECONDS))
-								throw new IllegalStateException("enter() of member " + id + " returned false");
-							c.tEnter[id] = System.nanoTime();
-							if (c.goLast.getCount() > 0)
-								c.early = true;	/* released before the last arrived */
-							c.stage[id] = 2;
-							if (!c.barriers[id].leave(30, TimeUnit.SECONDS))
-								throw new IllegalStateException("leave() of member " + id + " returned false");
-							c.tLeave[id] = System.nanoTime();
-							c.stage[id] = 3;
-						}
-						catch (Throwable e)
-						{
-							c.error = e;
-						}
+						c = queues[id].take();
+					}
+					catch (InterruptedException e)
+					{
+						continue;	/* meant for a call of a cycle now over */
+					}
+					if (c == STOP)
+						return;
+					Thread.interrupted();
+					try
+					{
+						(id == c.last ? c.goLast : c.goEarly).await();
+						c.stage[id] = 1;
+						c.tCall[id] = System.nanoTime();
+						if (!c.barriers[id].enter(DB_CALL_LIMIT_S, TimeUnit.SECONDS))
+							throw new IllegalStateException("returned false");
+						c.tEnter[id] = System.nanoTime();
+						if (c.goLast.getCount() > 0)
+							c.early = true;	/* released before the last arrived */
+						c.stage[id] = 2;
+						if (!c.barriers[id].leave(DB_CALL_LIMIT_S, TimeUnit.SECONDS))
+							throw new IllegalStateException("returned false");
+						c.tLeave[id] = System.nanoTime();
+						c.stage[id] = 3;
+					}
+					catch (Throwable e)
+					{
+						c.failure[id] = e.toString();
+						c.failed = true;
+					}
+					finally
+					{
+						c.finished[id] = true;
 						c.done.countDown();
 					}
-				}
-				catch (InterruptedException e)
-				{
 				}
 			}, "member-" + i);
 			threads[i].setDaemon(true);
@@ -324,6 +381,7 @@ public class CuratorBench
 		int nrec = 0;
 		long cyclesAll = 0;
 		long earlyCycles = 0;
+		int incidents = 0;
 		String abandoned = null;
 		long tRec = System.nanoTime() + (long) (warmup * 1e9);
 		long tEnd = tRec + (long) (seconds * 1e9);
@@ -343,42 +401,40 @@ public class CuratorBench
 			for (long left; (left = gapEnd - System.nanoTime()) > 0;)
 				Thread.sleep(left / 1000000, (int) (left % 1000000));
 			cy.goLast.countDown();
-			/* enter() and leave() have 30 s each */
-			boolean finished = cy.done.await(75, TimeUnit.SECONDS);
-			if (!finished || cy.error != null)
+			boolean ended = cy.done.await(DB_CYCLE_LIMIT_S, TimeUnit.SECONDS);
+			if (!ended || cy.failed)
 			{
-				/* what each member was doing, the stuck threads' stacks, the barrier's nodes */
-				String nl = System.lineSeparator();
-				String[] what = {"not let go", "in enter()", "in leave()", "done"};
-				StringBuilder d = new StringBuilder();
-				d.append(String.format("cycle %d (%s), last member %d: %s%n", c, tStart < tRec ? "warm-up" : "recorded",
-									   cy.last, finished ? "a call failed" : "no progress for 75 s"));
-				if (cy.error != null)
-					d.append("error: ").append(cy.error).append(nl);
+				/*
+				 * An incident: say where every member was, interrupt the
+				 * ones still in a call, close every member's session (its
+				 * node goes), delete what is left (a "ready"), connect
+				 * again and measure the remaining time again after a new
+				 * warm-up.  The cycles recorded before it are kept.
+				 */
+				incidents++;
+				System.err.print("incident " + incidents + ": "
+								 + dbarrierDiagnosis(cy, c, tStart < tRec, ended, threads, admin, path));
+				for (int i = 0; i < n; i++)
+					if (!cy.finished[i])
+						threads[i].interrupt();
+				if (!cy.done.await(10, TimeUnit.SECONDS) || incidents >= DB_MAX_INCIDENTS)
+				{
+					abandoned = ended ? "failed" : "hung";
+					break;
+				}
 				for (int i = 0; i < n; i++)
 				{
-					int st = cy.stage[i];
-					d.append(String.format("member %d: %s", i, what[st]));
-					if (st >= 2)
-						d.append(String.format(" (its enter() returned %.1f ms after the last member's call)",
-											   (cy.tEnter[i] - cy.tCall[cy.last]) / 1e6));
-					d.append(nl);
-					if (st == 1 || st == 2)
-						for (StackTraceElement e : threads[i].getStackTrace())
-							d.append("    at ").append(e).append(nl);
+					clients[i].close();
+					clients[i] = null;
 				}
-				try
-				{
-					List<String> ch = admin.getChildren().forPath(path);
-					d.append(String.format("children of %s: %d: %s%n", path, ch.size(), ch));
-				}
-				catch (Exception e)
-				{
-					d.append("children: ").append(e).append(nl);
-				}
-				System.err.print(d);
-				abandoned = finished ? "failed" : "hung";
-				break;
+				System.err.printf("incident %d: %d nodes deleted after the sessions were closed; connecting again%n",
+								  incidents, dbarrierClean(admin, path));
+				for (int i = 0; i < n; i++)
+					clients[i] = connect(hosts);
+				long recorded = Math.max(0, Math.min(tStart, tEnd) - tRec);
+				tRec = System.nanoTime() + (long) (warmup * 1e9);
+				tEnd = tRec + Math.max(0, (long) (seconds * 1e9) - recorded);
+				continue;
 			}
 			cyclesAll++;
 			if (cy.early)
@@ -413,7 +469,8 @@ public class CuratorBench
 		}
 		/* closing the sessions deletes the members' nodes; then "ready" */
 		for (CuratorFramework cl : clients)
-			cl.close();
+			if (cl != null)
+				cl.close();
 		int left = dbarrierClean(admin, path);
 		admin.close();
 		try (PrintWriter out = new PrintWriter(outfile))
@@ -430,6 +487,7 @@ public class CuratorBench
 		System.out.printf("dbarrier_cycles %d%n", nrec);
 		System.out.printf("dbarrier_cycles_all %d%n", cyclesAll);
 		System.out.printf("dbarrier_early %d%n", earlyCycles);
+		System.out.printf("dbarrier_incidents %d%n", incidents);
 		System.out.printf("dbarrier_round_p50_us %.1f%n", nrec > 0 ? sorted[nrec / 2] : 0.0);
 		System.out.printf("dbarrier_stale_nodes_deleted %d%n", stale);
 		System.out.printf("dbarrier_nodes_left_deleted %d%n", left);

@@ -389,7 +389,14 @@ def main():
                 continue
             run = {"round": r, "cycles": len(rows), "early": int(num(log, "dbarrier_early", 0)),
                    "cycles_all": int(num(log, "dbarrier_cycles_all", 0)),
-                   "abandoned": log.get("dbarrier_abandoned", "")}
+                   "abandoned": log.get("dbarrier_abandoned", ""),
+                   "incidents": int(num(log, "dbarrier_incidents", 0))}
+            # ZooKeeper's counters over the run (run.sh zk_counted), per
+            # cycle run (warm-up cycles and session set-up included)
+            zk = read_kv(os.path.join(raw, f"{side}.r{r}.zk"))
+            for k in ("zk_requests", "zk_writes", "zk_watch_events"):
+                run[k + "_per_cycle"] = (num(zk, k) / run["cycles_all"]
+                                         if k in zk and run["cycles_all"] > 0 else NAN)
             for col, name in ((5, "gap_us"), (6, "first_release_us"), (7, "leave_us")):
                 run[name] = statistics.median(x[col] for x in rows) if rows else NAN
             # the release by where the last member was (zklock: even
@@ -1069,7 +1076,10 @@ def main():
                   for x in dbarrier_runs.get(side, []) if x["abandoned"]]
             return ", ".join(ab) if ab else "none"
 
-        rows.append(f"| runs abandoned (a cycle that hung or whose call failed; the cycles recorded before it are kept) "
+        rows.append(f"| Curator cycles that hung or whose call failed, recovered from (sessions closed, nodes deleted, "
+                    f"reconnected, the time left measured again; the run's log has the stacks), per run | | "
+                    f"{' / '.join(str(x['incidents']) for x in dbarrier_runs.get(c_, []))} |")
+        rows.append(f"| runs abandoned (did not recover; the cycles recorded before are kept) "
                     f"| {abandoned(s_)} | {abandoned(c_)} |")
         rows.append(f"| head start: the first enter sent → the last member's enter sent (µs) | "
                     f"{fmt(dbr(s_, 'gap_us'))} | {fmt(dbr(c_, 'gap_us'))} |")
@@ -1081,6 +1091,13 @@ def main():
                     f"{fmt(dbr(s_, 'release_last_on_1_us'))} / {fmt(dbr(s_, 'release_last_on_2_us'))} | |")
         rows.append(f"| the last enter result → the last leave result (the leave, µs) | "
                     f"{fmt(dbr(s_, 'leave_us'))} | {fmt(dbr(c_, 'leave_us'))} |")
+        rows.append(f"| ZooKeeper requests received per cycle (server counter `zk_packets_received` over the run ÷ "
+                    f"every cycle of the run, warm-up and session set-up included) | "
+                    f"{fmt(dbr(s_, 'zk_requests_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_requests_per_cycle'), 1)} |")
+        rows.append(f"| … of which writes (zxids used: creates, deletes, multis, setData, failed writes too) | "
+                    f"{fmt(dbr(s_, 'zk_writes_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_writes_per_cycle'), 1)} |")
+        rows.append(f"| watch notifications sent per cycle (`zk_sum_node_*_watch_count`) | "
+                    f"{fmt(dbr(s_, 'zk_watch_events_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_watch_events_per_cycle'), 1)} |")
         return rows
 
     def ph_stmt_rows(variants):
@@ -1187,11 +1204,14 @@ def main():
         for side in ("sql_dbarrier8", "curator_dbarrier8"):
             runs = dbarrier_runs.get(side, [])
             summary.append(f"Barrier phase, {side}: cycles per run {' / '.join(str(x['cycles']) for x in runs)}, "
-                           f"early releases {sum(x['early'] for x in runs)}, abandoned runs "
+                           f"early releases {sum(x['early'] for x in runs)}, incidents "
+                           f"{sum(x['incidents'] for x in runs)}, abandoned runs "
                            f"{', '.join(str(x['round']) + ' ' + x['abandoned'] for x in runs if x['abandoned']) or 'none'}, "
                            f"head start {fmt(dbr(side, 'gap_us'))} us, "
                            f"first released {fmt(dbr(side, 'first_release_us'))} us after the last enter, "
-                           f"leave {fmt(dbr(side, 'leave_us'))} us")
+                           f"leave {fmt(dbr(side, 'leave_us'))} us; per cycle ZooKeeper requests "
+                           f"{fmt(dbr(side, 'zk_requests_per_cycle'), 1)}, writes {fmt(dbr(side, 'zk_writes_per_cycle'), 1)}, "
+                           f"watch events {fmt(dbr(side, 'zk_watch_events_per_cycle'), 1)}")
     summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")
     summary.append("Ratios (median over rounds; from medians | from means):")
     for key in list(ratios) + list(ph_ratios):
@@ -1384,15 +1404,20 @@ def main():
     md.append("`curator_dbarrier8`: `CuratorBench dbarrier8`, Curator's `DistributedDoubleBarrier` on "
               "`/zklock/bench/db_c` with 8 members: one JVM, 8 threads, each with its own CuratorFramework client "
               "(its own ZooKeeper session, as each backend has), a fresh `DistributedDoubleBarrier` object per "
-              "member and cycle (a fresh UUID-named node, as zklock's members have), `enter(30 s)` then `leave(30 s)`, "
+              "member and cycle (a fresh UUID-named node, as zklock's members have), `enter(10 s)` then `leave(10 s)`, "
               "the same lock-step cycles with the same head start (the 7 threads let go at once, the last one "
               "after the gap), timed in-process with `System.nanoTime()` the same three ways (`enter()` called / "
               "returned, `leave()` returned), after the JIT warm-up, a fresh JVM per round. Curator's last arrival "
               "makes 4 synchronous requests (exists of `ready` with a watch, create, getChildren, create `ready`); "
               "its waiting members return on the watch event without reading again. `barrier_floor_create` is "
               "`floor_create` (one ephemeral-sequential create from the C client) measured again in this phase. "
-              "A cycle in which a member's enter returns before the last member's was sent, or an enter or leave "
-              "that returns anything but true, fails the run.\n\n")
+              "On zklock's side, a cycle in which a member's enter returns before the last member's was sent, or "
+              "an enter or leave that returns anything but true, fails the run. On Curator's, such a cycle is "
+              "not recorded; a cycle that is not over after 25 s (Curator 5.4's `internalEnter` can `wait()` "
+              "without a deadline: a member whose watch on `ready` fired before it counted the participants, "
+              "some of whom had already left, never wakes up) or whose call failed is logged with every "
+              "member's stage and the stuck threads' stacks, the members' sessions are closed, the barrier "
+              "emptied, the clients connected again and the time left measured again after a new warm-up.\n\n")
     if "barrier" not in phases_run:
         md.append("Not measured in this run (phase `barrier` not selected).\n")
     else:

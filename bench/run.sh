@@ -76,7 +76,11 @@
 #       the same lock-step cycles timed the same way (CuratorBench
 #       dbarrier8, curator_dbarrier8*); and the floor "one create" measured
 #       again in this phase (barrier_floor_create); ratios within each of
-#       its rounds
+#       its rounds; ZooKeeper's request, write and watch counters around
+#       each side's run; a Curator cycle that hangs (Curator 5.4's enter()
+#       can wait forever) is logged with where each member was, and the run
+#       reconnects and goes on (CuratorBench; a run that cannot is kept as
+#       far as it got and the phase goes on)
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters
@@ -563,13 +567,32 @@ split_cycles() { # variant round [may-be-empty]
 	[ -s "$RAW/$v.r$r.txt" ] || [ -n "${3:-}" ] || { echo "no cycle recorded in $c" >&2; return 1; }
 }
 
+# barrier phase: ZooKeeper's counters (requests received, zxid = writes
+# applied or failed, watch notifications sent), to count what one side's
+# run cost the server
+zk_counters() {
+	local m z
+	m=$("$ZKCTL" 4lw "$ZKPORT" mntr)
+	z=$("$ZKCTL" 4lw "$ZKPORT" srvr | sed -n 's/^Zxid: //p')
+	echo "$(awk '$1 == "zk_packets_received" { print $2 }' <<<"$m") $((z)) $(awk '$1 ~ /^zk_sum_node_.*_watch_count$/ { w += $2 } END { print w + 0 }' <<<"$m")"
+}
+zk_counted() { # outfile command...: run the command, write the counters' deltas to outfile
+	local out=$1 a b rc=0
+	shift
+	read -r -a a <<<"$(zk_counters)"
+	"$@" || rc=$?
+	read -r -a b <<<"$(zk_counters)"
+	printf 'zk_requests %d\nzk_writes %d\nzk_watch_events %d\n' $((b[0] - a[0])) $((b[1] - a[1])) $((b[2] - a[2])) >"$out"
+	return $rc
+}
+
 # barrier phase, Curator's side: a run that CuratorBench abandoned (exit 3:
 # a cycle hung in Curator's DistributedDoubleBarrier, or a call failed; the
 # details are in its log) keeps the cycles recorded until then, is listed
 # in raw/dbarrier_abandoned.txt, and the phase goes on
 run_curator_dbarrier() { # variant round
 	local v=$1 r=$2 rc=0
-	run_bounded $((SECONDS_PER + 300)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
+	zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 300)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
 		"dbarrier$((2 * BARRIER_PER_SERVER))" "$SECONDS_PER" "$RAW/$v.r$r.cycles" "$JAVA_WARMUP" "$BARRIER_GAP_MS" || rc=$?
 	if [ $rc = 3 ]; then
 		echo "$v $r" >>"$RAW/dbarrier_abandoned.txt"
@@ -598,7 +621,7 @@ run_variant() { # name round
 	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
 	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_dbarrier8)
-		run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
+		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
 			/bench/db "$SECONDS_PER" "$PGB_WARMUP" "$BARRIER_GAP_MS" "$RAW/$v.r$r.cycles" &&
 			split_cycles "$v" "$r"
 		;;
