@@ -14,8 +14,11 @@ range over rounds), so that slow drift of the shared machine cancels.
 Targets are judged on the median-based ratios (robust to the latency
 spikes other jobs on this machine cause); the mean-based ratios are shown
 next to them.  The multi, semaphore and lease phases have rounds of their
-own (machine.txt: multi_rounds, semaphore_rounds, lease_rounds) and are
-treated the same way.
+own (machine.txt: multi_rounds, semaphore_rounds, lease_rounds,
+barrier_rounds) and are treated the same way.  The barrier phase's samples
+are lock-step cycles of a double barrier (one line per cycle in
+raw/<variant>.r<round>.cycles, split by run.sh into raw/<variant>.r<round>.txt
+(whole cycle), <variant>_release.r<round>.txt and <variant>_fromlast...).
 Any subset of phases may be present: what did not run is "not measured".
 """
 import glob
@@ -80,6 +83,25 @@ LEASE_VARIANTS = [
      "TTL node, its answer awaited"),
     ("sql_lease_renew", "pgbench: SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by psql before the run"),
 ]
+# the barrier phase: lock-step cycles of a double barrier of 8 members; its
+# "variants" are the three figures of every cycle on each side (run.sh
+# splits each run's per-cycle lines into them) and its own one-create floor
+BARRIER_VARIANTS = [
+    ("barrier_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
+    ("sql_dbarrier8", "zklock, one cycle whole: the first `zk_double_barrier_enter` sent → the last "
+     "`zk_double_barrier_leave` result (includes the head start of the first 7 members)"),
+    ("sql_dbarrier8_release", "zklock, the release: the last member's `zk_double_barrier_enter` sent → the last "
+     "enter result (from the last arrival to every member released)"),
+    ("sql_dbarrier8_fromlast", "zklock, the last member's enter sent → the last leave result (the cycle without the "
+     "head start)"),
+    ("curator_dbarrier8", "Curator, one cycle whole: the first `enter()` called → the last `leave()` returned "
+     "(includes the same head start)"),
+    ("curator_dbarrier8_release", "Curator, the release: the last member's `enter()` called → the last `enter()` "
+     "returned"),
+    ("curator_dbarrier8_fromlast", "Curator, the last member's `enter()` called → the last `leave()` returned"),
+]
+BARRIER_RUN_VARIANTS = [(v, d) for v, d in BARRIER_VARIANTS
+                        if v in ("barrier_floor_create", "sql_dbarrier8", "curator_dbarrier8")]
 NAN = float("nan")
 
 # the targets' limits
@@ -95,6 +117,8 @@ T_MULTI_PEER = 5.0      # curator_multiN / sql_multiN >=
 T_SEM_PEER = 0.8        # sql_semaphore / curator_semaphore <=
 T_LEASE_CYCLE = 2.5     # sql_lease_cycle / lease_floor_create <=
 T_LEASE_RENEW = 1.2     # sql_lease_renew / lease_floor_create <=
+T_DBARRIER_RELEASE = 3.0  # sql_dbarrier8_release / barrier_floor_create <=
+T_DBARRIER_PEER = 0.5     # sql_dbarrier8 / curator_dbarrier8 <=
 
 
 def pct(sorted_vals, p):
@@ -143,6 +167,7 @@ def main():
     multi_rounds = int(machine.get("multi_rounds", "0"))
     sem_rounds = int(machine.get("semaphore_rounds", "0"))
     lease_rounds = int(machine.get("lease_rounds", "0"))
+    barrier_rounds = int(machine.get("barrier_rounds", "0"))
 
     # ---- per-variant, per-round statistics
     def round_stats(v, nrounds):
@@ -168,7 +193,8 @@ def main():
     # the multi, semaphore and lease phases' variants, kept apart from the
     # latency variants (plot, latency table, noise table)
     ph_rounds = {**{v: multi_rounds for v, _ in MULTI_VARIANTS}, **{v: sem_rounds for v, _ in SEM_VARIANTS},
-                 **{v: lease_rounds for v, _ in LEASE_VARIANTS}}
+                 **{v: lease_rounds for v, _ in LEASE_VARIANTS},
+                 **{v: barrier_rounds for v, _ in BARRIER_VARIANTS}}
     ph_per_round = {v: round_stats(v, n) for v, n in ph_rounds.items()}
 
     # pooled over rounds, every round weighing the same (a fast round has
@@ -320,7 +346,70 @@ def main():
                                               lambda g: g["sql_lease_cycle"] / g["lease_floor_ttlcycle"], lease_rounds),
         "lease_renew_over_renewfloor": ph_ratio(("sql_lease_renew", "lease_floor_renew"),
                                                 lambda g: g["sql_lease_renew"] / g["lease_floor_renew"], lease_rounds),
+        "dbarrier_release_over_create": ph_ratio(
+            ("sql_dbarrier8_release", "barrier_floor_create"),
+            lambda g: g["sql_dbarrier8_release"] / g["barrier_floor_create"], barrier_rounds),
+        "dbarrier_round_over_curator": ph_ratio(
+            ("sql_dbarrier8", "curator_dbarrier8"),
+            lambda g: g["sql_dbarrier8"] / g["curator_dbarrier8"], barrier_rounds),
+        "dbarrier_fromlast_over_curator": ph_ratio(
+            ("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast"),
+            lambda g: g["sql_dbarrier8_fromlast"] / g["curator_dbarrier8_fromlast"], barrier_rounds),
+        "dbarrier_release_over_curator": ph_ratio(
+            ("sql_dbarrier8_release", "curator_dbarrier8_release"),
+            lambda g: g["sql_dbarrier8_release"] / g["curator_dbarrier8_release"], barrier_rounds),
+        "curator_dbarrier_release_over_create": ph_ratio(
+            ("curator_dbarrier8_release", "barrier_floor_create"),
+            lambda g: g["curator_dbarrier8_release"] / g["barrier_floor_create"], barrier_rounds),
+        "dbarrier_fromlast_over_create": ph_ratio(
+            ("sql_dbarrier8_fromlast", "barrier_floor_create"),
+            lambda g: g["sql_dbarrier8_fromlast"] / g["barrier_floor_create"], barrier_rounds),
+        "curator_dbarrier_fromlast_over_create": ph_ratio(
+            ("curator_dbarrier8_fromlast", "barrier_floor_create"),
+            lambda g: g["curator_dbarrier8_fromlast"] / g["barrier_floor_create"], barrier_rounds),
     }
+
+    # the barrier phase: what each run printed, and the other columns of
+    # its per-cycle lines (cycle last round_us release_us fromlast_us
+    # gap_us first_release_us leave_us), median per run, then median over
+    # rounds
+    dbarrier_runs = {}
+    for side in ("sql_dbarrier8", "curator_dbarrier8"):
+        runs = []
+        for r in range(1, barrier_rounds + 1):
+            log = read_kv(os.path.join(raw, f"{side}.r{r}.log"))
+            cyc = os.path.join(raw, f"{side}.r{r}.cycles")
+            rows = []
+            if os.path.exists(cyc):
+                for line in open(cyc):
+                    p = line.split()
+                    if len(p) == 8:
+                        rows.append([float(x) for x in p])
+            if not log and not rows:
+                continue
+            run = {"round": r, "cycles": len(rows), "early": int(num(log, "dbarrier_early", 0)),
+                   "cycles_all": int(num(log, "dbarrier_cycles_all", 0)),
+                   "abandoned": log.get("dbarrier_abandoned", ""),
+                   "incidents": int(num(log, "dbarrier_incidents", 0))}
+            # ZooKeeper's counters over the run (run.sh zk_counted), per
+            # cycle run (warm-up cycles and session set-up included)
+            zk = read_kv(os.path.join(raw, f"{side}.r{r}.zk"))
+            for k in ("zk_requests", "zk_writes", "zk_watch_events"):
+                run[k + "_per_cycle"] = (num(zk, k) / run["cycles_all"]
+                                         if k in zk and run["cycles_all"] > 0 else NAN)
+            for col, name in ((5, "gap_us"), (6, "first_release_us"), (7, "leave_us")):
+                run[name] = statistics.median(x[col] for x in rows) if rows else NAN
+            # the release by where the last member was (zklock: even
+            # connections are on server 1, odd ones on server 2)
+            for srv in (0, 1):
+                sel = [x[3] for x in rows if int(x[1]) % 2 == srv]
+                run[f"release_last_on_{srv + 1}_us"] = statistics.median(sel) if sel else NAN
+            runs.append(run)
+        dbarrier_runs[side] = runs
+
+    def dbr(side, key):
+        vals = [x[key] for x in dbarrier_runs.get(side, []) if x[key] == x[key]]
+        return statistics.median(vals) if vals else NAN
 
     # per-statement mean latencies reported by pgbench -r (whole run,
     # warm-up included), median over rounds; an ARRAY[...] literal (which
@@ -576,6 +665,22 @@ def main():
                         f"{fmt(rmed('lease_renew_over_renewfloor'), 2)} × that"
                         if "lease_floor_renew" in ph_pooled else "")
                      if "sql_lease_renew" in ph_pooled else ""),
+        ratio_target(f"Double barrier, 8 members (4 backends per server), lock-step cycles: from the last member's "
+                     f"`zk_double_barrier_enter` to every member's return (`sql_dbarrier8_release`) "
+                     f"≤ {T_DBARRIER_RELEASE:g} × one create (`barrier_floor_create`, same phase)",
+                     "dbarrier_release_over_create", T_DBARRIER_RELEASE, "le",
+                     f"; {fmt(ph_med('sql_dbarrier8_release'))} µs vs floor {fmt(ph_med('barrier_floor_create'))} µs; "
+                     f"Curator's release {fmt(ph_med('curator_dbarrier8_release'))} µs = "
+                     f"{fmt(rmed('curator_dbarrier_release_over_create'), 2)} × one create"
+                     if "sql_dbarrier8_release" in ph_pooled else ""),
+        ratio_target(f"Double barrier, 8 members: a whole enter + leave cycle (`sql_dbarrier8`) ≤ {T_DBARRIER_PEER:g} × "
+                     f"Curator's DistributedDoubleBarrier cycle with 8 members (`curator_dbarrier8`, same phase)",
+                     "dbarrier_round_over_curator", T_DBARRIER_PEER, "le",
+                     f"; {fmt(ph_med('sql_dbarrier8'))} µs vs {fmt(ph_med('curator_dbarrier8'))} µs, both including "
+                     f"the {machine.get('barrier_gap_ms', '?')} ms head start of 7 members; without it (last enter → "
+                     f"last leave): {fmt(rmed('dbarrier_fromlast_over_curator'), 2)} × "
+                     f"({fmt(ph_med('sql_dbarrier8_fromlast'))} µs vs {fmt(ph_med('curator_dbarrier8_fromlast'))} µs)"
+                     if "sql_dbarrier8" in ph_pooled else ""),
         {
             "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                       f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
@@ -655,6 +760,7 @@ def main():
         "machine": machine, "per_round": per_round, "pooled": pooled, "ratios": ratios,
         "phase_per_round": ph_per_round, "phase_pooled": ph_pooled, "phase_ratios": ph_ratios,
         "phase_statements": ph_stmt, "phase_noise_runs": ph_noise, "lease_leftovers": lease_leftovers,
+        "dbarrier_runs": dbarrier_runs,
         "statements": stmt, "stack": stack, "contend": contend, "herd": herd, "scale": scale,
         "curator_contend": curator, "parallel": par, "release": release,
         "derived": {
@@ -875,9 +981,8 @@ def main():
     # ---- the multi and semaphore phases
     phases_run = machine.get("phases", "").split()
 
-    def ph_lat_rows(variants):
-        rows = ["| variant | what one op is | median µs | mean µs | p99 µs | ops | per-round medians µs |",
-                "|---|---|---:|---:|---:|---:|---|"]
+    def ph_lat_rows(variants, head="| variant | what one op is | median µs | mean µs | p99 µs | ops | per-round medians µs |"):
+        rows = [head, "|---|---|---:|---:|---:|---:|---|"]
         for v, desc in variants:
             if v not in ph_pooled:
                 rows.append(f"| `{v}` | {desc} | not measured | | | | |")
@@ -934,6 +1039,66 @@ def main():
         rrow_rounds("`sql_lease_renew` ÷ `lease_floor_renew` (zklock over a bare C client sending its traffic)",
                     "lease_renew_over_renewfloor"),
     ]
+
+    dbarrier_ratio_rows = [
+        "| ratio (computed within each round) | median over rounds (from medians) | each round, in order | "
+        "range over rounds | median over rounds (from means) |", "|---|---:|---:|---:|---:|",
+        rrow_rounds(f"`sql_dbarrier8_release` ÷ `barrier_floor_create` (target ≤ {T_DBARRIER_RELEASE:g})",
+                    "dbarrier_release_over_create"),
+        rrow_rounds(f"`sql_dbarrier8` ÷ `curator_dbarrier8` (whole cycles; target ≤ {T_DBARRIER_PEER:g})",
+                    "dbarrier_round_over_curator"),
+        rrow_rounds("`sql_dbarrier8_fromlast` ÷ `curator_dbarrier8_fromlast` (the cycles without the head start)",
+                    "dbarrier_fromlast_over_curator"),
+        rrow_rounds("`sql_dbarrier8_release` ÷ `curator_dbarrier8_release`", "dbarrier_release_over_curator"),
+        rrow_rounds("`curator_dbarrier8_release` ÷ `barrier_floor_create` (Curator's release, in creates)",
+                    "curator_dbarrier_release_over_create"),
+        rrow_rounds("`sql_dbarrier8_fromlast` ÷ `barrier_floor_create`", "dbarrier_fromlast_over_create"),
+        rrow_rounds("`curator_dbarrier8_fromlast` ÷ `barrier_floor_create`", "curator_dbarrier_fromlast_over_create"),
+    ]
+
+    def dbarrier_cycle_rows():
+        rows = ["| per run, median over rounds of each run's median | zklock (`pgclients dbarrier`) | "
+                "Curator (`CuratorBench dbarrier8`) |", "|---|---:|---:|"]
+        s_, c_ = "sql_dbarrier8", "curator_dbarrier8"
+
+        def each(side, key, digits=0):
+            return " / ".join(fmt(x[key], digits) for x in dbarrier_runs.get(side, []))
+
+        rows.append(f"| members | 8 backends, 4 per server, a ZooKeeper session each | 8 CuratorFramework clients "
+                    f"(8 ZooKeeper sessions) in 1 JVM, a thread each |")
+        rows.append(f"| recorded cycles per run, in round order | {each(s_, 'cycles')} | {each(c_, 'cycles')} |")
+        rows.append(f"| cycles in which an early member was released before the last one arrived (not recorded) | "
+                    f"{sum(x['early'] for x in dbarrier_runs.get(s_, []))} | "
+                    f"{sum(x['early'] for x in dbarrier_runs.get(c_, []))} |")
+
+        def abandoned(side):
+            ab = [f"round {x['round']} ({x['abandoned']}, after {x['cycles']} recorded cycles)"
+                  for x in dbarrier_runs.get(side, []) if x["abandoned"]]
+            return ", ".join(ab) if ab else "none"
+
+        rows.append(f"| Curator cycles that hung or whose call failed, recovered from (sessions closed, nodes deleted, "
+                    f"reconnected, the time left measured again; the run's log has the stacks), per run | | "
+                    f"{' / '.join(str(x['incidents']) for x in dbarrier_runs.get(c_, []))} |")
+        rows.append(f"| runs abandoned (did not recover; the cycles recorded before are kept) "
+                    f"| {abandoned(s_)} | {abandoned(c_)} |")
+        rows.append(f"| head start: the first enter sent → the last member's enter sent (µs) | "
+                    f"{fmt(dbr(s_, 'gap_us'))} | {fmt(dbr(c_, 'gap_us'))} |")
+        rows.append(f"| the last member's enter sent → the first member released (µs) | "
+                    f"{fmt(dbr(s_, 'first_release_us'))} | {fmt(dbr(c_, 'first_release_us'))} |")
+        rows.append(f"| the last member's enter sent → the last member released (`…_release`, µs) | "
+                    f"{fmt(ph_med(s_ + '_release'))} | {fmt(ph_med(c_ + '_release'))} |")
+        rows.append(f"| … when the last member was on server 1 / on server 2 (µs) | "
+                    f"{fmt(dbr(s_, 'release_last_on_1_us'))} / {fmt(dbr(s_, 'release_last_on_2_us'))} | |")
+        rows.append(f"| the last enter result → the last leave result (the leave, µs) | "
+                    f"{fmt(dbr(s_, 'leave_us'))} | {fmt(dbr(c_, 'leave_us'))} |")
+        rows.append(f"| ZooKeeper requests received per cycle (server counter `zk_packets_received` over the run ÷ "
+                    f"every cycle of the run, warm-up and session set-up included) | "
+                    f"{fmt(dbr(s_, 'zk_requests_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_requests_per_cycle'), 1)} |")
+        rows.append(f"| … of which writes (zxids used: creates, deletes, multis, setData, failed writes too) | "
+                    f"{fmt(dbr(s_, 'zk_writes_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_writes_per_cycle'), 1)} |")
+        rows.append(f"| watch notifications sent per cycle (`zk_sum_node_*_watch_count`) | "
+                    f"{fmt(dbr(s_, 'zk_watch_events_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_watch_events_per_cycle'), 1)} |")
+        return rows
 
     def ph_stmt_rows(variants):
         rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
@@ -1008,6 +1173,9 @@ def main():
           if "multi" in phases_run or "semaphore" in phases_run else []),
         *([f"- lease phase: {m.get('lease_rounds', '?')} rounds × {m.get('seconds_per_variant', '?')} s per variant "
            f"(same warm-ups)"] if "lease" in phases_run else []),
+        *([f"- barrier phase: {m.get('barrier_rounds', '?')} rounds × {m.get('seconds_per_variant', '?')} s per variant "
+           f"(same warm-ups), {m.get('barrier_members', '?')} members, head start {m.get('barrier_gap_ms', '?')} ms"]
+          if "barrier" in phases_run else []),
         *([f"- **PGOPTIONS was set in the environment of the run**: `{m['pgoptions_env']}`"] if m.get("pgoptions_env") else []),
         f"- noise: {noise_line}; load average at start {m.get('loadavg_start', '?')}, at end {m.get('loadavg_end', '?')}",
     ]
@@ -1022,9 +1190,9 @@ def main():
     if "sql_lock_async" not in pooled:
         summary.append(f"  {'sql_lock_async':18s} {async_why}")
     if ph_pooled:
-        summary.append(f"Multi ({multi_rounds} rounds), semaphore ({sem_rounds} rounds) and lease ({lease_rounds} rounds) "
-                       f"phases (µs; same statistics):")
-        for v, _ in MULTI_VARIANTS + SEM_VARIANTS + LEASE_VARIANTS:
+        summary.append(f"Multi ({multi_rounds} rounds), semaphore ({sem_rounds} rounds), lease ({lease_rounds} rounds) "
+                       f"and barrier ({barrier_rounds} rounds) phases (µs; same statistics):")
+        for v, _ in MULTI_VARIANTS + SEM_VARIANTS + LEASE_VARIANTS + BARRIER_VARIANTS:
             if v in ph_pooled:
                 p = ph_pooled[v]
                 summary.append(f"  {v:18s} median {p['median_of_round_medians']:8.1f}  mean {p['median_of_round_means']:8.1f}  "
@@ -1032,6 +1200,18 @@ def main():
                                f"{' / '.join(f'{x:.0f}' for x in p['round_medians'])})")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
+    if "barrier" in phases_run:
+        for side in ("sql_dbarrier8", "curator_dbarrier8"):
+            runs = dbarrier_runs.get(side, [])
+            summary.append(f"Barrier phase, {side}: cycles per run {' / '.join(str(x['cycles']) for x in runs)}, "
+                           f"early releases {sum(x['early'] for x in runs)}, incidents "
+                           f"{sum(x['incidents'] for x in runs)}, abandoned runs "
+                           f"{', '.join(str(x['round']) + ' ' + x['abandoned'] for x in runs if x['abandoned']) or 'none'}, "
+                           f"head start {fmt(dbr(side, 'gap_us'))} us, "
+                           f"first released {fmt(dbr(side, 'first_release_us'))} us after the last enter, "
+                           f"leave {fmt(dbr(side, 'leave_us'))} us; per cycle ZooKeeper requests "
+                           f"{fmt(dbr(side, 'zk_requests_per_cycle'), 1)}, writes {fmt(dbr(side, 'zk_writes_per_cycle'), 1)}, "
+                           f"watch events {fmt(dbr(side, 'zk_watch_events_per_cycle'), 1)}")
     summary.append(f"zklock.synchronous_release on the installed build: {sync_guc}")
     summary.append("Ratios (median over rounds; from medians | from means):")
     for key in list(ratios) + list(ph_ratios):
@@ -1199,6 +1379,67 @@ def main():
         if any(x["variant"] in dict(LEASE_VARIANTS) for x in ph_noise):
             md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
             md.extend(r + "\n" for r in ph_noise_rows(LEASE_VARIANTS, lease_rounds))
+    md.append("\n## Double barrier with 8 members\n\n")
+    md.append(f"Phase `barrier` ({ran('barrier', barrier_rounds)}): a double barrier of 8 members entered and left "
+              "in lock-step cycles, zklock against Curator, each side for the same seconds as a latency variant "
+              "(after the same warm-ups), with the one-create floor measured again in the phase; the three in the "
+              "listed order in odd rounds and in the reverse order in even ones. Every ratio is computed within a "
+              "round, on the per-round medians (means beside), and summarised as the median over the phase's "
+              "rounds; each round's value is shown.\n\n")
+    md.append(f"`sql_dbarrier8`: `bench/pgclients dbarrier`, 8 connections (4 to each server), driven by one "
+              "asynchronous libpq loop (`PQsendQuery`, simple protocol, `lock_timeout = 30s`). In every cycle 7 "
+              "members send `SELECT zk_double_barrier_enter('/bench/db', 8)` at once; the last one (connection c "
+              "mod 8 in cycle c, so both servers take turns) sends it "
+              f"{machine.get('barrier_gap_ms', '?')} ms later, so that it is the last to arrive and the 7 are "
+              "waiting; every member sends `SELECT zk_double_barrier_leave('/bench/db')` as soon as its enter "
+              "returned `true`; the next cycle starts once every leave returned `true`. Each cycle gives three "
+              "figures: the whole cycle (`sql_dbarrier8`: the first enter sent → the last leave result, so it "
+              "includes the head start of the 7), the release (`sql_dbarrier8_release`: the last member's enter "
+              "sent → the last enter result: from the last arrival to every member released) and the cycle without "
+              "the head start (`sql_dbarrier8_fromlast`: the last member's enter sent → the last leave result). "
+              "zklock's last arrival reads the barrier and creates its node in one round trip, then opens the "
+              "barrier with one multi; the 7 waiting members are woken by the creation of `ready`, read the barrier "
+              "again and return. Leaving follows Curator's algorithm, each member also reading the creation zxid of "
+              "the other participants so that it counts only its own round's.\n\n")
+    md.append("`curator_dbarrier8`: `CuratorBench dbarrier8`, Curator's `DistributedDoubleBarrier` on "
+              "`/zklock/bench/db_c` with 8 members: one JVM, 8 threads, each with its own CuratorFramework client "
+              "(its own ZooKeeper session, as each backend has), a fresh `DistributedDoubleBarrier` object per "
+              "member and cycle (a fresh UUID-named node, as zklock's members have), `enter(10 s)` then `leave(10 s)`, "
+              "the same lock-step cycles with the same head start (the 7 threads let go at once, the last one "
+              "after the gap), timed in-process with `System.nanoTime()` the same three ways (`enter()` called / "
+              "returned, `leave()` returned), after the JIT warm-up, a fresh JVM per round. Curator's last arrival "
+              "makes 4 synchronous requests (exists of `ready` with a watch, create, getChildren, create `ready`); "
+              "its waiting members return on the watch event without reading again. `barrier_floor_create` is "
+              "`floor_create` (one ephemeral-sequential create from the C client) measured again in this phase. "
+              "On zklock's side, a cycle in which a member's enter returns before the last member's was sent, or "
+              "an enter or leave that returns anything but true, fails the run. On Curator's, such a cycle is "
+              "not recorded; a cycle that is not over after 25 s (Curator 5.4's `internalEnter` can `wait()` "
+              "without a deadline: a member whose watch on `ready` fired before it counted the participants, "
+              "some of whom had already left, never wakes up) or whose call failed is logged with every "
+              "member's stage and the stuck threads' stacks, the members' sessions are closed, the barrier "
+              "emptied, the clients connected again and the time left measured again after a new warm-up.\n\n")
+    if "barrier" not in phases_run:
+        md.append("Not measured in this run (phase `barrier` not selected).\n")
+    else:
+        md.append(phase_note("barrier"))
+        md.extend(r + "\n" for r in ph_lat_rows(
+            BARRIER_VARIANTS,
+            "| variant | what one sample is | median µs | mean µs | p99 µs | samples (cycles) | per-round medians µs |"))
+        if "floor_create" in pooled:
+            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
+        md.append("\n")
+        md.extend(r + "\n" for r in dbarrier_ratio_rows)
+        md.append(f"\nTargets: from the last member's enter to every member's return ≤ {T_DBARRIER_RELEASE:g} × one "
+                  f"create: {verdict(check(rmed('dbarrier_release_over_create'), T_DBARRIER_RELEASE, 'le'), check(rmed('dbarrier_release_over_create', 'mean'), T_DBARRIER_RELEASE, 'le'))}; "
+                  f"a whole enter + leave cycle ≤ {T_DBARRIER_PEER:g} × Curator's: "
+                  f"{verdict(check(rmed('dbarrier_round_over_curator'), T_DBARRIER_PEER, 'le'), check(rmed('dbarrier_round_over_curator', 'mean'), T_DBARRIER_PEER, 'le'))} "
+                  f"(judged on the median over rounds of the per-round ratios of medians; without the head start: "
+                  f"{fmt(rmed('dbarrier_fromlast_over_curator'), 2)} ×).\n")
+        md.append("\nThe other columns of the per-cycle lines:\n\n")
+        md.extend(r + "\n" for r in dbarrier_cycle_rows())
+        if any(x["variant"] in dict(BARRIER_RUN_VARIANTS) for x in ph_noise):
+            md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
+            md.extend(r + "\n" for r in ph_noise_rows(BARRIER_RUN_VARIANTS, barrier_rounds))
     md.append("\n## Stacked re-acquire\n\n")
     md.append("A backend that holds `/bench/s` takes it again many times in one statement (no "
               "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
@@ -1314,10 +1555,10 @@ def main():
         "- Statistics: per round, the median and the mean of the per-op latencies; the tables show the "
         "median over rounds of those. Targets are judged on the median-based ratios; mean-based ratios "
         "are shown too.\n"
-        "- The multi, semaphore and lease phases run after the latency rounds, with rounds of their own (listed "
-        "order in odd rounds, reversed in even ones); their ratios use only figures of the same phase and round, "
-        "so the multi and lease phases measure their own one-create floor (`multi_floor_create`, "
-        "`lease_floor_create`).\n")
+        "- The multi, semaphore, lease and barrier phases run after the latency rounds, with rounds of their own "
+        "(listed order in odd rounds, reversed in even ones); their ratios use only figures of the same phase and "
+        "round, so the multi, lease and barrier phases measure their own one-create floor (`multi_floor_create`, "
+        "`lease_floor_create`, `barrier_floor_create`).\n")
     md.append("\n## Noise: CPU used by other people's processes during each variant run\n\n")
     md.append("`bench/cpuwatch.py` samples /proc every 0.5 s; a process is ours when it descends from "
               "run.sh or belongs to the benchmark's clusters or ZooKeeper. Percent of both cores, averaged "

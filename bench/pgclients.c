@@ -42,8 +42,32 @@
  *       checks that the queue nodes are gone (zk_lock_queue) right after
  *       the release returned.
  *
+ *   pgclients dbarrier CONN1 CONN2 NPER PATH SECONDS WARMUP GAP_MS OUTFILE
+ *       A double barrier of 2 * NPER members (NPER connections to each
+ *       server), driven in lock step by one asynchronous libpq loop: in
+ *       every cycle each connection sends SELECT
+ *       zk_double_barrier_enter(PATH, 2 * NPER) and, when its result
+ *       arrives, SELECT zk_double_barrier_leave(PATH); the next cycle
+ *       starts once every leave has returned.  All members but one send
+ *       their enter at once; the last one (connection c mod 2 * NPER in
+ *       cycle c, so both servers take turns) sends its enter GAP_MS later,
+ *       so that it is the last to arrive.  Cycles that start inside
+ *       [WARMUP, WARMUP + SECONDS) are recorded, one line each in OUTFILE:
+ *         cycle last round_us release_us fromlast_us gap_us first_release_us leave_us
+ *       round_us: the first enter sent -> the last leave result;
+ *       release_us: the last member's enter sent (t0) -> the last enter
+ *       result ("from the last arrival to every member released");
+ *       fromlast_us: t0 -> the last leave result; gap_us: the first enter
+ *       sent -> t0 (the deliberate head start of the others);
+ *       first_release_us: t0 -> the first enter result; leave_us: the last
+ *       enter result -> the last leave result.  An enter result of the
+ *       early members that arrives before t0 (the barrier opened without
+ *       the last member) is counted as "early"; any result other than true
+ *       fails the run.
+ *
  * Results are printed as "key value" lines for bench/analyze.py.
  */
+#define _GNU_SOURCE				/* ppoll */
 #include <errno.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -1197,12 +1221,255 @@ do_release(int argc, char **argv)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+
+/*
+ * collect_bool
+ *		Like collect, for a boolean result: *value is 1 for 't', 0 for 'f',
+ *		-1 for anything else.
+ */
+static int
+collect_bool(Client *cl, int *ok, int *value)
+{
+	PGresult   *r;
+
+	if (!PQconsumeInput(cl->conn))
+		die("connection lost: %s", PQerrorMessage(cl->conn));
+	if (PQisBusy(cl->conn))
+		return 0;
+	*ok = 1;
+	*value = -1;
+	while ((r = PQgetResult(cl->conn)) != NULL)
+	{
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		{
+			*ok = 0;
+			fprintf(stderr, "pgclients: query failed: %s", PQresultErrorMessage(r));
+		}
+		else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+			*value = strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 1 :
+				strcmp(PQgetvalue(r, 0, 0), "f") == 0 ? 0 : -1;
+		PQclear(r);
+	}
+	return 1;
+}
+
+/*
+ * do_dbarrier
+ *		Lock-step cycles of a double barrier's enter and leave: see the
+ *		header comment.
+ */
+static int
+do_dbarrier(int argc, char **argv)
+{
+	const char *conninfo[2];
+	int			nper;
+	const char *path;
+	double		seconds,
+				warmup,
+				gap_ms;
+	FILE	   *out;
+	Client	   *cl;
+	int			n;
+	char		enter_sql[512],
+				leave_sql[512],
+				session_sql[512];
+	double		t_rec,
+				t_end;
+	double	   *t_enter,
+			   *t_leave;
+	struct pollfd *pfd;
+	long		cycles_all = 0,
+				cycles = 0,
+				early = 0;
+	double	   *rounds;
+	long		cap = 1 << 14;
+
+	if (argc != 10)
+		die("usage: dbarrier CONN1 CONN2 NPER PATH SECONDS WARMUP GAP_MS OUTFILE");
+	conninfo[0] = argv[2];
+	conninfo[1] = argv[3];
+	nper = atoi(argv[4]);
+	path = argv[5];
+	seconds = atof(argv[6]);
+	warmup = atof(argv[7]);
+	gap_ms = atof(argv[8]);
+	out = fopen(argv[9], "w");
+	if (out == NULL)
+		die("%s: %s", argv[9], strerror(errno));
+
+	n = 2 * nper;
+	snprintf(enter_sql, sizeof(enter_sql), "SELECT zk_double_barrier_enter('%s', %d)", path, n);
+	snprintf(leave_sql, sizeof(leave_sql), "SELECT zk_double_barrier_leave('%s')", path);
+	snprintf(session_sql, sizeof(session_sql), "SELECT count(*) FROM zk_lock_queue('%s_session')", path);
+	cl = calloc(n, sizeof(Client));
+	pfd = calloc(n, sizeof(struct pollfd));
+	t_enter = calloc(n, sizeof(double));
+	t_leave = calloc(n, sizeof(double));
+	rounds = malloc(sizeof(double) * cap);
+	for (int i = 0; i < n; i++)
+	{
+		cl[i].server = i % 2;
+		cl[i].conn = connect_or_die(conninfo[i % 2]);
+		/* a hung barrier ends in 55P03 rather than never */
+		q1(cl[i].conn, "SET lock_timeout = '30s'");
+		/* opens the ZooKeeper session (a read of a path of its own) */
+		q1(cl[i].conn, session_sql);
+	}
+
+	t_rec = now_us() + warmup * 1e6;
+	t_end = t_rec + seconds * 1e6;
+	for (long c = 0;; c++)
+	{
+		int			last = (int) (c % n);
+		int			pending;
+		double		t_first,
+					t0,
+					gap_end,
+					max_enter = 0,
+					min_enter = 0,
+					max_leave = 0;
+		int			recorded;
+
+		t_first = now_us();
+		if (t_first >= t_end)
+			break;
+		recorded = t_first >= t_rec;
+		for (int i = 0; i < n; i++)
+		{
+			t_enter[i] = t_leave[i] = 0;
+			cl[i].state = ST_IDLE;
+		}
+		t0 = 0;
+		for (int i = 0; i < n; i++)
+		{
+			if (i == last)
+				continue;
+			send_or_die(&cl[i], enter_sql);
+			cl[i].state = ST_LOCKING;
+		}
+		pending = n;
+		gap_end = t_first + gap_ms * 1000;
+
+		/*
+		 * One loop for the gap (the last member not sent yet) and for the
+		 * rest of the cycle.
+		 */
+		while (pending > 0)
+		{
+			double		now = now_us();
+			struct timespec ts;
+			int			rc;
+
+			if (t0 == 0 && now >= gap_end)
+			{
+				t0 = now_us();
+				send_or_die(&cl[last], enter_sql);
+				cl[last].state = ST_LOCKING;
+			}
+			for (int i = 0; i < n; i++)
+			{
+				pfd[i].fd = (cl[i].state == ST_LOCKING || cl[i].state == ST_UNLOCKING) ?
+					PQsocket(cl[i].conn) : -1;
+				pfd[i].events = POLLIN;
+				pfd[i].revents = 0;
+			}
+			if (t0 == 0)
+			{
+				double		left = gap_end - now;
+
+				ts.tv_sec = (time_t) (left / 1e6);
+				ts.tv_nsec = (long) ((left - ts.tv_sec * 1e6) * 1000);
+			}
+			else
+			{
+				ts.tv_sec = 60;
+				ts.tv_nsec = 0;
+			}
+			rc = ppoll(pfd, n, &ts, NULL);
+			if (rc < 0 && errno != EINTR)
+				die("dbarrier: poll: %s", strerror(errno));
+			if (rc == 0 && t0 != 0)
+				die("dbarrier: no progress for 60 s in cycle %ld (%d members not done)", c, pending);
+			for (int i = 0; i < n; i++)
+			{
+				int			ok;
+				int			v;
+				double		t;
+
+				if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
+					continue;
+				if (!collect_bool(&cl[i], &ok, &v))
+					continue;
+				t = now_us();
+				if (!ok || v != 1)
+				{
+					printf("dbarrier_failed_cycle %ld\n", c);
+					printf("dbarrier_failed_member %d\n", i);
+					printf("dbarrier_failed_in %s\n", cl[i].state == ST_LOCKING ? "enter" : "leave");
+					printf("dbarrier_failed_result %s\n", ok ? (v == 0 ? "false" : "unexpected") : "error");
+					die("dbarrier: %s of member %d failed in cycle %ld",
+						cl[i].state == ST_LOCKING ? "enter" : "leave", i, c);
+				}
+				if (cl[i].state == ST_LOCKING)
+				{
+					t_enter[i] = t;
+					if (t0 == 0)
+						early++;	/* released before the last arrived */
+					send_or_die(&cl[i], leave_sql);
+					cl[i].state = ST_UNLOCKING;
+				}
+				else
+				{
+					t_leave[i] = t;
+					cl[i].state = ST_DONE;
+					pending--;
+				}
+			}
+		}
+		cycles_all++;
+		if (!recorded)
+			continue;
+		for (int i = 0; i < n; i++)
+		{
+			if (t_enter[i] > max_enter)
+				max_enter = t_enter[i];
+			if (min_enter == 0 || t_enter[i] < min_enter)
+				min_enter = t_enter[i];
+			if (t_leave[i] > max_leave)
+				max_leave = t_leave[i];
+		}
+		fprintf(out, "%ld %d %.1f %.1f %.1f %.1f %.1f %.1f\n", cycles, last,
+				max_leave - t_first, max_enter - t0, max_leave - t0, t0 - t_first,
+				min_enter - t0, max_leave - max_enter);
+		if (cycles == cap)
+		{
+			cap *= 2;
+			rounds = realloc(rounds, sizeof(double) * cap);
+		}
+		rounds[cycles++] = max_leave - t_first;
+	}
+	fclose(out);
+	qsort(rounds, cycles, sizeof(double), cmp_double);
+	printf("dbarrier_members %d\n", n);
+	printf("dbarrier_seconds %.3f\n", seconds);
+	printf("dbarrier_gap_ms %.3f\n", gap_ms);
+	printf("dbarrier_cycles %ld\n", cycles);
+	printf("dbarrier_cycles_all %ld\n", cycles_all);
+	printf("dbarrier_early %ld\n", early);
+	printf("dbarrier_round_p50_us %.1f\n", pct(rounds, cycles, 0.50));
+	printf("dbarrier_failures 0\n");
+	for (int i = 0; i < n; i++)
+		PQfinish(cl[i].conn);
+	return early == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		die("usage: pgclients contend|herd|stack|scale|parallel|release ...");
+		die("usage: pgclients contend|herd|stack|scale|parallel|release|dbarrier ...");
 	if (strcmp(argv[1], "contend") == 0)
 		return do_contend(argc, argv);
 	if (strcmp(argv[1], "herd") == 0)
@@ -1215,6 +1482,8 @@ main(int argc, char **argv)
 		return do_parallel(argc, argv);
 	if (strcmp(argv[1], "release") == 0)
 		return do_release(argc, argv);
+	if (strcmp(argv[1], "dbarrier") == 0)
+		return do_dbarrier(argc, argv);
 	die("unknown mode %s", argv[1]);
 	return 2;
 }

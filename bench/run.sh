@@ -10,11 +10,11 @@
 #            variant and round), --phase-seconds S (seconds of the contention
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
 #            --phases LIST (comma-separated subset of latency, multi,
-#            semaphore, lease, stack, contend, parallel, herd, scale,
-#            release, deadlock; default all; implies --no-docs), --variants
-#            LIST (comma-separated subset of the latency variants; implies
-#            --no-docs; the multi, semaphore and lease phases run all of
-#            theirs),
+#            semaphore, lease, barrier, stack, contend, parallel, herd,
+#            scale, release, deadlock; default all; implies --no-docs),
+#            --variants LIST (comma-separated subset of the latency
+#            variants; implies --no-docs; the multi, semaphore, lease and
+#            barrier phases run all of theirs),
 #            --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
 #            raw data of the last full run, e.g. after editing bench/NOTES.md)
@@ -61,6 +61,26 @@
 #       delete (bench/zkfloor.c ttlcycle, lease_floor_ttlcycle), and
 #       a setData of one TTL node (zkfloor renew, lease_floor_renew);
 #       ratios within each of its rounds
+#   (l) barrier: a double barrier of 8 members, 4 backends on each server
+#       (bench/pgclients dbarrier, one asynchronous libpq loop), cycles of
+#       SELECT zk_double_barrier_enter('/bench/db', 8) then, as soon as it
+#       returns, SELECT zk_double_barrier_leave('/bench/db'), in lock step:
+#       7 enters sent at once, the 8th (the last arrival, rotating over the
+#       8) sent BARRIER_GAP_MS (5 ms) later; each cycle timed whole (first
+#       enter sent -> last leave returned, sql_dbarrier8), from the last
+#       enter sent to the last enter returned (the release,
+#       sql_dbarrier8_release) and from the last enter sent to the last
+#       leave returned (sql_dbarrier8_fromlast); against Curator
+#       DistributedDoubleBarrier with 8 members on /zklock/bench/db_c, 1 JVM
+#       with 8 threads, a CuratorFramework client (ZooKeeper session) each,
+#       the same lock-step cycles timed the same way (CuratorBench
+#       dbarrier8, curator_dbarrier8*); and the floor "one create" measured
+#       again in this phase (barrier_floor_create); ratios within each of
+#       its rounds; ZooKeeper's request, write and watch counters around
+#       each side's run; a Curator cycle that hangs (Curator 5.4's enter()
+#       can wait forever) is logged with where each member was, and the run
+#       reconnects and goes on (CuratorBench; a run that cannot is kept as
+#       far as it got and the phase goes on)
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters
@@ -74,13 +94,13 @@
 #       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
-# this shared machine hits all variants alike.  The multi, semaphore and
-# lease phases run their own variants in rounds too, MULTI_ROUNDS,
-# SEM_ROUNDS and LEASE_ROUNDS of them (4, 6 and 6 in a full run, ROUNDS
-# with --quick or --rounds), in the listed order in odd rounds and the
-# reverse in even ones (zklock, Curator, Curator, zklock, ...), their
-# ratios again computed within each round; they take about 100 s, 70 s and
-# 130 s in a full run.  bench/analyze.py turns the
+# this shared machine hits all variants alike.  The multi, semaphore,
+# lease and barrier phases run their own variants in rounds too,
+# MULTI_ROUNDS, SEM_ROUNDS, LEASE_ROUNDS and BARRIER_ROUNDS of them (4, 6, 6
+# and 6 in a full run, ROUNDS with --quick or --rounds), in the listed
+# order in odd rounds and the reverse in even ones (zklock, Curator,
+# Curator, zklock, ...), their ratios again computed within each round;
+# they take about 100 s, 70 s, 130 s and 110 s in a full run.  bench/analyze.py turns the
 # raw samples into the tables and BENCHMARKS.md; gnuplot draws the plot.
 #
 # Everything started here (ZooKeeper, both postmasters, every client) is
@@ -94,7 +114,7 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency multi semaphore lease stack contend parallel herd scale release deadlock"
+ALL_PHASES="latency multi semaphore lease barrier stack contend parallel herd scale release deadlock"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
@@ -159,17 +179,21 @@ else
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
 	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15
 fi
-# rounds of the multi, semaphore and lease phases (even, so that the
-# forward and reversed orders pair up); --rounds and --quick set them to
-# ROUNDS
+# rounds of the multi, semaphore, lease and barrier phases (even, so that
+# the forward and reversed orders pair up); --rounds and --quick set them
+# to ROUNDS
 if [ -n "$USER_ROUNDS" ] || [ "$MODE" = quick ]; then
-	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS LEASE_ROUNDS=$ROUNDS
+	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS LEASE_ROUNDS=$ROUNDS BARRIER_ROUNDS=$ROUNDS
 else
-	MULTI_ROUNDS=4 SEM_ROUNDS=6 LEASE_ROUNDS=6
+	MULTI_ROUNDS=4 SEM_ROUNDS=6 LEASE_ROUNDS=6 BARRIER_ROUNDS=6
 fi
 MULTI_SIZES="10 100" # paths per multi-lock
 SEM_LEASES=4
 LEASE_TTL='60 s' # the lease phase's ttl (zkfloor's lease modes use 60 s too)
+# barrier phase: 2 x BARRIER_PER_SERVER members; the last member's enter is
+# sent BARRIER_GAP_MS after the others'
+BARRIER_PER_SERVER=4
+BARRIER_GAP_MS=5
 [ -n "$PHASE_SECONDS" ] && CONTEND_SECONDS=$PHASE_SECONDS
 PARALLEL_SECONDS=$CONTEND_SECONDS
 PARALLEL_WARMUP=1
@@ -317,6 +341,9 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "semaphore_leases $SEM_LEASES"
 	echo "lease_rounds $LEASE_ROUNDS"
 	echo "lease_ttl $LEASE_TTL"
+	echo "barrier_rounds $BARRIER_ROUNDS"
+	echo "barrier_members $((2 * BARRIER_PER_SERVER))"
+	echo "barrier_gap_ms $BARRIER_GAP_MS"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
@@ -528,6 +555,54 @@ run_lease_renew() { # seconds outfile
 	return $rc
 }
 
+# barrier phase: the per-cycle lines of pgclients dbarrier / CuratorBench
+# dbarrierN (cycle last round_us release_us fromlast_us gap_us
+# first_release_us leave_us) split into one file per figure, named like
+# the variants' files
+split_cycles() { # variant round [may-be-empty]
+	local v=$1 r=$2 c=$RAW/$1.r$2.cycles
+	awk '{ print $3 }' "$c" >"$RAW/$v.r$r.txt"
+	awk '{ print $4 }' "$c" >"$RAW/${v}_release.r$r.txt"
+	awk '{ print $5 }' "$c" >"$RAW/${v}_fromlast.r$r.txt"
+	[ -s "$RAW/$v.r$r.txt" ] || [ -n "${3:-}" ] || { echo "no cycle recorded in $c" >&2; return 1; }
+}
+
+# barrier phase: ZooKeeper's counters (requests received, zxid = writes
+# applied or failed, watch notifications sent), to count what one side's
+# run cost the server
+zk_counters() {
+	local m z
+	m=$("$ZKCTL" 4lw "$ZKPORT" mntr)
+	z=$("$ZKCTL" 4lw "$ZKPORT" srvr | sed -n 's/^Zxid: //p')
+	echo "$(awk '$1 == "zk_packets_received" { print $2 }' <<<"$m") $((z)) $(awk '$1 ~ /^zk_sum_node_.*_watch_count$/ { w += $2 } END { print w + 0 }' <<<"$m")"
+}
+zk_counted() { # outfile command...: run the command, write the counters' deltas to outfile
+	local out=$1 a b rc=0
+	shift
+	read -r -a a <<<"$(zk_counters)"
+	"$@" || rc=$?
+	read -r -a b <<<"$(zk_counters)"
+	printf 'zk_requests %d\nzk_writes %d\nzk_watch_events %d\n' $((b[0] - a[0])) $((b[1] - a[1])) $((b[2] - a[2])) >"$out"
+	return $rc
+}
+
+# barrier phase, Curator's side: a run that CuratorBench abandoned (exit 3:
+# a cycle hung in Curator's DistributedDoubleBarrier, or a call failed; the
+# details are in its log) keeps the cycles recorded until then, is listed
+# in raw/dbarrier_abandoned.txt, and the phase goes on
+run_curator_dbarrier() { # variant round
+	local v=$1 r=$2 rc=0
+	zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 300)) java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" \
+		"dbarrier$((2 * BARRIER_PER_SERVER))" "$SECONDS_PER" "$RAW/$v.r$r.cycles" "$JAVA_WARMUP" "$BARRIER_GAP_MS" || rc=$?
+	if [ $rc = 3 ]; then
+		echo "$v $r" >>"$RAW/dbarrier_abandoned.txt"
+		log "WARNING: CuratorBench abandoned $v in round $r (see $RAW/$v.r$r.log)"
+		split_cycles "$v" "$r" may-be-empty
+		return 0
+	fi
+	[ $rc = 0 ] && split_cycles "$v" "$r"
+}
+
 run_variant() { # name round
 	local v=$1 r=$2 f=$RAW/$1.r$2.txt
 	case "$v" in
@@ -544,6 +619,13 @@ run_variant() { # name round
 			lease_leftovers /bench/lease "$f"
 		;;
 	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
+	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	sql_dbarrier8)
+		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
+			/bench/db "$SECONDS_PER" "$PGB_WARMUP" "$BARRIER_GAP_MS" "$RAW/$v.r$r.cycles" &&
+			split_cycles "$v" "$r"
+		;;
+	curator_dbarrier8) run_curator_dbarrier "$v" "$r" ;;
 	curator_multi*) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" "${v#curator_}" "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	curator_semaphore) run_bounded 120 java -Xmx256m -cp "$BUILD:$CURATOR_CP" CuratorBench "$ZKHOSTS" semaphore "$SECONDS_PER" "$f" "$JAVA_WARMUP" ;;
 	floor_pattern) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" pattern "$SECONDS_PER" "$f" "$FLOOR_WARMUP" "$GAP_US" ;;
@@ -643,6 +725,22 @@ if want lease; then
 	run_phase_rounds lease "$LEASE_ROUNDS" lease_floor_create lease_floor_ttlcycle sql_lease_cycle \
 		lease_floor_renew sql_lease_renew
 	phase_end lease
+fi
+
+# (l) the barrier phase: lock-step cycles of a double barrier of 8 members,
+# zklock (4 backends per server) against Curator (8 clients in one JVM),
+# and one create
+
+if want barrier; then
+	log "barrier: zk_double_barrier_enter/leave with $((2 * BARRIER_PER_SERVER)) members vs Curator DistributedDoubleBarrier, $BARRIER_ROUNDS rounds x ${SECONDS_PER}s"
+	phase_begin
+	# untimed: creates the barrier's node, warms ZooKeeper up
+	run_bounded 120 "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" /bench/db 1 0.5 \
+		"$BARRIER_GAP_MS" "$RAW/barrier_warmup.cycles" >"$RAW/barrier_warmup.log" 2>&1 ||
+		{ cat "$RAW/barrier_warmup.log" >&2; die "barrier warm-up failed"; }
+	rm -f "$RAW/barrier_warmup.cycles"
+	run_phase_rounds barrier "$BARRIER_ROUNDS" barrier_floor_create sql_dbarrier8 curator_dbarrier8
+	phase_end barrier
 fi
 
 # ---------------------------------------------------------------------------
