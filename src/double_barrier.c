@@ -12,7 +12,7 @@
  * members (and kazoo's, whose nodes are hex UUIDs) use the same nodes.
  *
  * Entering.  One round trip: an exists of "ready" that leaves a watch on
- * it, the create of our node, and reads of the participants and of the
+ * it (its creation is the opening: a waiter returns on that event), the create of our node, and reads of the participants and of the
  * barrier node's version, sent back to back.  A "ready" found there means
  * a round is under way: a member can enter only before the barrier opens,
  * so our node is deleted and the call fails.  Unless no participant of that
@@ -42,18 +42,19 @@
  * other member deletes its node and waits for the lowest to go.  The
  * lowest deletes its node once it is alone.  So a departure wakes at most
  * the lowest member, and the last one wakes all who wait.  A member has
- * left once no participant of its round remains: the participants counted
- * are those older than the round's "ready" node (czxid), so that a member
- * of the next round, which may enter as soon as the last member of this
- * one has deleted "ready", is never taken for one of this round.  The
- * member that finds its round empty deletes "ready" (zk_clear_ready), if
- * it is still this round's.  A leave that times out deletes our node and
- * returns false.
+ * left once no participant of its round remains.  The round's participants
+ * are listed in the data of its "ready" node, which the opening wrote
+ * (one read when leaving begins); for a "ready" that another client
+ * created, the participants older than it (czxid) count.  Either way a
+ * member of the next round, which may enter as soon as this one is over,
+ * is never taken for one of this round.  The last member deletes "ready"
+ * and its own node in one multi, so the members it wakes find the round
+ * over.  A leave that times out deletes our node and returns false.
  *
  * Removing "ready" goes with a setData of the barrier node on the version
- * read when "ready" was seen to be the old round's: every opening writes
- * that node too, so a "ready" that a new opening has just created is never
- * the one removed.
+ * read when "ready" was seen to be the old round's (the last leaver's
+ * multi, zk_clear_ready): every opening writes that node too, so a "ready"
+ * that a new opening has just created is never the one removed.
  *
  * Watches.  A waiter watches "ready" with an exists (it waits for its
  * creation); a member that gives up removes that watch, which the server
@@ -67,6 +68,9 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "nodes/value.h"
 #include "miscadmin.h"
 
 #include "barrier.h"
@@ -77,6 +81,7 @@
 #define WHAT_ENTER		"entering double barrier"
 #define WHAT_LEAVE		"leaving double barrier"
 #define READY_NODE		"ready"
+#define ROUND_TAG		"zklock-round:"
 
 /* The barrier as one round of reads saw it. */
 typedef struct ZkBarrierView
@@ -107,11 +112,55 @@ static bool zk_round_over(const char *node, const char *path,
 static void zk_clear_ready(const char *node, const char *path,
 						   const char *ready, int64 round);
 static int	zk_name_cmp(const void *a, const void *b);
+static char *zk_round_data(const ZkBarrierView *view, int *len);
+static int	zk_round_parse(const char *data, int len, char ***names);
 
 static int
 zk_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * zk_round_data
+ *		The data of the "ready" node an opening creates: the round's
+ *		participants, "zklock-round:<name>,<name>,...", so that leavers know
+ *		them without asking for each one's age.
+ */
+static char *
+zk_round_data(const ZkBarrierView *view, int *len)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, ROUND_TAG);
+	for (int i = 0; i < view->n; i++)
+		appendStringInfo(&buf, "%s%s", i > 0 ? "," : "", view->names[i]);
+	*len = buf.len;
+	return buf.data;
+}
+
+/*
+ * zk_round_parse
+ *		The participants a "ready" node's data lists (zk_round_data), as
+ *		palloc'd names; -1 if the data is not such a list (a "ready" that
+ *		Curator or kazoo created).
+ */
+static int
+zk_round_parse(const char *data, int len, char ***names)
+{
+	size_t		taglen = strlen(ROUND_TAG);
+	char	   *copy;
+	char	   *p;
+	int			n = 0;
+
+	if (data == NULL || len < (int) taglen || memcmp(data, ROUND_TAG, taglen) != 0)
+		return -1;
+	copy = pnstrdup(data + taglen, len - taglen);
+	*names = palloc(sizeof(char *) * (len / 2 + 1));
+	for (p = strtok(copy, ","); p != NULL; p = strtok(NULL, ","))
+		(*names)[n++] = p;
+	return n;
 }
 
 /*
@@ -450,7 +499,7 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 	}
 	reqs[view->n + 1].kind = ZK_MULTI_CREATE;
 	reqs[view->n + 1].path = ready;
-	reqs[view->n + 1].data = "";
+	reqs[view->n + 1].data = zk_round_data(view, &reqs[view->n + 1].datalen);
 	op = ZkMulti(view->n + 2, reqs);
 	ZkOpWait(op, WHAT_ENTER, ready);
 	rc = op->rc;
@@ -591,14 +640,25 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				else if (rc != ZBADVERSION && rc != ZNONODE)
 					ZkRaiseForRc(rc, WHAT_ENTER, path);
 			}
-			else if (ZkWatchWait(deadline, WHAT_ENTER, path) == 0)
+			else
 			{
-				/* the wait is over: withdraw, unless counted already */
-				entered = zk_withdraw(node, path, ours, ready);
-				created = entered;
-				if (!entered)
-					ZkWatchDrop(ready);	/* "ready" may never come */
-				break;
+				int			event = ZkWatchWait(deadline, WHAT_ENTER, path);
+
+				if (event == ZOO_CREATED_EVENT)
+				{
+					/* "ready" was created: opened, with us counted */
+					entered = true;
+					break;
+				}
+				if (event == 0)
+				{
+					/* the wait is over: withdraw, unless counted already */
+					entered = zk_withdraw(node, path, ours, ready);
+					created = entered;
+					if (!entered)
+						ZkWatchDrop(ready); /* "ready" may never come */
+					break;
+				}
 			}
 			/* something changed, or the opening failed: look again */
 			ZkWatchArm(ready);
@@ -635,6 +695,13 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
  *		participant of our round has left; false once wait_ms has passed
  *		(0: do not wait); with wait_ms < 0 as long as needed, bounded by
  *		lock_timeout (55P03).  Our node, 'znode', is gone however it ends.
+ *
+ * The round's participants come from the data of its "ready" node, read
+ * once; a "ready" that another client created lists none, and then the
+ * participants older than it count (their ages asked once each).  The last
+ * of the round deletes "ready" and its own node in one multi, with a
+ * setData of the barrier node on the version read with the participants:
+ * every member that waits for it is woken with the round over.
  */
 bool
 ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
@@ -645,6 +712,10 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 	bool		is_lock_timeout;
 	int64		deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
 	int64		round = PG_INT64_MAX;	/* czxid of our round's "ready" */
+	char	  **listed = NULL;	/* the round's participants, if known */
+	int			nlisted = -1;
+	List	   *aged = NIL;		/* names whose age is known: old enough */
+	List	   *young = NIL;	/* and too young */
 	volatile bool ours_exists = true;
 	bool		result = true;
 	bool		first = true;
@@ -653,37 +724,50 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 	{
 		for (;;)
 		{
-			ZkOp	   *ex = first ? ZkExists(ready) : NULL;
+			ZkOp	   *rd = first ? ZkGetData(ready, ZK_NO_WATCH) : NULL;
 			ZkOp	   *ch = ZkGetChildren(node);
+			ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
 			char	  **names;
 			int			n = 0;
 			int			me = -1;
+			int			version;
 			const char *target;
 			char	   *target_path;
+			ZkOp	   *del = NULL;
+			ZkOp	   *w;
 			int			rc;
 			int			event;
 
-			ZkOpWait(ch, WHAT_LEAVE, path);
+			ZkOpWait(gd, WHAT_LEAVE, path);
 			rc = ch->rc;
-			if (ex != NULL && ex->rc == ZOK)
-				round = ex->stat.czxid;
-			if (ex != NULL && ZkIsConnectionLoss(ex->rc))
-				rc = ex->rc;
-			if (ex != NULL && ex->rc != ZOK && ex->rc != ZNONODE &&
-				!ZkIsConnectionLoss(ex->rc))
-				ZkRaiseForRc(ex->rc, WHAT_LEAVE, path);
-			ZkOpFree(ex);
-			if (ZkIsConnectionLoss(rc))
+			if (rc == ZOK)
+				rc = gd->rc;
+			if (rd != NULL && (ZkIsConnectionLoss(rd->rc) ||
+							   (rd->rc != ZOK && rd->rc != ZNONODE)))
+				rc = rd->rc;
+			if (rc != ZOK)
 			{
+				ZkOpFree(rd);
 				ZkOpFree(ch);
+				ZkOpFree(gd);
+				if (rc == ZNONODE)
+					break;		/* the barrier node is gone: so is everyone */
+				if (!ZkIsConnectionLoss(rc))
+					ZkRaiseForRc(rc, WHAT_LEAVE, path);
 				ZkWaitConnected(WHAT_LEAVE, path);
 				continue;
 			}
+			if (rd != NULL && rd->rc == ZOK)
+			{
+				round = rd->stat.czxid;
+				nlisted = zk_round_parse(rd->value, rd->value_len, &listed);
+			}
+			ZkOpFree(rd);
 			first = false;
-			if (rc != ZOK && rc != ZNONODE)
-				ZkRaiseForRc(rc, WHAT_LEAVE, path);
+			version = gd->stat.version;
+			ZkOpFree(gd);
 
-			/* the participants of our round: older than its "ready" */
+			/* the participants of our round */
 			names = palloc(sizeof(char *) * Max(ch->nchildren, 1));
 			{
 				ZkOp	  **ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
@@ -692,25 +776,42 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				for (int i = 0; i < ch->nchildren; i++)
 				{
 					const char *c = ch->children[i];
+					bool		keep = false;
 
 					if (strcmp(c, READY_NODE) == 0)
 						continue;
-					if (round != PG_INT64_MAX && strcmp(c, our_name) != 0)
+					if (strcmp(c, our_name) == 0 || round == PG_INT64_MAX)
+						keep = true;
+					else if (nlisted >= 0)
+					{
+						for (int j = 0; j < nlisted && !keep; j++)
+							keep = (strcmp(listed[j], c) == 0);
+					}
+					else if (list_member(aged, makeString((char *) c)))
+						keep = true;
+					else if (!list_member(young, makeString((char *) c)))
 						ages[i] = ZkExists(psprintf("%s/%s", node, c));
-					else
+					if (keep)
 						names[n++] = pstrdup(c);
 				}
 				for (int i = 0; i < ch->nchildren; i++)
 				{
+					char	   *c;
+
 					if (ages[i] == NULL)
 						continue;
 					ZkOpWait(ages[i], WHAT_LEAVE, path);
+					c = pstrdup(ch->children[i]);
 					if (ZkIsConnectionLoss(ages[i]->rc))
 						lost = true;
-					else if (ages[i]->rc == ZOK &&
-							 ages[i]->stat.czxid < round)
-						names[n++] = pstrdup(ch->children[i]);
-					else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
+					else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
+					{
+						aged = lappend(aged, makeString(c));
+						names[n++] = c;
+					}
+					else if (ages[i]->rc == ZOK)
+						young = lappend(young, makeString(c));
+					else if (ages[i]->rc != ZNONODE)
 						ZkRaiseForRc(ages[i]->rc, WHAT_LEAVE, path);
 					ZkOpFree(ages[i]);
 				}
@@ -738,35 +839,75 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 						 errdetail("Another client deleted the node.")));
 			if (me == 0 && n == 1)
 			{
-				/* the last one: out */
+				/* the last one: "ready" (if this round's) and ours, at once */
+				if (round != PG_INT64_MAX)
+				{
+					ZkMultiReq	reqs[3];
+					ZkOp	   *op;
+					int			err;
+
+					memset(reqs, 0, sizeof(reqs));
+					reqs[0].kind = ZK_MULTI_SET;
+					reqs[0].path = node;
+					reqs[0].data = "";
+					reqs[0].version = version;
+					reqs[1].kind = ZK_MULTI_DELETE;
+					reqs[1].path = ready;
+					reqs[1].version = -1;
+					reqs[2].kind = ZK_MULTI_DELETE;
+					reqs[2].path = znode;
+					reqs[2].version = -1;
+					op = ZkMulti(3, reqs);
+					ZkOpWait(op, WHAT_LEAVE, path);
+					rc = op->rc;
+					if (rc != ZOK && !ZkIsConnectionLoss(rc))
+						(void) ZkMultiFailure(op, &err);
+					else
+						err = rc;
+					ZkOpFree(op);
+					if (err == ZBADVERSION || ZkIsConnectionLoss(err))
+					{
+						/* changed meanwhile, or unknown: look again */
+						if (ZkIsConnectionLoss(err))
+							ZkWaitConnected(WHAT_LEAVE, path);
+						continue;
+					}
+					if (err != ZOK && err != ZNONODE)
+						ZkRaiseForRc(err, WHAT_LEAVE, path);
+					if (err == ZOK)
+					{
+						ours_exists = false;
+						break;
+					}
+					/* "ready" is gone already: only ours to delete */
+				}
 				zk_delete_sync(znode, WHAT_LEAVE, path);
 				ours_exists = false;
 				break;
 			}
-			if (me == 0)
-				target = names[n - 1];	/* the lowest waits for the highest */
-			else
-			{
-				/* the others go, and wait for the lowest */
-				if (ours_exists)
-				{
-					zk_delete_sync(znode, WHAT_LEAVE, path);
-					ours_exists = false;
-				}
-				target = names[0];
-			}
 
+			/* the lowest waits for the highest; the others go first */
+			target = (me == 0) ? names[n - 1] : names[0];
 			target_path = psprintf("%s/%s", node, target);
+			if (me != 0 && ours_exists)
+				del = ZkDelete(znode, -1);
+			/* a data watch: none is left on a node gone already */
 			ZkWatchArm(target_path);
-			{
-				/* a data watch: none is left on a node gone already */
-				ZkOp	   *w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
-
-				ZkOpWait(w, WHAT_LEAVE, path);
-				rc = w->rc;
-				ZkOpFree(w);
-			}
+			w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
+			ZkOpWait(w, WHAT_LEAVE, path);
+			rc = w->rc;
+			ZkOpFree(w);
 			pfree(target_path);
+			if (del != NULL)
+			{
+				int			drc = del->rc;
+
+				ZkOpFree(del);
+				if (drc == ZOK || drc == ZNONODE)
+					ours_exists = false;
+				else if (!ZkIsConnectionLoss(drc))
+					ZkRaiseForRc(drc, WHAT_LEAVE, path);
+			}
 			if (rc == ZNONODE)
 				continue;
 			if (ZkIsConnectionLoss(rc))
@@ -789,10 +930,6 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			result = false;
 			break;
 		}
-
-		/* out: our round's "ready" goes (if nobody removed it yet) */
-		if (result && round != PG_INT64_MAX)
-			zk_clear_ready(node, path, ready, round);
 	}
 	PG_CATCH();
 	{
