@@ -724,7 +724,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 	{
 		for (;;)
 		{
-			ZkOp	   *rd = first ? ZkGetData(ready, ZK_NO_WATCH) : NULL;
+			/* the first time its data; then whether it is still there */
+			ZkOp	   *rd = first ? ZkGetData(ready, ZK_NO_WATCH) :
+				ZkExists(ready);
 			ZkOp	   *ch = ZkGetChildren(node);
 			ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
 			char	  **names;
@@ -737,13 +739,14 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			ZkOp	   *w;
 			int			rc;
 			int			event;
+			bool		ready_left;
 
 			ZkOpWait(gd, WHAT_LEAVE, path);
 			rc = ch->rc;
 			if (rc == ZOK)
 				rc = gd->rc;
-			if (rd != NULL && (ZkIsConnectionLoss(rd->rc) ||
-							   (rd->rc != ZOK && rd->rc != ZNONODE)))
+			if (ZkIsConnectionLoss(rd->rc) ||
+				(rd->rc != ZOK && rd->rc != ZNONODE))
 				rc = rd->rc;
 			if (rc != ZOK)
 			{
@@ -757,11 +760,12 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				ZkWaitConnected(WHAT_LEAVE, path);
 				continue;
 			}
-			if (rd != NULL && rd->rc == ZOK)
+			if (first && rd->rc == ZOK)
 			{
 				round = rd->stat.czxid;
 				nlisted = zk_round_parse(rd->value, rd->value_len, &listed);
 			}
+			ready_left = (rd->rc == ZOK && rd->stat.czxid == round);
 			ZkOpFree(rd);
 			first = false;
 			version = gd->stat.version;
@@ -824,7 +828,15 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				}
 			}
 			if (n == 0)
-				break;			/* everyone of our round is out */
+			{
+				/*
+				 * Everyone of our round is out.  Its last member deletes
+				 * "ready"; if it went without doing so (it exited), we do.
+				 */
+				if (ready_left)
+					zk_clear_ready(node, path, ready, round);
+				break;
+			}
 			qsort(names, n, sizeof(char *), zk_name_cmp);
 			for (int i = 0; i < n; i++)
 			{
