@@ -102,6 +102,19 @@ BARRIER_VARIANTS = [
 ]
 BARRIER_RUN_VARIANTS = [(v, d) for v, d in BARRIER_VARIANTS
                         if v in ("barrier_floor_create", "sql_dbarrier8", "curator_dbarrier8")]
+# the fresh phase: a lock on a path whose lock node is missing
+FRESH_VARIANTS = [
+    ("fresh_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
+    ("sql_fresh_warm", "pgbench: SELECT zk_lock('/bench/freshwarm'); SELECT zk_unlock('/bench/freshwarm') (a warm path)"),
+    ("sql_fresh", "pgbench: the same on a new path per cycle, /bench/fresh/N, N random in 1 … 2e9 (its lock node missing)"),
+    ("sql_fresh_off", "pgbench: the same as `sql_fresh` with `zklock.guess_fresh_paths = off` (every attempt assumes its "
+     "lock node exists: zklock before the guess)"),
+]
+# the fanout phase: locks/s, not latencies
+FANOUT_VARIANTS = [
+    ("fanout_on", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
+    ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
+]
 NAN = float("nan")
 
 # the targets' limits
@@ -119,6 +132,8 @@ T_LEASE_CYCLE = 2.5     # sql_lease_cycle / lease_floor_create <=
 T_LEASE_RENEW = 1.2     # sql_lease_renew / lease_floor_create <=
 T_DBARRIER_RELEASE = 3.0  # sql_dbarrier8_release / barrier_floor_create <=
 T_DBARRIER_PEER = 0.5     # sql_dbarrier8 / curator_dbarrier8 <=
+T_FRESH = 1.2           # sql_fresh / sql_fresh_warm <=
+T_FANOUT = 2.0          # fanout_on / fanout_off (locks/s) >=
 
 
 def pct(sorted_vals, p):
@@ -168,6 +183,8 @@ def main():
     sem_rounds = int(machine.get("semaphore_rounds", "0"))
     lease_rounds = int(machine.get("lease_rounds", "0"))
     barrier_rounds = int(machine.get("barrier_rounds", "0"))
+    fresh_rounds = int(machine.get("fresh_rounds", "0"))
+    fanout_rounds = int(machine.get("fanout_rounds", "0"))
 
     # ---- per-variant, per-round statistics
     def round_stats(v, nrounds):
@@ -194,7 +211,9 @@ def main():
     # latency variants (plot, latency table, noise table)
     ph_rounds = {**{v: multi_rounds for v, _ in MULTI_VARIANTS}, **{v: sem_rounds for v, _ in SEM_VARIANTS},
                  **{v: lease_rounds for v, _ in LEASE_VARIANTS},
-                 **{v: barrier_rounds for v, _ in BARRIER_VARIANTS}}
+                 **{v: barrier_rounds for v, _ in BARRIER_VARIANTS},
+                 **{v: fresh_rounds for v, _ in FRESH_VARIANTS},
+                 **{v: fanout_rounds for v, _ in FANOUT_VARIANTS}}
     ph_per_round = {v: round_stats(v, n) for v, n in ph_rounds.items()}
 
     # pooled over rounds, every round weighing the same (a fast round has
@@ -346,6 +365,18 @@ def main():
                                               lambda g: g["sql_lease_cycle"] / g["lease_floor_ttlcycle"], lease_rounds),
         "lease_renew_over_renewfloor": ph_ratio(("sql_lease_renew", "lease_floor_renew"),
                                                 lambda g: g["sql_lease_renew"] / g["lease_floor_renew"], lease_rounds),
+        "fresh_over_warm": ph_ratio(("sql_fresh", "sql_fresh_warm"),
+                                    lambda g: g["sql_fresh"] / g["sql_fresh_warm"], fresh_rounds),
+        "fresh_off_over_warm": ph_ratio(("sql_fresh_off", "sql_fresh_warm"),
+                                        lambda g: g["sql_fresh_off"] / g["sql_fresh_warm"], fresh_rounds),
+        "fresh_over_fresh_off": ph_ratio(("sql_fresh", "sql_fresh_off"),
+                                         lambda g: g["sql_fresh"] / g["sql_fresh_off"], fresh_rounds),
+        "fresh_warm_over_create": ph_ratio(("sql_fresh_warm", "fresh_floor_create"),
+                                           lambda g: g["sql_fresh_warm"] / g["fresh_floor_create"], fresh_rounds),
+        "fresh_over_create": ph_ratio(("sql_fresh", "fresh_floor_create"),
+                                      lambda g: g["sql_fresh"] / g["fresh_floor_create"], fresh_rounds),
+        "fanout_on_over_off": ph_ratio(("fanout_on", "fanout_off"),
+                                       lambda g: g["fanout_on"] / g["fanout_off"], fanout_rounds),
         "dbarrier_release_over_create": ph_ratio(
             ("sql_dbarrier8_release", "barrier_floor_create"),
             lambda g: g["sql_dbarrier8_release"] / g["barrier_floor_create"], barrier_rounds),
@@ -681,6 +712,18 @@ def main():
                      f"last leave): {fmt(rmed('dbarrier_fromlast_over_curator'), 2)} × "
                      f"({fmt(ph_med('sql_dbarrier8_fromlast'))} µs vs {fmt(ph_med('curator_dbarrier8_fromlast'))} µs)"
                      if "sql_dbarrier8" in ph_pooled else ""),
+        ratio_target(f"Fresh path, uncontended: lock + unlock on a path whose lock node is missing (`sql_fresh`) "
+                     f"≤ {T_FRESH:g} × the same cycle on a warm path (`sql_fresh_warm`, same phase)",
+                     "fresh_over_warm", T_FRESH, "le",
+                     f"; {fmt(ph_med('sql_fresh'))} µs vs {fmt(ph_med('sql_fresh_warm'))} µs; without the guess "
+                     f"(`sql_fresh_off`, zklock before it): {fmt(ph_med('sql_fresh_off'))} µs = "
+                     f"{fmt(rmed('fresh_off_over_warm'), 2)} × the warm cycle"
+                     if "sql_fresh" in ph_pooled else ""),
+        ratio_target(f"Fan-out: 80 backends on 2 servers over 4000 distinct paths, locks/s with the guess (`fanout_on`) "
+                     f"≥ {T_FANOUT:g} × without it (`fanout_off`, zklock before it), same phase",
+                     "fanout_on_over_off", T_FANOUT, "ge",
+                     f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s"
+                     if "fanout_on" in ph_pooled else ""),
         {
             "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                       f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
@@ -1192,12 +1235,17 @@ def main():
     if ph_pooled:
         summary.append(f"Multi ({multi_rounds} rounds), semaphore ({sem_rounds} rounds), lease ({lease_rounds} rounds) "
                        f"and barrier ({barrier_rounds} rounds) phases (µs; same statistics):")
-        for v, _ in MULTI_VARIANTS + SEM_VARIANTS + LEASE_VARIANTS + BARRIER_VARIANTS:
+        for v, _ in MULTI_VARIANTS + SEM_VARIANTS + LEASE_VARIANTS + BARRIER_VARIANTS + FRESH_VARIANTS:
             if v in ph_pooled:
                 p = ph_pooled[v]
                 summary.append(f"  {v:18s} median {p['median_of_round_medians']:8.1f}  mean {p['median_of_round_means']:8.1f}  "
                                f"p99 {p['p99']:8.1f}  n {p['n']}  (round medians "
                                f"{' / '.join(f'{x:.0f}' for x in p['round_medians'])})")
+    if "fanout" in phases_run:
+        for v, _ in FANOUT_VARIANTS:
+            if v in ph_pooled:
+                summary.append(f"Fanout phase, {v}: locks/s per round "
+                               f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
     if "barrier" in phases_run:
@@ -1440,6 +1488,53 @@ def main():
         if any(x["variant"] in dict(BARRIER_RUN_VARIANTS) for x in ph_noise):
             md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
             md.extend(r + "\n" for r in ph_noise_rows(BARRIER_RUN_VARIANTS, barrier_rounds))
+    md.append("\n## Fresh paths, and many distinct paths\n\n")
+    md.append(f"Phase `fresh` ({ran('fresh', fresh_rounds)}): one client, uncontended, a lock + unlock cycle whose "
+              "lock node is missing (a path nobody has used: the lock nodes are containers, which ZooKeeper removes "
+              "once their last child is gone, within `znode.container.checkIntervalMs`, 1 s here), with the default "
+              "settings and with `zklock.guess_fresh_paths = off`, a developer setting that makes every attempt "
+              "assume its lock node exists, as every attempt did before the guess: the create then fails, the "
+              "lock node's parents are created and the create is sent again. With the guess, a backend that has "
+              "lately found lock nodes missing creates the lock node in the same multi as its queue node. The "
+              "four variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
+              "reversed in even ones; ratios within each round, median over rounds.\n\n")
+    if "fresh" not in phases_run:
+        md.append("Not measured in this run (phase `fresh` not selected).\n")
+    else:
+        md.append(phase_note("fresh"))
+        md.extend(r + "\n" for r in ph_lat_rows(FRESH_VARIANTS))
+        md.append("\n")
+        md.extend(r + "\n" for r in ratio_head + [
+            rrow(f"`sql_fresh` ÷ `sql_fresh_warm` (target ≤ {T_FRESH:g})", "fresh_over_warm"),
+            rrow("`sql_fresh_off` ÷ `sql_fresh_warm` (before the guess)", "fresh_off_over_warm"),
+            rrow("`sql_fresh` ÷ `sql_fresh_off` (after ÷ before)", "fresh_over_fresh_off"),
+            rrow("`sql_fresh_warm` ÷ `fresh_floor_create`", "fresh_warm_over_create"),
+            rrow("`sql_fresh` ÷ `fresh_floor_create`", "fresh_over_create"),
+        ])
+    md.append(f"\nPhase `fanout` ({ran('fanout', fanout_rounds)}): {machine.get('fanout_clients_per_server', '?')} "
+              "pgbench clients on each of the two servers at once (`-M prepared -j 2`), each transaction "
+              f"`SELECT zk_lock('/bench/fan/' || :n); SELECT zk_unlock('/bench/fan/' || :n)` with n random in "
+              f"1 … {machine.get('fanout_paths', '?')}, for {machine.get('fanout_seconds', '?')} s; the figure "
+              "is the sum of both servers' transactions per second (pgbench's tps without connection time), that "
+              "is locks taken and released per second. `fanout_on` with the default settings, `fanout_off` with "
+              "`zklock.guess_fresh_paths = off`, alternating; after each run no node may be left under "
+              "`/bench/fan`.\n\n")
+    if "fanout" not in phases_run:
+        md.append("Not measured in this run (phase `fanout` not selected).\n")
+    else:
+        md.append(phase_note("fanout"))
+        md.append("| variant | what | median over rounds | per round |\n|---|---|---:|---|\n")
+        for v, desc in FANOUT_VARIANTS:
+            if v in ph_pooled:
+                p = ph_pooled[v]
+                md.append(f"| `{v}` | {desc} | {fmt(p['median_of_round_medians'])} | "
+                          f"{' / '.join(fmt(x) for x in p['round_medians'])} |\n")
+            else:
+                md.append(f"| `{v}` | {desc} | not measured | |\n")
+        md.append("\n")
+        md.extend(r + "\n" for r in ratio_head + [
+            rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
+        ])
     md.append("\n## Stacked re-acquire\n\n")
     md.append("A backend that holds `/bench/s` takes it again many times in one statement (no "
               "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")

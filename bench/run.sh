@@ -10,8 +10,9 @@
 #            variant and round), --phase-seconds S (seconds of the contention
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
 #            --phases LIST (comma-separated subset of latency, multi,
-#            semaphore, lease, barrier, stack, contend, parallel, herd,
-#            scale, release, deadlock; default all; implies --no-docs),
+#            semaphore, lease, barrier, fresh, fanout, stack, contend,
+#            parallel, herd, scale, release, deadlock; default all;
+#            implies --no-docs),
 #            --variants LIST (comma-separated subset of the latency
 #            variants; implies --no-docs; the multi, semaphore, lease and
 #            barrier phases run all of theirs),
@@ -81,6 +82,20 @@
 #       can wait forever) is logged with where each member was, and the run
 #       reconnects and goes on (CuratorBench; a run that cannot is kept as
 #       far as it got and the phase goes on)
+#   (m) fresh: lock + unlock on a path nobody has used before (its lock node
+#       missing: pgbench as above, a random path /bench/fresh/N of 2e9 per
+#       cycle), with the default settings (sql_fresh) and with
+#       zklock.guess_fresh_paths = off (sql_fresh_off: every attempt assumes
+#       its lock node exists, as zklock did before the guess), against the
+#       same cycle on one warm path (sql_fresh_warm) and one create
+#       (fresh_floor_create), measured in this phase; ratios within each of
+#       its rounds
+#   (n) fanout: FANOUT_CLIENTS clients per server (pgbench -c on each of
+#       the two servers at once) taking random paths of FANOUT_PATHS
+#       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
+#       run; locks/s summed over both servers, with the default settings
+#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off) in
+#       alternating order, FANOUT_ROUNDS rounds
 #   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
 #       waiters queued on one path, with ZooKeeper's watch counters
@@ -114,7 +129,7 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency multi semaphore lease barrier stack contend parallel herd scale release deadlock"
+ALL_PHASES="latency multi semaphore lease barrier fresh fanout stack contend parallel herd scale release deadlock"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
@@ -184,9 +199,17 @@ fi
 # to ROUNDS
 if [ -n "$USER_ROUNDS" ] || [ "$MODE" = quick ]; then
 	MULTI_ROUNDS=$ROUNDS SEM_ROUNDS=$ROUNDS LEASE_ROUNDS=$ROUNDS BARRIER_ROUNDS=$ROUNDS
+	FRESH_ROUNDS=$ROUNDS FANOUT_ROUNDS=$ROUNDS
 else
-	MULTI_ROUNDS=4 SEM_ROUNDS=6 LEASE_ROUNDS=6 BARRIER_ROUNDS=6
+	MULTI_ROUNDS=4 SEM_ROUNDS=6 LEASE_ROUNDS=6 BARRIER_ROUNDS=6 FRESH_ROUNDS=6 FANOUT_ROUNDS=4
 fi
+# fanout phase: clients per server, distinct paths, seconds per run
+FANOUT_CLIENTS=40
+FANOUT_PATHS=4000
+FANOUT_SECONDS=10
+[ "$MODE" = quick ] && FANOUT_SECONDS=4
+# the setting the fresh and fanout phases turn off for "before"
+NOGUESS_PGOPTIONS='-c zklock.guess_fresh_paths=off'
 MULTI_SIZES="10 100" # paths per multi-lock
 SEM_LEASES=4
 LEASE_TTL='60 s' # the lease phase's ttl (zkfloor's lease modes use 60 s too)
@@ -344,6 +367,11 @@ javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 	echo "barrier_rounds $BARRIER_ROUNDS"
 	echo "barrier_members $((2 * BARRIER_PER_SERVER))"
 	echo "barrier_gap_ms $BARRIER_GAP_MS"
+	echo "fresh_rounds $FRESH_ROUNDS"
+	echo "fanout_rounds $FANOUT_ROUNDS"
+	echo "fanout_clients_per_server $FANOUT_CLIENTS"
+	echo "fanout_paths $FANOUT_PATHS"
+	echo "fanout_seconds $FANOUT_SECONDS"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "git_dirty_src $(git -C "$REPO" status --porcelain -- src include sql Makefile 2>/dev/null | wc -l)"
 	echo "zklock_so_md5 $(md5sum /usr/lib/postgresql/15/lib/zklock.so | cut -c1-12)"
@@ -486,6 +514,22 @@ cat >"$BUILD/sql_lease_cycle.sql" <<EOF
 SELECT zk_lease_lock('/bench/lease', '$LEASE_TTL') AS t \gset
 SELECT zk_lease_unlock('/bench/lease', :t);
 EOF
+# fresh phase: a path nobody used before in every cycle; the warm cycle
+cat >"$BUILD/sql_fresh.sql" <<'EOF'
+\set n random(1, 2000000000)
+SELECT zk_lock('/bench/fresh/' || :n);
+SELECT zk_unlock('/bench/fresh/' || :n);
+EOF
+cat >"$BUILD/sql_fresh_warm.sql" <<'EOF'
+SELECT zk_lock('/bench/freshwarm');
+SELECT zk_unlock('/bench/freshwarm');
+EOF
+# fanout phase: one of FANOUT_PATHS paths per transaction
+cat >"$BUILD/sql_fanout.sql" <<EOF
+\set n random(1, $FANOUT_PATHS)
+SELECT zk_lock('/bench/fan/' || :n);
+SELECT zk_unlock('/bench/fan/' || :n);
+EOF
 # :token is given with -D by run_lease_renew
 cat >"$BUILD/sql_lease_renew.sql" <<'EOF'
 SELECT zk_lease_renew('/bench/renew', :token);
@@ -555,6 +599,29 @@ run_lease_renew() { # seconds outfile
 	return $rc
 }
 
+# fanout phase: pgbench with FANOUT_CLIENTS clients on each server at once;
+# writes the sum of both servers' transactions per second (lock + unlock
+# each) to outfile, and checks that no node is left
+run_fanout() { # outfile [pgoptions]
+	local outfile=$1 pgopts=${2:-} i port pids=() rc=0
+	for i in 1 2; do
+		port=$PGPORT1
+		[ $i = 2 ] && port=$PGPORT2
+		start_bounded $((FANOUT_SECONDS + 120)) env PGOPTIONS="$pgopts" \
+			"$PGBIN/pgbench" -h "$TMP/pg$i" -p "$port" -U postgres -n -M prepared \
+			-c "$FANOUT_CLIENTS" -j 2 -T "$FANOUT_SECONDS" -f "$BUILD/sql_fanout.sql" postgres \
+			>"$outfile.pgbench$i" 2>&1
+		pids+=("$BOUNDED_PID")
+	done
+	for i in 1 2; do
+		wait "${pids[$((i - 1))]}" || { cat "$outfile.pgbench$i" >&2; rc=1; }
+	done
+	[ $rc = 0 ] || return 1
+	awk '/^tps = / { s += $3 } END { printf "%.1f\n", s }' "$outfile.pgbench1" "$outfile.pgbench2" >"$outfile"
+	[ "$("${PSQL1[@]}" -c "SELECT count(*) FROM zk_cluster_locks() WHERE path LIKE '/bench/fan/%'")" = 0 ] ||
+		{ echo "nodes left under /bench/fan" >&2; return 1; }
+}
+
 # barrier phase: the per-cycle lines of pgclients dbarrier / CuratorBench
 # dbarrierN (cycle last round_us release_us fromlast_us gap_us
 # first_release_us leave_us) split into one file per figure, named like
@@ -619,6 +686,11 @@ run_variant() { # name round
 			lease_leftovers /bench/lease "$f"
 		;;
 	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
+	fresh_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
+	sql_fresh | sql_fresh_warm) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
+	sql_fresh_off) run_pgbench "$BUILD/sql_fresh.sql" "$SECONDS_PER" "$f" "$NOGUESS_PGOPTIONS" ;;
+	fanout_on) run_fanout "$f" ;;
+	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
 	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_dbarrier8)
 		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
@@ -741,6 +813,28 @@ if want barrier; then
 	rm -f "$RAW/barrier_warmup.cycles"
 	run_phase_rounds barrier "$BARRIER_ROUNDS" barrier_floor_create sql_dbarrier8 curator_dbarrier8
 	phase_end barrier
+fi
+
+# (m) the fresh phase: a lock on a path whose lock node is missing, with
+# and without the guess, against the warm cycle and one create
+
+if want fresh; then
+	log "fresh: lock + unlock on a new path per cycle, with and without zklock.guess_fresh_paths, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
+	phase_begin
+	run_pgbench "$BUILD/sql_fresh_warm.sql" 1 "$RAW/warmup.txt" >/dev/null
+	rm -f "$RAW"/warmup.txt*
+	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh sql_fresh_off
+	phase_end fresh
+fi
+
+# (n) the fanout phase: many backends on many distinct paths, with and
+# without the guess
+
+if want fanout; then
+	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
+	phase_begin
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off
+	phase_end fanout
 fi
 
 # ---------------------------------------------------------------------------

@@ -71,6 +71,7 @@ extern bool zklock_synchronous_release;
 extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
 extern bool zklock_verify_on_commit;
 extern int	zklock_max_locks_per_backend;
+extern bool zklock_guess_fresh_paths;
 
 extern const char *ZkLockModeName(ZkLockMode mode);
 extern const char *ZkLockScopeName(ZkLockScope scope);

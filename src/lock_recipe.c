@@ -73,6 +73,7 @@
 #include "lock_attempt.h"
 #include "lock_recipe.h"
 #include "node_data.h"
+#include "path_memory.h"
 #include "zk_session.h"
 
 static const char *zk_last_component(const char *path);
@@ -380,23 +381,38 @@ ZkAttemptRecover(ZkAttempt *at)
  *		is alone (ZkCreateCounted), plus one read of the queue otherwise.
  *		Returns with at->znode set and the queue known.
  *
- * Where the lock node's data cannot be set (an ACL that allows creating
- * children but not writing the node), the create and a getChildren are
- * sent back to back instead: still one round trip.
+ * A lock node expected to be missing (path_memory.c) is created by a
+ * request sent just before the queue node's, without waiting: ZooKeeper
+ * applies a session's requests in order, so one round trip still does.
+ * (Not in the same multi: the C client misreads the answer to a container
+ * create inside a multi.)  When the guess was wrong, the lock node's create
+ * is refused and the queue node's goes through all the same; when a lock
+ * node expected to exist is missing, the queue node's create is refused
+ * and sent again with the lock node's.  Where the lock node's data cannot
+ * be set (an ACL that allows creating children but not writing the node),
+ * the create and a getChildren are sent back to back instead: still one
+ * round trip.
  */
 static void
 zk_create_node(ZkAttempt *at)
 {
 	const ZkAcquireArgs *args = at->args;
 	bool		counted = true;
+	bool		fresh = ZkGuessFresh(args->lock_node);
+	bool		learnt = false; /* told path_memory.c how the node was */
 
 	for (;;)
 	{
+		ZkOp	   *make = NULL;
 		ZkOp	   *create;
 		ZkOp	   *list = NULL;
 		int			rc;
+		int			make_rc = ZOK;
+		bool		made = fresh;	/* the lock node's create was sent */
 
 		CHECK_FOR_INTERRUPTS();
+		if (made)
+			make = ZkCreate(args->lock_node, "", 0, ZOO_CONTAINER, true);
 		at->create_sent = true;
 		if (counted)
 			create = ZkCreateCounted(at->node_base, args->data, args->datalen,
@@ -408,7 +424,20 @@ zk_create_node(ZkAttempt *at)
 			list = ZkGetChildren(args->lock_node);
 		}
 
-		/* answers come in order: once the listing is in, so is the create */
+		/* answers come in order: once the last is in, so are the others */
+		if (make != NULL)
+		{
+			ZkOpWait(make, WHAT_ACQUIRE, args->lock_path);
+			make_rc = make->rc;
+			ZkOpFree(make);
+			if (make_rc == ZOK || make_rc == ZNODEEXISTS)
+			{
+				if (!learnt)
+					ZkLearnFresh(args->lock_node, make_rc == ZOK);
+				learnt = true;
+				fresh = false;	/* it exists now */
+			}
+		}
 		if (list != NULL)
 			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
 		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
@@ -418,6 +447,8 @@ zk_create_node(ZkAttempt *at)
 			bool		alone = counted && create->parent_children == 1;
 			bool		ok = false;
 
+			if (!learnt)
+				ZkLearnFresh(args->lock_node, false);
 			ZkAttemptCreated(at, create->value, create->stat.czxid, alone);
 			ZkOpFree(create);
 			if (alone)
@@ -437,8 +468,20 @@ zk_create_node(ZkAttempt *at)
 		ZkOpFree(create);
 		ZkOpFree(list);
 
-		if (rc == ZNONODE)
+		if (rc == ZNONODE && !made && zklock_guess_fresh_paths)
+		{
+			/* the lock node is gone: make it with our node */
+			if (!learnt)
+				ZkLearnFresh(args->lock_node, true);
+			learnt = true;
+			fresh = true;
+		}
+		else if (rc == ZNONODE)
+		{
+			/* a parent of the lock node is missing (too) */
 			ZkCreateLockParents(&args->lock_node, 1, args->lock_path);
+			fresh = false;
+		}
 		else if (rc == ZNOAUTH && counted)
 			counted = false;	/* maybe only the setData was refused */
 		else if (ZkIsConnectionLoss(rc))

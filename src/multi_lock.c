@@ -35,6 +35,7 @@
 #include "deadlock.h"
 #include "lock_attempt.h"
 #include "multi_lock.h"
+#include "path_memory.h"
 #include "zk_session.h"
 
 #define WHAT_ACQUIRE	"acquiring lock"
@@ -114,9 +115,11 @@ zk_recover_set(ZkAttempt **at, int n)
  *		when every node is alone, plus one pipelined read of the queues
  *		where it is not.
  *
- * Where a lock node's data cannot be set (an ACL that allows creating
- * children but not writing the node), the multi holds only the creates,
- * and every queue is read.
+ * Lock nodes expected to be missing (path_memory.c) are created by
+ * requests sent just before the multi, without waiting for them, as
+ * lock_recipe.c does for one lock.  Where a lock node's data cannot be set
+ * (an ACL that allows creating children but not writing the node), the
+ * multi holds only the creates, and every queue is read.
  */
 static void
 zk_create_set(ZkAttempt **at, int n)
@@ -125,6 +128,9 @@ zk_create_set(ZkAttempt **at, int n)
 	const char **datas = palloc(sizeof(char *) * n);
 	int		   *lens = palloc(sizeof(int) * n);
 	const char **parents = palloc(sizeof(char *) * n);
+	bool	   *fresh = palloc(sizeof(bool) * n);
+	bool	   *learnt = palloc0(sizeof(bool) * n);	/* told path_memory.c */
+	ZkOp	  **makes = palloc0(sizeof(ZkOp *) * n);
 	bool		counted = true;
 
 	for (int i = 0; i < n; i++)
@@ -133,6 +139,7 @@ zk_create_set(ZkAttempt **at, int n)
 		datas[i] = at[i]->args->data;
 		lens[i] = at[i]->args->datalen;
 		parents[i] = at[i]->args->lock_node;
+		fresh[i] = ZkGuessFresh(parents[i]);
 	}
 
 	for (;;)
@@ -140,11 +147,39 @@ zk_create_set(ZkAttempt **at, int n)
 		ZkOp	   *op;
 		int			rc;
 		int			failed;
+		bool		parent_missing = false;
 
 		CHECK_FOR_INTERRUPTS();
 		for (int i = 0; i < n; i++)
+		{
+			if (fresh[i])
+				makes[i] = ZkCreate(parents[i], "", 0, ZOO_CONTAINER, true);
+		}
+		for (int i = 0; i < n; i++)
 			at[i]->create_sent = true;
 		op = ZkCreateSet(n, paths, datas, lens, counted ? parents : NULL);
+
+		/* answers come in order: the lock nodes' first */
+		for (int i = 0; i < n; i++)
+		{
+			int			make_rc;
+
+			if (makes[i] == NULL)
+				continue;
+			ZkOpWait(makes[i], WHAT_ACQUIRE, at[i]->args->lock_path);
+			make_rc = makes[i]->rc;
+			ZkOpFree(makes[i]);
+			makes[i] = NULL;
+			if (make_rc == ZOK || make_rc == ZNODEEXISTS)
+			{
+				if (!learnt[i])
+					ZkLearnFresh(parents[i], make_rc == ZOK);
+				learnt[i] = true;
+				fresh[i] = false;	/* it exists now */
+			}
+			else if (make_rc == ZNONODE)
+				parent_missing = true;
+		}
 		ZkOpWait(op, WHAT_ACQUIRE, at[0]->args->lock_path);
 		rc = op->rc;
 		if (rc == ZOK)
@@ -156,6 +191,8 @@ zk_create_set(ZkAttempt **at, int n)
 				int32		nchildren;
 				const char *znode = ZkCreateSetResult(op, i, &nchildren);
 
+				if (!learnt[i])
+					ZkLearnFresh(parents[i], false);
 				ZkAttemptCreated(at[i], znode, token, nchildren == 1);
 			}
 			ZkOpFree(op);
@@ -185,8 +222,20 @@ zk_create_set(ZkAttempt **at, int n)
 		failed = ZkCreateSetFailure(op);
 		ZkOpFree(op);
 
-		if (rc == ZNONODE)
+		if (rc == ZNONODE && !parent_missing && failed >= 0 && !fresh[failed] &&
+			!learnt[failed] && zklock_guess_fresh_paths)
+		{
+			/* that lock node is gone: make it with the set */
+			ZkLearnFresh(parents[failed], true);
+			learnt[failed] = true;
+			fresh[failed] = true;
+		}
+		else if (rc == ZNONODE)
+		{
+			/* a parent of a lock node is missing, or a node was reaped */
 			ZkCreateLockParents(parents, n, at[0]->args->lock_path);
+			memset(fresh, 0, sizeof(bool) * n);
+		}
 		else if (rc == ZNOAUTH && counted)
 			counted = false;	/* maybe only a setData was refused */
 		else if (ZkIsConnectionLoss(rc))
@@ -203,6 +252,9 @@ zk_create_set(ZkAttempt **at, int n)
 	pfree(datas);
 	pfree(lens);
 	pfree(parents);
+	pfree(fresh);
+	pfree(learnt);
+	pfree(makes);
 }
 
 /*

@@ -24,10 +24,13 @@
  * after (ZkCreateSet), pipelined behind a read of the semaphore node's
  * data (the recorded limit).  When our mutex node is alone and the leases
  * fit, the lease is ours after that one write; the mutex node is deleted
- * in the background.  When the mutex is not ours at once, our lease node
- * is deleted straight away (an acquirer that holds the mutex and counts
- * leases must never wait for one held by a waiter behind it), we wait for
- * the mutex, and then create the lease again.
+ * in the background.  A semaphore expected to be missing (path_memory.c)
+ * is created by requests sent just before, in the same round trip: its
+ * node, with the recorded limit, and its locks and leases nodes.  When the
+ * mutex is not ours at once, our lease node is deleted straight away (an
+ * acquirer that holds the mutex and counts leases must never wait for one
+ * held by a waiter behind it), we wait for the mutex, and then create the
+ * lease again.
  *
  * The limit.  zklock records max_leases in the semaphore node's data,
  * {"max_leases":N}, when the node has none, and refuses (22023) an
@@ -56,6 +59,7 @@
 #include "contender.h"
 #include "deadlock.h"
 #include "lock_attempt.h"
+#include "path_memory.h"
 #include "semaphore.h"
 #include "zk_session.h"
 
@@ -172,6 +176,16 @@ zk_recorded_limit(const char *data, int len)
 }
 
 /*
+ * zk_limit_data
+ *		The data zklock records a semaphore's limit in.
+ */
+static char *
+zk_limit_data(int max_leases)
+{
+	return psprintf("{\"max_leases\":%d}", max_leases);
+}
+
+/*
  * zk_check_limit
  *		Compare our max_leases with the one recorded on the semaphore node
  *		(the answer of data_op): a different one is 22023; none recorded
@@ -196,7 +210,7 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 				 errhint("Every user of a semaphore must give it the same max_leases.")));
 	if (recorded < 0 && data_op->value_len <= 0)
 	{
-		char	   *json = psprintf("{\"max_leases\":%d}", args->max_leases);
+		char	   *json = zk_limit_data(args->max_leases);
 
 		ZkOpFree(ZkSetData(args->sem_node, json, (int) strlen(json)));
 		pfree(json);
@@ -227,6 +241,11 @@ zk_new_prefix(ZkSemAttempt *s)
  *		our mutex node is alone in its queue, and *nleases to the number of
  *		lease nodes right after ours was made.  False if the answer was
  *		lost (the caller starts over with a fresh prefix).
+ *
+ * The semaphore's nodes expected to be missing (path_memory.c) are created
+ * by requests sent just before, without waiting, as lock_recipe.c does
+ * for a lock node: the semaphore node with the recorded limit as its data,
+ * its locks node, its leases node.
  */
 static bool
 zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
@@ -240,6 +259,10 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 									  ZK_MUTEX_MARKER);
 	char	   *lease_base = psprintf("%s/%s%s", s->leases_node, s->prefix,
 									  LEASE_MARKER);
+	char	   *limit = zk_limit_data(args->max_leases);
+	const char *nodes[3];
+	bool		make[3];
+	bool		learnt[3] = {false, false, false};	/* told path_memory.c */
 
 	paths[0] = mutex_base;
 	paths[1] = lease_base;
@@ -247,17 +270,53 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 	lens[0] = lens[1] = args->datalen;
 	parents[0] = s->locks_node;
 	parents[1] = s->leases_node;
+	nodes[0] = args->sem_node;
+	nodes[1] = s->locks_node;
+	nodes[2] = s->leases_node;
+	for (int i = 0; i < 3; i++)
+		make[i] = ZkGuessFresh(nodes[i]);
 
 	for (;;)
 	{
+		ZkOp	   *makes[3] = {NULL, NULL, NULL};
 		ZkOp	   *data_op;
 		ZkOp	   *op;
 		int			rc;
+		int			failed;
+		bool		parent_missing = false;
 
 		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < 3; i++)
+		{
+			if (make[i])
+				makes[i] = ZkCreate(nodes[i], i == 0 ? limit : "",
+									i == 0 ? (int) strlen(limit) : 0,
+									ZOO_CONTAINER, true);
+		}
 		data_op = ZkGetData(args->sem_node, ZK_NO_WATCH);
 		s->create_sent = true;
 		op = ZkCreateSet(2, paths, datas, lens, parents);
+
+		/* answers come in order */
+		for (int i = 0; i < 3; i++)
+		{
+			int			make_rc;
+
+			if (makes[i] == NULL)
+				continue;
+			ZkOpWait(makes[i], WHAT_ACQUIRE, args->sem_path);
+			make_rc = makes[i]->rc;
+			ZkOpFree(makes[i]);
+			if (make_rc == ZOK || make_rc == ZNODEEXISTS)
+			{
+				if (!learnt[i])
+					ZkLearnFresh(nodes[i], make_rc == ZOK);
+				learnt[i] = true;
+				make[i] = false;	/* it exists now */
+			}
+			else if (make_rc == ZNONODE)
+				parent_missing = true;
+		}
 		ZkOpWait(data_op, WHAT_ACQUIRE, args->sem_path);
 		ZkOpWait(op, WHAT_ACQUIRE, args->sem_path);
 		rc = op->rc;
@@ -266,6 +325,11 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 			int32		nmutex;
 			int32		nlease;
 
+			for (int i = 0; i < 3; i++)
+			{
+				if (!learnt[i])
+					ZkLearnFresh(nodes[i], false);
+			}
 			s->mutex_znode = pstrdup(ZkCreateSetResult(op, 0, &nmutex));
 			s->lease_znode = pstrdup(ZkCreateSetResult(op, 1, &nlease));
 			s->token = op->stat.czxid;
@@ -283,17 +347,33 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 			PG_END_TRY();
 			pfree(mutex_base);
 			pfree(lease_base);
+			pfree(limit);
 			return true;
 		}
+		failed = ZkCreateSetFailure(op);
 		ZkOpFree(op);
 		ZkOpFree(data_op);
-		if (rc == ZNONODE)
+		if (rc == ZNONODE && !parent_missing && failed >= 0 &&
+			!learnt[1 + failed] && zklock_guess_fresh_paths)
+		{
+			/* that node is gone, maybe the semaphore's too: make them */
+			ZkLearnFresh(nodes[1 + failed], true);
+			learnt[1 + failed] = true;
+			make[1 + failed] = true;
+			make[0] = !learnt[0];
+		}
+		else if (rc == ZNONODE)
+		{
+			/* the semaphore node or one of its parents is missing */
 			ZkCreateLockParents(parents, 2, args->sem_path);
+			make[0] = make[1] = make[2] = false;
+		}
 		else if (ZkIsConnectionLoss(rc))
 		{
 			ZkWaitConnected(WHAT_ACQUIRE, args->sem_path);
 			pfree(mutex_base);
 			pfree(lease_base);
+			pfree(limit);
 			return false;
 		}
 		else

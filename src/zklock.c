@@ -290,6 +290,15 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("zklock.guess_fresh_paths",
+							 "Lets a lock attempt create a lock node it expects to be missing in the same request as its queue node.",
+							 "A developer setting, to compare both ways in one benchmark run. When off, every attempt first assumes its lock node exists, and creates it only after ZooKeeper said it is missing.",
+							 &zklock_guess_fresh_paths,
+							 true,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("zklock");
 
 	/* DISCARD ALL releases session holds, as pg_advisory_unlock_all() */
