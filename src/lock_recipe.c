@@ -424,7 +424,13 @@ zk_create_node(ZkAttempt *at)
 			list = ZkGetChildren(args->lock_node);
 		}
 
-		/* answers come in order: once the last is in, so are the others */
+		/*
+		 * Answers come in order: once the last is in, so are the others,
+		 * and the backend is woken once.
+		 */
+		if (list != NULL)
+			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
+		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
 		if (make != NULL)
 		{
 			ZkOpWait(make, WHAT_ACQUIRE, args->lock_path);
@@ -438,9 +444,6 @@ zk_create_node(ZkAttempt *at)
 				fresh = false;	/* it exists now */
 			}
 		}
-		if (list != NULL)
-			ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
-		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
 		rc = create->rc;
 		if (rc == ZOK)
 		{

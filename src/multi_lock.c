@@ -159,7 +159,8 @@ zk_create_set(ZkAttempt **at, int n)
 			at[i]->create_sent = true;
 		op = ZkCreateSet(n, paths, datas, lens, counted ? parents : NULL);
 
-		/* answers come in order: the lock nodes' first */
+		/* answers come in order: once the multi's is in, so are the others */
+		ZkOpWait(op, WHAT_ACQUIRE, at[0]->args->lock_path);
 		for (int i = 0; i < n; i++)
 		{
 			int			make_rc;
@@ -180,7 +181,6 @@ zk_create_set(ZkAttempt **at, int n)
 			else if (make_rc == ZNONODE)
 				parent_missing = true;
 		}
-		ZkOpWait(op, WHAT_ACQUIRE, at[0]->args->lock_path);
 		rc = op->rc;
 		if (rc == ZOK)
 		{

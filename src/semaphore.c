@@ -297,7 +297,9 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 		s->create_sent = true;
 		op = ZkCreateSet(2, paths, datas, lens, parents);
 
-		/* answers come in order */
+		/* answers come in order: once the multi's is in, so are the others */
+		ZkOpWait(op, WHAT_ACQUIRE, args->sem_path);
+		ZkOpWait(data_op, WHAT_ACQUIRE, args->sem_path);
 		for (int i = 0; i < 3; i++)
 		{
 			int			make_rc;
@@ -317,8 +319,6 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 			else if (make_rc == ZNONODE)
 				parent_missing = true;
 		}
-		ZkOpWait(data_op, WHAT_ACQUIRE, args->sem_path);
-		ZkOpWait(op, WHAT_ACQUIRE, args->sem_path);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
