@@ -225,10 +225,16 @@ zk_create_set(ZkAttempt **at, int n)
 		if (rc == ZNONODE && !parent_missing && failed >= 0 && !fresh[failed] &&
 			!learnt[failed] && zklock_guess_fresh_paths)
 		{
-			/* that lock node is gone: make it with the set */
+			/*
+			 * That lock node is gone.  The refusal names only the first
+			 * missing one, and the reaper may have taken others of the set
+			 * since they were last seen: make every lock node not seen in
+			 * this attempt, so that one more round trip does.
+			 */
 			ZkLearnFresh(parents[failed], true);
 			learnt[failed] = true;
-			fresh[failed] = true;
+			for (int i = 0; i < n; i++)
+				fresh[i] = !learnt[i] || i == failed;
 		}
 		else if (rc == ZNONODE)
 		{
