@@ -14,8 +14,9 @@
 #   shows the count can fail.
 # - A hot path costs one write per lock once its node is known to exist.
 # - Wrong guesses both ways are corrected: a path that exists but this
-#   backend has never seen (held elsewhere), and a known path that was
-#   reaped since; nothing is left behind and the lock is right.
+#   backend has never seen (held elsewhere), and a known path (or a known
+#   set of paths) that was reaped since, at one more round trip; nothing is
+#   left behind and the lock is right.
 # - The reaper races: two backends on two servers take one path in turns,
 #   with pauses around the reaper's interval (1 s here), and each grant is
 #   alone with a token above the last one's.
@@ -183,6 +184,30 @@ $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});
 	is($got, 't', 'and is granted once it is free');
 	$sa->query_safe("SELECT zk_unlock($arr)");
 	ok(wait_queues_empty($nb, \@paths, 10, 'set released'), 'nothing left');
+}
+
+# --- a known set whose lock nodes the reaper took: the refused multi names
+# one, the set then makes all five at once (one more round trip, not five)
+{
+	my $arr = 'ARRAY[' . join(', ', map { "'/fresh/kset/p$_'" } 1 .. 5) . ']';
+	my @w;
+	for my $rep (1 .. 2)
+	{
+		for (1 .. 4)
+		{
+			$sa->query_safe("SELECT zk_lock($arr)");
+			$sa->query_safe("SELECT zk_unlock($arr)");
+		}
+		wait_for(sub { !exists_node('/zklock/fresh/kset/p5') && !exists_node('/zklock/fresh/kset/p1') },
+			10, 'set reaped')
+		  or last;
+		push @w, writes($sa, "SELECT zk_lock($arr)");
+		is(join('', map { queue_len($nb, "/fresh/kset/p$_") } 1 .. 5), '11111',
+			"a known set, reaped since, is locked with one node per path ($rep)");
+		$sa->query_safe("SELECT zk_unlock($arr)");
+	}
+	is(min(@w), 7, 'and it costs seven writes: the refused multi, five lock nodes, the multi')
+	  or diag("writes: @w");
 }
 
 # --- semaphores
