@@ -135,6 +135,7 @@ extern void ZkWatchDrop(const char *path);
 extern ZkOp *ZkDelete(const char *path, int version);
 extern ZkOp *ZkSync(const char *path);
 extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
+extern bool ZkOpIsDone(ZkOp *op);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms,
 						  const char *what, const char *path);
 extern void ZkOpFree(ZkOp *op);

@@ -95,6 +95,14 @@
 /* most requests outstanding at once */
 #define ZK_SCAN_WINDOW	256
 
+/*
+ * When the oldest answer is not in yet, the scan sleeps until the answer
+ * this many requests later is (answers come in order): one wake-up per
+ * batch of answers instead of one per answer or two, while the rest of
+ * the window keeps ZooKeeper busy.
+ */
+#define ZK_SCAN_BATCH	64
+
 #define WHAT_SCAN		"scanning the locks under"
 #define WHAT_QUEUE		"reading the queue of lock"
 
@@ -322,7 +330,8 @@ zk_scan_send(ZkScan *scan, ZkReq *req)
 /*
  * zk_scan_run
  *		Send and answer requests until none is left: at most
- *		ZK_SCAN_WINDOW outstanding, the oldest awaited first.  Handlers may
+ *		ZK_SCAN_WINDOW outstanding, answered oldest first, the backend
+ *		sleeping until a batch of them is in (ZK_SCAN_BATCH).  Handlers may
  *		push more.  A request that met a lost connection is sent again
  *		once every outstanding one has come back and the session is
  *		connected again (ZkWaitConnected raises zklock's documented ERROR if it
@@ -362,6 +371,14 @@ zk_scan_run(ZkScan *scan)
 
 		req = scan->sent_head;
 		op = req->op;
+		if (!ZkOpIsDone(op))
+		{
+			ZkReq	   *last = req;
+
+			for (int i = 1; i < ZK_SCAN_BATCH && last->next != NULL; i++)
+				last = last->next;
+			ZkOpWait(last->op, scan->what, scan->where);
+		}
 		ZkOpWait(op, scan->what, scan->where);
 		scan->sent_head = req->next;
 		if (scan->sent_head == NULL)

@@ -1648,6 +1648,23 @@ ZkOpWait(ZkOp *op, const char *what, const char *path)
 }
 
 /*
+ * ZkOpIsDone
+ *		Has the op's answer come, without waiting?  A backend with many
+ *		requests in flight uses it to sleep until a later one is answered
+ *		(answers come in order), instead of once per answer.
+ */
+bool
+ZkOpIsDone(ZkOp *op)
+{
+	bool		done;
+
+	pthread_mutex_lock(&bridge.mutex);
+	done = op->done;
+	pthread_mutex_unlock(&bridge.mutex);
+	return done;
+}
+
+/*
  * ZkOpWaitUntil
  *		As ZkOpWait, but give up at deadline_ms; false if it passed.
  */
