@@ -26,6 +26,7 @@
 
 #include "barrier.h"
 #include "lock_attempt.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 #define WHAT_SET		"raising barrier"
@@ -112,9 +113,9 @@ ZkBarrierRemove(const char *node, const char *path)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
-							path),
+							ZkUtf8ForMessage(path)),
 					 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
-							   node)));
+							   ZkUtf8ForMessage(node))));
 		if (!ZkIsConnectionLoss(rc))
 			ZkRaiseForRc(rc, WHAT_REMOVE, path);
 		resent = true;
@@ -164,7 +165,9 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for ZooKeeper barrier \"%s\".", path)));
+					 errdetail("Waiting for ZooKeeper barrier \"%s\".",
+							   ZkUtf8ForMessage(path))));
+
 		return false;
 	}
 }

@@ -90,6 +90,7 @@
 #include "cluster_view.h"
 #include "contender.h"
 #include "node_data.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 /* most requests outstanding at once */
@@ -447,7 +448,8 @@ zk_scan_report_refused(ZkScan *scan)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg_plural("%d ZooKeeper node under \"%s\" could not be read",
 						   "%d ZooKeeper nodes under \"%s\" could not be read",
-						   scan->nrefused, scan->nrefused, scan->where),
+						   scan->nrefused, scan->nrefused,
+						   ZkUtf8ForMessage(scan->where)),
 			 errdetail("ZooKeeper refused access because of the nodes' ACLs; the locks in and below them are not shown."),
 			 errhint("Check zklock.auth and the ACLs under zklock.root.")));
 }
@@ -1054,7 +1056,8 @@ ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
 	zk_scan_run(&scan);
 	ereport(DEBUG1,
 			(errmsg_internal("zklock: scanned %d lock paths under \"%s%s\" with %llu requests in %lld ms",
-							 scan.npaths, root, prefix,
+							 scan.npaths, root, ZkUtf8ForMessage(prefix),
+
 							 (unsigned long long) scan.nrequests,
 							 (long long) (ZkNowMs() - start))));
 	zk_scan_report_refused(&scan);

@@ -64,6 +64,7 @@
 #include "contender.h"
 #include "deadlock.h"
 #include "node_data.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 /* longest cycle followed (members); longer ones are not reported */
@@ -345,7 +346,7 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid)
 	sem.object_field_start = zk_rec_field_start;
 	sem.scalar = zk_rec_scalar;
 	lex = makeJsonLexContextCstringLen(pnstrdup(data, len), len,
-									   GetDatabaseEncoding(), true);
+									   PG_UTF8, true);
 	if (pg_parse_json(lex, &sem) != JSON_SUCCESS)
 		return NULL;
 	if (list_length(p.locks) == 0 ||
@@ -727,8 +728,9 @@ static char *
 zk_member_server(const ZkRecord *rec)
 {
 	if (rec->cluster_name != NULL && rec->cluster_name[0] != '\0')
-		return psprintf("server \"%s\"", rec->cluster_name);
-	return psprintf("server %s:%d", rec->host ? rec->host : "?", rec->port);
+		return psprintf("server \"%s\"", ZkUtf8ForMessage(rec->cluster_name));
+	return psprintf("server %s:%d",
+					rec->host ? ZkUtf8ForMessage(rec->host) : "?", rec->port);
 }
 
 /*
@@ -754,13 +756,15 @@ zk_report(ZkMember *cycle, int n)
 		if (t->mode == ZK_MODE_LEASE)
 			appendStringInfo(&detail,
 							 "Process %d on %s waits for a lease of ZooKeeper semaphore \"%s\"; blocked by process %d on %s.",
-							 rec->pid, zk_member_server(rec), t->lock,
+							 rec->pid, zk_member_server(rec),
+							 ZkUtf8ForMessage(t->lock),
 							 next->pid, zk_member_server(next));
 		else
 			appendStringInfo(&detail,
 							 "Process %d on %s waits for %s ZooKeeper lock \"%s\"; blocked by process %d on %s.",
 							 rec->pid, zk_member_server(rec),
-							 ZkLockModeName(t->mode), t->lock,
+							 ZkLockModeName(t->mode), ZkUtf8ForMessage(t->lock),
+
 							 next->pid, zk_member_server(next));
 	}
 	pgstat_report_deadlock();

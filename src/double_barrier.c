@@ -76,6 +76,7 @@
 #include "barrier.h"
 #include "contender.h"
 #include "lock_attempt.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 #define WHAT_ENTER		"entering double barrier"
@@ -463,7 +464,7 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper double barrier \"%s\" is open already",
-							path),
+							ZkUtf8ForMessage(path)),
 					 errdetail("Its \"ready\" node exists, and members of that round are still inside: the round has begun without this member."),
 					 errhint("Enter before the barrier opens; once every member of the round has left (or gone), the barrier can be entered again.")));
 		}
@@ -679,7 +680,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("canceling statement due to lock timeout"),
 				 errdetail("Waiting to enter ZooKeeper double barrier \"%s\".",
-						   path)));
+						   ZkUtf8ForMessage(path))));
 	if (entered)
 	{
 		member->znode = ours;
@@ -847,7 +848,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("ZooKeeper double barrier participant \"%s\" disappeared while leaving \"%s\"",
-								znode, path),
+								ZkUtf8ForMessage(znode), ZkUtf8ForMessage(path)),
 						 errdetail("Another client deleted the node.")));
 			if (me == 0 && n == 1)
 			{
@@ -957,6 +958,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("canceling statement due to lock timeout"),
 				 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".",
-						   path)));
+						   ZkUtf8ForMessage(path))));
+
 	return result;
 }

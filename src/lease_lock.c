@@ -69,6 +69,7 @@
 #include "lock_attempt.h"
 #include "lock_recipe.h"
 #include "node_data.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 #define WHAT_ACQUIRE	"acquiring a lease on lock"
@@ -291,7 +292,8 @@ zk_lease_raise_disappeared(ZkAttempt *at)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring a lease on lock \"%s\"",
-					at->znode, at->args->lock_path),
+					ZkUtf8ForMessage(at->znode),
+					ZkUtf8ForMessage(at->args->lock_path)),
 			 errdetail("Another client deleted the node or its waiter child.")));
 }
 
@@ -642,7 +644,8 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
-							name->znode)));
+							ZkUtf8ForMessage(name->znode))));
+
 		if (fast ? ZkNowMs() - name->sent_at >= info->ttl_ms :
 			after.mtime - before.mtime >= info->ttl_ms)
 		{

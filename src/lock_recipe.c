@@ -74,6 +74,7 @@
 #include "lock_recipe.h"
 #include "node_data.h"
 #include "path_memory.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 static const char *zk_last_component(const char *path);
@@ -244,7 +245,8 @@ zk_raise_disappeared(ZkAttempt *at)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring lock \"%s\"",
-					at->znode, at->args->lock_path),
+					ZkUtf8ForMessage(at->znode),
+					ZkUtf8ForMessage(at->args->lock_path)),
 			 errdetail("Another client deleted the node.")));
 }
 
@@ -646,7 +648,7 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("canceling statement due to lock timeout"),
 						 errdetail("Waiting for ZooKeeper lock \"%s\".",
-								   args->lock_path)));
+								   ZkUtf8ForMessage(args->lock_path))));
 			return false;
 		}
 
@@ -693,7 +695,7 @@ zk_watch_lease_node(ZkAttempt *at, const char *blocker, const struct Stat *st)
 		{
 			ereport(DEBUG1,
 					(errmsg_internal("zklock: removed lease node \"%s\" whose taker is gone",
-									 blocker)));
+									 ZkUtf8ForMessage(blocker))));
 			return ZNONODE;
 		}
 		if (rc == ZBADVERSION || ZkIsConnectionLoss(rc))
@@ -738,9 +740,9 @@ zk_warn_blind(ZkAttempt *at)
 		at->warned_blind = true;
 		ereport(WARNING,
 				(errmsg("ZooKeeper lock \"%s\" is also used by a client that does not see zklock's queue nodes",
-						at->args->lock_path),
+						ZkUtf8ForMessage(at->args->lock_path)),
 				 errdetail("Node \"%s\" is named like Curator's InterProcessMutex nodes, whose recipe does not see read/write lock nodes (Curator's InterProcessReadWriteLock, kazoo, zklock's default style): the two kinds of client can hold the lock at the same time.",
-						   at->queue[i].name),
+						   ZkUtf8ForMessage(at->queue[i].name)),
 				 errhint("Use one node style per path: zklock.exclusive_node_style = 'mutex' where Curator's InterProcessMutex shares the path, 'rwlock' where its InterProcessReadWriteLock or kazoo does.")));
 		return;
 	}
@@ -796,10 +798,11 @@ zk_log_still_waiting(ZkAttempt *at, int me)
 
 	ereport(LOG,
 			(errmsg("process %d still waiting for ZooKeeper %s lock \"%s\" after %ld ms",
-					MyProcPid, ZkLockModeName(args->mode), args->lock_path,
-					(long) ms),
+					MyProcPid, ZkLockModeName(args->mode),
+					ZkUtf8ForMessage(args->lock_path), (long) ms),
 			 errdetail("Queue position %d of %d. First in the queue: node \"%s\", held by %s.",
-					   me + 1, at->nqueue, at->queue[0].name, holder)));
+					   me + 1, at->nqueue, ZkUtf8ForMessage(at->queue[0].name),
+					   ZkUtf8ForMessage(holder))));
 }
 
 /*
@@ -960,7 +963,8 @@ ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant)
 		ereport(LOG,
 				(errmsg("process %d acquired ZooKeeper %s lock \"%s\" after %ld ms",
 						MyProcPid, ZkLockModeName(at->args->mode),
-						at->args->lock_path, (long) ms)));
+						ZkUtf8ForMessage(at->args->lock_path), (long) ms)));
+
 	}
 }
 

@@ -62,6 +62,7 @@
 #include "multi_lock.h"
 #include "semaphore.h"
 #include "node_data.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 #include "vocabulary.h"
 
@@ -393,8 +394,9 @@ zk_raise_lost(ZkLockEntry *entry, int nlost)
 		zk_xact_lost_locks = true;
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("ZooKeeper lock \"%s\" was lost", path),
-			 errdetail("Its node \"%s\" no longer exists.", znode),
+			 errmsg("ZooKeeper lock \"%s\" was lost", ZkUtf8ForMessage(path)),
+			 errdetail("Its node \"%s\" no longer exists.",
+					   ZkUtf8ForMessage(znode)),
 			 nlost > 1 ? errhint("%d locks of this backend were lost that way.", nlost) : 0));
 }
 
@@ -426,7 +428,7 @@ zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
-						path),
+						ZkUtf8ForMessage(path)),
 				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
 				 errhint("Release the shared lock first.")));
 }
@@ -446,7 +448,8 @@ zk_check_root(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("zklock.root changed while this backend holds ZooKeeper locks"),
 				 errdetail("The locks held are under \"%s\"; zklock.root is now \"%s\".",
-						   zk_entries_root, zklock_root),
+						   ZkUtf8ForMessage(zk_entries_root),
+						   ZkUtf8ForMessage(zklock_root)),
 				 errhint("Release the locks with zk_unlock_all() first.")));
 }
 
@@ -725,7 +728,8 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
-							path, entry->max_leases, max_leases),
+							ZkUtf8ForMessage(path), entry->max_leases,
+							max_leases),
 					 errdetail("This backend holds a lease taken with max_leases = %d.",
 							   entry->max_leases),
 					 errhint("Every user of a semaphore must give it the same max_leases.")));
@@ -996,12 +1000,12 @@ zk_release_one(const char *path, bool lease)
 			ereport(WARNING,
 					(errcode(ERRCODE_WARNING),
 					 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
-							path)));
+							ZkUtf8ForMessage(path))));
 		else
 			ereport(WARNING,
 					(errcode(ERRCODE_WARNING),
 					 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
-							path)));
+							ZkUtf8ForMessage(path))));
 		return false;
 	}
 	entry->session_holds--;
@@ -1145,11 +1149,12 @@ zk_raise_no_lease(const char *path, int64 token, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ZooKeeper lease token %lld belongs to lock \"%s\", not \"%s\"",
-						(long long) token, other + rootlen, path)));
+						(long long) token, ZkUtf8ForMessage(other + rootlen),
+						ZkUtf8ForMessage(path))));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
-					(long long) token, path),
+					(long long) token, ZkUtf8ForMessage(path)),
 			 errdetail("The lease could not be %s: it expired, was released, or never held this lock.",
 					   what),
 			 errhint("A lost lease is not taken again by itself: take a new one with zk_lease_lock.")));
@@ -1225,7 +1230,7 @@ zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" may have expired",
-					t->path),
+					ZkUtf8ForMessage(t->path)),
 			 errdetail("The transaction took or renewed lease %lld %lld ms ago, and its ttl is %lld ms.",
 					   (long long) t->token, (long long) (now - t->sent_at),
 					   (long long) t->ttl_ms),
@@ -1296,9 +1301,9 @@ zk_leases_pre_commit(void)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" is gone",
-							t->path),
+							ZkUtf8ForMessage(t->path)),
 					 errdetail("The node \"%s\" of lease %lld no longer exists: the lease was released or expired.",
-							   t->znode, (long long) t->token)));
+							   ZkUtf8ForMessage(t->znode), (long long) t->token)));
 		if (now >= t->sent_at + t->ttl_ms)
 			zk_lease_raise_expired(t, now);
 	}
@@ -1331,7 +1336,7 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("cannot take a lease on ZooKeeper lock \"%s\" while this backend holds the lock",
-						path),
+						ZkUtf8ForMessage(path)),
 				 errdetail("The lease would wait for this backend's own lock forever."),
 				 errhint("Release the lock first.")));
 
@@ -1381,7 +1386,7 @@ ZkLockLeaseRenew(const char *path, int64 token)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper lease %lld on lock \"%s\" has expired",
-							(long long) token, path),
+							(long long) token, ZkUtf8ForMessage(path)),
 					 errdetail("Its ttl had run out before this renewal, so ZooKeeper could remove it at any moment; the lease was released."),
 					 errhint("Renew a lease well within its ttl, for example every third of it.")));
 			break;
@@ -1414,7 +1419,7 @@ ZkLockLeaseRelease(const char *path, int64 token)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
-						(long long) token, path)));
+						(long long) token, ZkUtf8ForMessage(path))));
 		return false;
 	}
 	/* released: nothing for this transaction's COMMIT to check */
@@ -1482,7 +1487,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this backend is a member of ZooKeeper double barrier \"%s\" already",
-						path),
+						ZkUtf8ForMessage(path)),
 				 errhint("Leave it with zk_double_barrier_leave first.")));
 	zk_check_root();
 	zk_check_room(1);
@@ -1520,7 +1525,8 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("you are not a member of ZooKeeper double barrier \"%s\"",
-						path)));
+						ZkUtf8ForMessage(path))));
+
 		return false;
 	}
 	znode = pstrdup(entry->znode);
@@ -1749,7 +1755,8 @@ zk_describe_held(StringInfo buf)
 
 	for (int i = 0; i < n; i++)
 		appendStringInfo(buf, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
-						 rows[i].path, ZkLockModeName(rows[i].mode),
+						 ZkUtf8ForMessage(rows[i].path), ZkLockModeName(rows[i].mode),
+
 						 ZkLockScopeName(rows[i].scope));
 }
 

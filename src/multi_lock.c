@@ -36,6 +36,7 @@
 #include "lock_attempt.h"
 #include "multi_lock.h"
 #include "path_memory.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 #define WHAT_ACQUIRE	"acquiring lock"
@@ -103,7 +104,8 @@ zk_recover_set(ZkAttempt **at, int n)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("queue nodes of a multi-lock disappeared while acquiring lock \"%s\"",
-						at[0]->args->lock_path),
+						ZkUtf8ForMessage(at[0]->args->lock_path)),
+
 				 errdetail("Only %d of the %d nodes created together still exist; another client deleted the others.",
 						   found, n)));
 	return true;

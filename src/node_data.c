@@ -14,10 +14,11 @@
  * A lease's node has scope "lease" and records its ttl ("ttl_ms"): the
  * server keeps a TTL node's ttl to itself.
  *
- * Reading is done by a small tolerant parser that accepts any bytes:
- * nodes written by other clients (Curator stores the client's address,
- * kazoo an identifier) or corrupt data simply yield NULL fields, never an
- * error.
+ * The data is UTF-8, whatever the database's encoding.  It is read with
+ * PostgreSQL's JSON parser (common/jsonapi.h), whose errors are returned,
+ * not thrown: nodes written by other clients (Curator stores the client's
+ * address, kazoo an identifier) or corrupt data simply yield NULL fields,
+ * never an error.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "commands/dbcommands.h"
+#include "common/jsonapi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -34,22 +36,27 @@
 #include "utils/json.h"
 
 #include "node_data.h"
+#include "text_encoding.h"
 
 /* maximum length of one JSON string value we keep */
 #define ZK_MAX_FIELD 1024
 
-typedef struct ZkJsonReader
+/* where ZkParseNodeData's semantic actions keep their state */
+typedef struct ZkNodeDataParse
 {
-	const char *p;
-	const char *end;
-} ZkJsonReader;
+	ZkOwner    *owner;
+	int			depth;			/* 1 inside the top-level object */
+	char	   *field;			/* name of the top-level field being read */
+} ZkNodeDataParse;
 
 static void append_field(StringInfo buf, const char *key, const char *value,
 						 bool first);
-static void skip_space(ZkJsonReader *r);
-static bool read_string(ZkJsonReader *r, StringInfo out);
-static bool read_scalar(ZkJsonReader *r, StringInfo out, bool *is_string);
-static char *text_for_server(const char *utf8, int len);
+static void zk_nd_object_start(void *state);
+static void zk_nd_object_end(void *state);
+static void zk_nd_field_start(void *state, char *fname, bool isnull);
+static void zk_nd_scalar(void *state, char *token, JsonTokenType tokentype);
+static bool zk_nd_integer(const char *token, int64 min, int64 max,
+						  int64 *value);
 
 static void
 append_field(StringInfo buf, const char *key, const char *value, bool first)
@@ -81,8 +88,13 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	if (hostname[0] == '\0' && gethostname(hostname, sizeof(hostname) - 1) != 0)
 		strlcpy(hostname, "unknown", sizeof(hostname));
 
+	/* names in the database encoding; the node's data is UTF-8 */
 	dbname = OidIsValid(MyDatabaseId) ? get_database_name(MyDatabaseId) : NULL;
+	if (dbname != NULL)
+		dbname = ZkServerToUtf8(dbname);
 	user = GetUserNameFromId(GetUserId(), true);
+	if (user != NULL)
+		user = ZkServerToUtf8(user);
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
@@ -101,283 +113,131 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	return buf.data;
 }
 
+/* ---- reading a node's data with common/jsonapi.h ---- */
+
 static void
-skip_space(ZkJsonReader *r)
+zk_nd_object_start(void *state)
 {
-	while (r->p < r->end &&
-		   (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
-		r->p++;
+	((ZkNodeDataParse *) state)->depth++;
+}
+
+static void
+zk_nd_object_end(void *state)
+{
+	((ZkNodeDataParse *) state)->depth--;
+}
+
+static void
+zk_nd_field_start(void *state, char *fname, bool isnull)
+{
+	ZkNodeDataParse *p = (ZkNodeDataParse *) state;
+
+	p->field = (p->depth == 1) ? fname : NULL;
 }
 
 /*
- * read_string
- *		Read a JSON string at r->p into 'out' (UTF-8).  False on anything
- *		malformed, including \u0000, lone surrogates and overlong values.
+ * zk_nd_integer
+ *		A JSON number token as an integer within [min, max], or false.
  */
 static bool
-read_string(ZkJsonReader *r, StringInfo out)
+zk_nd_integer(const char *token, int64 min, int64 max, int64 *value)
 {
-	if (r->p >= r->end || *r->p != '"')
+	char	   *endp;
+	long long	v;
+
+	errno = 0;
+	v = strtoll(token, &endp, 10);
+	if (*endp != '\0' || errno != 0 || v < min || v > max)
 		return false;
-	r->p++;
-	while (r->p < r->end)
-	{
-		unsigned char c = (unsigned char) *r->p++;
-
-		if (c == '"')
-			return true;
-		if (c < 0x20 || out->len > ZK_MAX_FIELD)
-			return false;
-		if (c != '\\')
-		{
-			appendStringInfoChar(out, (char) c);
-			continue;
-		}
-		if (r->p >= r->end)
-			return false;
-		c = (unsigned char) *r->p++;
-		switch (c)
-		{
-			case '"':
-			case '\\':
-			case '/':
-				appendStringInfoChar(out, (char) c);
-				break;
-			case 'b':
-				appendStringInfoChar(out, '\b');
-				break;
-			case 'f':
-				appendStringInfoChar(out, '\f');
-				break;
-			case 'n':
-				appendStringInfoChar(out, '\n');
-				break;
-			case 'r':
-				appendStringInfoChar(out, '\r');
-				break;
-			case 't':
-				appendStringInfoChar(out, '\t');
-				break;
-			case 'u':
-				{
-					pg_wchar	cp = 0;
-					unsigned char utf8[8];
-
-					for (int pass = 0; pass < 2; pass++)
-					{
-						unsigned int unit = 0;
-
-						if (r->end - r->p < 4)
-							return false;
-						for (int i = 0; i < 4; i++)
-						{
-							char		h = *r->p++;
-
-							unit <<= 4;
-							if (h >= '0' && h <= '9')
-								unit |= h - '0';
-							else if (h >= 'a' && h <= 'f')
-								unit |= h - 'a' + 10;
-							else if (h >= 'A' && h <= 'F')
-								unit |= h - 'A' + 10;
-							else
-								return false;
-						}
-						if (pass == 0)
-						{
-							if (unit == 0 || (unit >= 0xDC00 && unit <= 0xDFFF))
-								return false;
-							if (unit < 0xD800 || unit > 0xDBFF)
-							{
-								cp = unit;
-								break;
-							}
-							/* high surrogate: a low one must follow */
-							cp = unit;
-							if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u')
-								return false;
-							r->p += 2;
-						}
-						else
-						{
-							if (unit < 0xDC00 || unit > 0xDFFF)
-								return false;
-							cp = 0x10000 + ((cp - 0xD800) << 10) + (unit - 0xDC00);
-						}
-					}
-					unicode_to_utf8(cp, utf8);
-					appendBinaryStringInfo(out, (char *) utf8,
-										   pg_utf_mblen(utf8));
-					break;
-				}
-			default:
-				return false;
-		}
-	}
-	return false;
+	*value = (int64) v;
+	return true;
 }
 
 /*
- * read_scalar
- *		A string, number, true, false or null.  Numbers and literals are
- *		returned as their text; nested objects and arrays are refused.
+ * zk_nd_scalar
+ *		Keep the top-level fields we know; a value of the wrong type or
+ *		range, or a string longer than ZK_MAX_FIELD, is left out.
  */
-static bool
-read_scalar(ZkJsonReader *r, StringInfo out, bool *is_string)
+static void
+zk_nd_scalar(void *state, char *token, JsonTokenType tokentype)
 {
-	*is_string = false;
-	if (r->p >= r->end)
-		return false;
-	if (*r->p == '"')
-	{
-		*is_string = true;
-		return read_string(r, out);
-	}
-	while (r->p < r->end && out->len < 64 &&
-		   (isalnum((unsigned char) *r->p) || *r->p == '-' || *r->p == '+' ||
-			*r->p == '.'))
-		appendStringInfoChar(out, *r->p++);
-	return out->len > 0;
-}
+	ZkNodeDataParse *p = (ZkNodeDataParse *) state;
+	ZkOwner    *owner = p->owner;
+	const char *f = p->field;
+	int64		v;
 
-/*
- * text_for_server
- *		A UTF-8 string as text in the database encoding, or NULL if it is
- *		not valid UTF-8 or cannot be shown in that encoding.
- */
-static char *
-text_for_server(const char *utf8, int len)
-{
-	int			enc = GetDatabaseEncoding();
-
-	if (!pg_verify_mbstr(PG_UTF8, utf8, len, true))
-		return NULL;
-	if (enc == PG_UTF8 || enc == PG_SQL_ASCII)
-		return pnstrdup(utf8, len);
-	for (int i = 0; i < len; i++)
+	if (f == NULL || p->depth != 1)
+		return;
+	if (tokentype == JSON_TOKEN_NUMBER)
 	{
-		if (IS_HIGHBIT_SET(utf8[i]))
-			return NULL;		/* converting could fail: show nothing */
+		if (strcmp(f, "ttl_ms") == 0 && zk_nd_integer(token, 1, PG_INT64_MAX, &v))
+			owner->ttl_ms = v;
+		else if (strcmp(f, "port") == 0 && zk_nd_integer(token, 0, PG_INT32_MAX, &v))
+			owner->port = (int32) v;
+		else if (strcmp(f, "pid") == 0 && zk_nd_integer(token, 0, PG_INT32_MAX, &v))
+			owner->pid = (int32) v;
+		return;
 	}
-	return pnstrdup(utf8, len);
+	if (tokentype != JSON_TOKEN_STRING || strlen(token) > ZK_MAX_FIELD)
+		return;
+	if (strcmp(f, "cluster_name") == 0)
+		owner->cluster_name = token;
+	else if (strcmp(f, "host") == 0)
+		owner->host = token;
+	else if (strcmp(f, "database") == 0)
+		owner->database = token;
+	else if (strcmp(f, "user") == 0)
+		owner->user = token;
+	else if (strcmp(f, "application_name") == 0)
+		owner->application_name = token;
+	else if (strcmp(f, "mode") == 0)
+		owner->mode = token;
+	else if (strcmp(f, "scope") == 0)
+		owner->scope = token;
 }
 
 /*
  * ZkParseNodeData
- *		Read the owner fields from a node's data.  Accepts any bytes: what
- *		cannot be read stays NULL (-1 for numbers).
+ *		Read the owner fields (UTF-8) from a node's data.  Accepts any
+ *		bytes: what cannot be read stays NULL (-1 for numbers).  Data that
+ *		is not valid UTF-8 yields nothing; a malformed object keeps the
+ *		fields read before the fault.
  */
 void
 ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 {
-	ZkJsonReader r;
-	StringInfoData key;
-	StringInfoData value;
+	ZkNodeDataParse p = {0};
+	JsonSemAction sem = {0};
+	JsonLexContext *lex;
 
 	memset(owner, 0, sizeof(*owner));
 	owner->port = -1;
 	owner->pid = -1;
 	owner->ttl_ms = -1;
-	if (data == NULL || len <= 0)
+	if (data == NULL || len <= 0 ||
+		!pg_verify_mbstr(PG_UTF8, data, len, true))
 		return;
 
-	r.p = data;
-	r.end = data + len;
-	skip_space(&r);
-	if (r.p >= r.end || *r.p != '{')
-		return;
-	r.p++;
-
-	initStringInfo(&key);
-	initStringInfo(&value);
-	for (;;)
-	{
-		bool		is_string;
-		char	   *text;
-
-		skip_space(&r);
-		if (r.p < r.end && *r.p == '}')
-			break;
-		resetStringInfo(&key);
-		resetStringInfo(&value);
-		if (!read_string(&r, &key))
-			break;
-		skip_space(&r);
-		if (r.p >= r.end || *r.p != ':')
-			break;
-		r.p++;
-		skip_space(&r);
-		if (!read_scalar(&r, &value, &is_string))
-			break;
-
-		text = text_for_server(value.data, value.len);
-		if (text != NULL)
-		{
-			if (strcmp(key.data, "ttl_ms") == 0)
-			{
-				char	   *endp;
-				long long	v;
-
-				errno = 0;
-				v = strtoll(text, &endp, 10);
-				if (!is_string && *endp == '\0' && errno == 0 && v > 0)
-					owner->ttl_ms = (int64) v;
-			}
-			else if (strcmp(key.data, "port") == 0 || strcmp(key.data, "pid") == 0)
-			{
-				char	   *endp;
-				long		v;
-
-				errno = 0;
-				v = strtol(text, &endp, 10);
-				if (!is_string && *endp == '\0' && errno == 0 &&
-					v >= 0 && v <= PG_INT32_MAX)
-				{
-					if (strcmp(key.data, "port") == 0)
-						owner->port = (int32) v;
-					else
-						owner->pid = (int32) v;
-				}
-			}
-			else if (is_string)
-			{
-				if (strcmp(key.data, "cluster_name") == 0)
-					owner->cluster_name = text;
-				else if (strcmp(key.data, "host") == 0)
-					owner->host = text;
-				else if (strcmp(key.data, "database") == 0)
-					owner->database = text;
-				else if (strcmp(key.data, "user") == 0)
-					owner->user = text;
-				else if (strcmp(key.data, "application_name") == 0)
-					owner->application_name = text;
-				else if (strcmp(key.data, "mode") == 0)
-					owner->mode = text;
-				else if (strcmp(key.data, "scope") == 0)
-					owner->scope = text;
-			}
-		}
-
-		skip_space(&r);
-		if (r.p < r.end && *r.p == ',')
-		{
-			r.p++;
-			continue;
-		}
-		break;
-	}
-	pfree(key.data);
-	pfree(value.data);
+	p.owner = owner;
+	sem.semstate = &p;
+	sem.object_start = zk_nd_object_start;
+	sem.object_end = zk_nd_object_end;
+	sem.object_field_start = zk_nd_field_start;
+	sem.scalar = zk_nd_scalar;
+	lex = makeJsonLexContextCstringLen(pnstrdup(data, len), len, PG_UTF8, true);
+	(void) pg_parse_json(lex, &sem);
 }
 
 /*
  * ZkNodeDataAsText
- *		A node's raw data as text, or NULL if it is empty or not valid text.
+ *		A node's raw data as UTF-8 text, or NULL if it is empty or not
+ *		valid UTF-8 text.
  */
 char *
 ZkNodeDataAsText(const char *data, int len)
 {
-	if (data == NULL || len <= 0 || memchr(data, '\0', len) != NULL)
+	if (data == NULL || len <= 0 || memchr(data, '\0', len) != NULL ||
+		!pg_verify_mbstr(PG_UTF8, data, len, true))
 		return NULL;
-	return text_for_server(data, len);
+	return pnstrdup(data, len);
 }

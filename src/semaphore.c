@@ -61,6 +61,7 @@
 #include "lock_attempt.h"
 #include "path_memory.h"
 #include "semaphore.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 
 #define WHAT_ACQUIRE	"acquiring semaphore"
@@ -204,7 +205,8 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
-						args->sem_path, recorded, args->max_leases),
+						ZkUtf8ForMessage(args->sem_path), recorded,
+						args->max_leases),
 				 errdetail("The semaphore's node records max_leases = %d; this call asked for max_leases = %d.",
 						   recorded, args->max_leases),
 				 errhint("Every user of a semaphore must give it the same max_leases.")));
@@ -545,7 +547,8 @@ zk_wait_count(ZkSemAttempt *s)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper lease node \"%s\" disappeared while acquiring semaphore \"%s\"",
-							s->lease_znode, args->sem_path),
+							ZkUtf8ForMessage(s->lease_znode),
+							ZkUtf8ForMessage(args->sem_path)),
 					 errdetail("Another client deleted the node.")));
 		}
 		if (n <= args->max_leases)
@@ -581,7 +584,8 @@ zk_wait_count(ZkSemAttempt *s)
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("canceling statement due to lock timeout"),
 						 errdetail("Waiting for ZooKeeper semaphore \"%s\".",
-								   args->sem_path)));
+								   ZkUtf8ForMessage(args->sem_path))));
+
 			return false;
 		}
 		ZkOpFree(op);

@@ -52,6 +52,7 @@
 #include "utils/memutils.h"
 
 #include "credentials.h"
+#include "text_encoding.h"
 #include "zk_session.h"
 #include "vocabulary.h"
 
@@ -1628,7 +1629,7 @@ zk_wait(bool (*ready) (void *), void *arg, int64 deadline_ms,
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("lost connection to ZooKeeper while %s \"%s\"",
-							what, path),
+							what, ZkUtf8ForMessage(path)),
 					 errdetail("The connection to \"%s\" was not regained within the session timeout of %d ms.",
 							   zk_session_hosts, zk_negotiated_timeout)));
 			break;
@@ -2611,10 +2612,11 @@ zk_session_lost(const char *what, const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 				 errmsg("ZooKeeper authentication failed while %s \"%s\"",
-						what, path)));
+						what, ZkUtf8ForMessage(path))));
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("ZooKeeper session expired while %s \"%s\"", what, path)));
+			 errmsg("ZooKeeper session expired while %s \"%s\"",
+					what, ZkUtf8ForMessage(path))));
 }
 
 /*
@@ -2632,24 +2634,26 @@ ZkRaiseForRc(int rc, const char *what, const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 				 errmsg("ZooKeeper requires authentication while %s \"%s\"",
-						what, path),
+						what, ZkUtf8ForMessage(path)),
 				 errdetail("The server closed the session because it was not authenticated with a scheme the server enforces."),
 				 errhint("Set zklock.auth.")));
 	if (rc == ZNOAUTH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("ZooKeeper refused access while %s \"%s\"", what, path),
+				 errmsg("ZooKeeper refused access while %s \"%s\"",
+						what, ZkUtf8ForMessage(path)),
 				 errdetail("The node's ACL does not allow this session's identity."),
 				 errhint("Check zklock.auth and the ACLs under zklock.root.")));
 	if (ZkIsConnectionLoss(rc) || rc == ZCLOSING)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("lost connection to ZooKeeper while %s \"%s\"",
-						what, path),
+						what, ZkUtf8ForMessage(path)),
 				 errdetail_internal("%s", zerror(rc))));
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-			 errmsg("ZooKeeper error while %s \"%s\"", what, path),
+			 errmsg("ZooKeeper error while %s \"%s\"",
+					what, ZkUtf8ForMessage(path)),
 			 errdetail_internal("%s", zerror(rc))));
 }
 

@@ -37,6 +37,7 @@
 #include "lock_path.h"
 #include "lock_table.h"
 #include "node_data.h"
+#include "text_encoding.h"
 #include "vocabulary.h"
 
 PG_MODULE_MAGIC;
@@ -111,6 +112,7 @@ static int64 token_arg(FunctionCallInfo fcinfo, int argno);
 static int64 wait_ms_arg(FunctionCallInfo fcinfo, int argno);
 static TimestampTz unix_ms_to_timestamptz(int64 ms);
 static Interval *us_to_interval(int64 us);
+static Datum zk_text_datum(const char *utf8);
 static int	queue_max_rows(int32 max_rows);
 static void set_owner_columns(Datum *values, bool *nulls, int k,
 							  const char *data, int datalen);
@@ -903,6 +905,17 @@ us_to_interval(int64 us)
 }
 
 /*
+ * zk_text_datum
+ *		A path, node name or owner text (UTF-8, as ZooKeeper stores it) as
+ *		a text value in the database encoding.
+ */
+static Datum
+zk_text_datum(const char *utf8)
+{
+	return CStringGetTextDatum(ZkUtf8ToServer(utf8));
+}
+
+/*
  * zk_locks
  *		This backend's locks: one row per path, mode and scope.
  */
@@ -921,11 +934,11 @@ zk_locks(PG_FUNCTION_ARGS)
 		Datum		values[8];
 		bool		nulls[8] = {0};
 
-		values[0] = CStringGetTextDatum(rows[i].path);
+		values[0] = zk_text_datum(rows[i].path);
 		values[1] = CStringGetTextDatum(ZkLockModeName(rows[i].mode));
 		values[2] = CStringGetTextDatum(ZkLockScopeName(rows[i].scope));
 		values[3] = Int32GetDatum(rows[i].holds);
-		values[4] = CStringGetTextDatum(rows[i].znode);
+		values[4] = zk_text_datum(rows[i].znode);
 		values[5] = Int64GetDatum(rows[i].token);
 		values[6] = TimestampTzGetDatum(rows[i].acquired_at);
 		values[7] = IntervalPGetDatum(us_to_interval(rows[i].waited_us));
@@ -962,13 +975,13 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 
 		ZkParseNodeData(entries[i].data, entries[i].datalen, &owner);
 		values[0] = Int32GetDatum(entries[i].position);
-		values[1] = CStringGetTextDatum(entries[i].znode);
+		values[1] = zk_text_datum(entries[i].znode);
 		values[2] = CStringGetTextDatum(ZkLockModeName(entries[i].mode));
 		values[3] = BoolGetDatum(entries[i].granted);
 		values[4] = Int64GetDatum(entries[i].token);
 		values[5] = TimestampTzGetDatum(unix_ms_to_timestamptz(entries[i].ctime_ms));
 #define TEXT_OR_NULL(k, s) \
-		do { if ((s) != NULL) values[k] = CStringGetTextDatum(s); else nulls[k] = true; } while (0)
+		do { if ((s) != NULL) values[k] = zk_text_datum(s); else nulls[k] = true; } while (0)
 		TEXT_OR_NULL(6, owner.cluster_name);
 		TEXT_OR_NULL(7, owner.host);
 		values[8] = Int32GetDatum(owner.port);
@@ -1033,7 +1046,7 @@ set_owner_columns(Datum *values, bool *nulls, int k, const char *data,
 			continue;
 		nulls[k + i] = (texts[i] == NULL);
 		if (texts[i] != NULL)
-			values[k + i] = CStringGetTextDatum(texts[i]);
+			values[k + i] = zk_text_datum(texts[i]);
 	}
 	values[k + 2] = Int32GetDatum(owner.port);
 	nulls[k + 2] = owner.port < 0;
@@ -1057,7 +1070,7 @@ cluster_locks_row(const ZkClusterLock *lock, void *arg)
 		Datum		values[17];
 		bool		nulls[17] = {0};
 
-		values[0] = CStringGetTextDatum(lock->path);
+		values[0] = zk_text_datum(lock->path);
 		values[1] = CStringGetTextDatum(lock->kind);
 		values[3] = Int32GetDatum(lock->nholders);
 		values[4] = Int32GetDatum(lock->nwaiters);
@@ -1070,7 +1083,7 @@ cluster_locks_row(const ZkClusterLock *lock, void *arg)
 			values[2] = CStringGetTextDatum(holder->mode);
 			values[6] = Int64GetDatum(holder->token);
 			values[7] = TimestampTzGetDatum(unix_ms_to_timestamptz(holder->ctime_ms));
-			values[8] = CStringGetTextDatum(holder->znode);
+			values[8] = zk_text_datum(holder->znode);
 			set_owner_columns(values, nulls, 9, holder->data, holder->datalen);
 			values[16] = TimestampTzGetDatum(unix_ms_to_timestamptz(holder->lease_expires_ms));
 			nulls[16] = holder->lease_expires_ms < 0;
@@ -1139,9 +1152,9 @@ zk_blocking_pids(PG_FUNCTION_ARGS)
 		Datum		values[12];
 		bool		nulls[12] = {0};
 
-		values[0] = CStringGetTextDatum(blockers[i].path);
-		values[1] = CStringGetTextDatum(blockers[i].waiter_znode);
-		values[2] = CStringGetTextDatum(blockers[i].znode);
+		values[0] = zk_text_datum(blockers[i].path);
+		values[1] = zk_text_datum(blockers[i].waiter_znode);
+		values[2] = zk_text_datum(blockers[i].znode);
 		values[3] = CStringGetTextDatum(blockers[i].mode);
 		values[4] = BoolGetDatum(blockers[i].granted);
 		set_owner_columns(values, nulls, 5, blockers[i].data,

@@ -1,0 +1,171 @@
+# Lock paths in a LATIN1 database next to a UTF-8 one.
+#
+# ZooKeeper stores paths as UTF-8.  A LATIN1 database converts a lock path
+# to UTF-8 on the way in, so that it meets a UTF-8 database (or kazoo) on
+# the same node, and converts every path, node name and owner text back on
+# the way out: in zk_locks, zk_lock_queue, zk_cluster_locks and
+# zk_blocking_pids, and in messages (a WARNING, a lock timeout's DETAIL, a
+# deadlock report).  What LATIN1 cannot hold is an error (22P05) in a
+# value and an escape (\uXXXX) in a message; never bytes of the wrong
+# encoding.  The owner data written into nodes is UTF-8.
+#
+# Every session uses client_encoding UTF8, so this file's strings (UTF-8)
+# compare with psql's output byte for byte.
+use strict;
+use warnings;
+
+use lib 'lib';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use ZkTest;
+
+my $zk = zk_standalone();
+my $node = pg_with_zklock('enc', $zk, "deadlock_timeout = '200ms'\n");
+$node->safe_psql('postgres',
+	q{CREATE DATABASE lat1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0});
+$node->safe_psql('lat1', 'CREATE EXTENSION zklock');
+is($node->safe_psql('lat1', 'SHOW server_encoding'), 'LATIN1',
+	'the second database is LATIN1');
+is($node->safe_psql('postgres', 'SHOW server_encoding'), 'UTF8',
+	'the first one is UTF8');
+
+sub session
+{
+	my ($db) = @_;
+	my $s = $node->background_psql($db, on_error_stop => 0);
+	$s->query_safe("SET client_encoding = 'UTF8'");
+	$s->query_safe('\set VERBOSITY verbose');
+	return $s;
+}
+
+my $lat = session('lat1');
+my $utf = session('postgres');
+
+# --- a path LATIN1 can hold, taken in the LATIN1 database
+my $token = $lat->query_safe(q{SELECT zk_lock('/enc/café')});
+like($token, qr/^\d+$/, 'LATIN1: zk_lock on /enc/café');
+is($lat->query_safe(q{SELECT path FROM zk_locks}), '/enc/café',
+	'LATIN1: zk_locks shows the path as given');
+is($lat->query_safe(q{SELECT path = '/enc/caf' || chr(233) FROM zk_locks}),
+	't', 'LATIN1: and it is the LATIN1 text, not UTF-8 bytes read as LATIN1');
+like($lat->query_safe(q{SELECT znode FROM zk_locks}), qr{^/zklock/enc/café/},
+	'LATIN1: zk_locks shows the node under the path');
+is($lat->query_safe(q{SELECT count(*) FROM zk_lock_queue('/enc/café') q, zk_locks l WHERE l.znode = '/zklock/enc/café/' || q.znode}),
+	'1', 'LATIN1: zk_lock_queue finds the queue of the path, with the node zk_locks names');
+is($lat->query_safe(q{SELECT path || ' ' || database FROM zk_cluster_locks('/enc')}),
+	'/enc/café lat1', 'LATIN1: zk_cluster_locks shows the path and owner right');
+
+# --- the UTF-8 database meets it on the same node, and so does kazoo
+is($utf->query_safe(q{SELECT zk_try_lock('/enc/café')}), 'f',
+	'UTF8: the same path is held (one node for both encodings)');
+is($utf->query_safe(q{SELECT path || ' ' || database || ' ' || fencing_token FROM zk_cluster_locks('/enc/café')}),
+	"/enc/café lat1 $token", 'UTF8: zk_cluster_locks shows the LATIN1 holder');
+my $kids = kazoo_run($zk,
+	q{import json
+for k in c.get_children('/zklock/enc/caf\u00e9'):
+    d, _ = c.get('/zklock/enc/caf\u00e9/' + k)
+    print(json.loads(d.decode('utf-8'))['database'])});
+is($kids, 'lat1', 'kazoo: the node is at the UTF-8 path, its data UTF-8 JSON');
+
+# --- messages in the LATIN1 database
+{
+	my ($out, $err) = bg_query($lat, q{SELECT zk_unlock('/enc/naïve')});
+	like($err,
+		qr{WARNING:  01000: you don't own a session lock on ZooKeeper path "/enc/naïve"},
+		'LATIN1: the WARNING for a lock not held names the path right');
+
+	$utf->query_safe(q{SELECT zk_lock('/enc/über')});
+	($out, $err) = bg_query($lat,
+		q{SET lock_timeout = '200ms'; SELECT zk_lock('/enc/über'); RESET lock_timeout});
+	like($err, qr{ERROR:  55P03: canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper lock "/enc/über"\.},
+		'LATIN1: a lock timeout names the path right');
+	$utf->query_safe(q{SELECT zk_unlock('/enc/über')});
+}
+
+# --- a path LATIN1 cannot hold, taken in the UTF-8 database
+$utf->query_safe(q{SELECT zk_lock('/enc/日本')});
+{
+	my ($out, $err) = bg_query($lat, q{SELECT path FROM zk_cluster_locks('/enc')});
+	like($err,
+		qr{ERROR:  22P05: character U\+65E5 of ZooKeeper text "/enc/\\u65E5\\u672C" has no equivalent in encoding "LATIN1"},
+		'LATIN1: zk_cluster_locks on a path LATIN1 cannot hold is 22P05, with the path escaped');
+	is($out, '', 'LATIN1: and no row of the wrong encoding');
+
+	($out, $err) = bg_query($lat, q{SELECT zk_lock('/enc/日本')});
+	like($err, qr{ERROR:  22P05: character with byte sequence 0xe6 0x97 0xa5 in encoding "UTF8" has no equivalent in encoding "LATIN1"},
+		'LATIN1: such a path cannot even be given (PostgreSQL refuses it on input)');
+	is($utf->query_safe(q{SELECT path FROM zk_locks}), "/enc/日本",
+		'UTF8: its own view shows it');
+}
+$utf->query_safe(q{SELECT zk_unlock('/enc/日本')});
+
+# --- zk_blocking_pids from the LATIN1 database
+{
+	my $waiter = session('lat1');
+	my $pid = $waiter->query_safe('SELECT pg_backend_pid()');
+	$utf->query_safe(q{SELECT zk_lock('/enc/façade')});
+	bg_begin($waiter, q{SELECT zk_lock('/enc/façade') > 0 AS got}, 'w_done');
+	ok(wait_for(sub { $lat->query_safe("SELECT count(*) FROM zk_blocking_pids($pid)") eq '1' },
+			10, 'the waiter blocked'),
+		'LATIN1: zk_blocking_pids sees the waiter');
+	is($lat->query_safe("SELECT path FROM zk_blocking_pids($pid)"),
+		'/enc/façade', 'LATIN1: its path is right');
+	$utf->query_safe(q{SELECT zk_unlock('/enc/façade')});
+	my ($out) = bg_finish($waiter, 'w_done');
+	like($out, qr/\bt\b/, 'LATIN1: the waiter got it when released');
+	$waiter->quit;
+}
+
+is($lat->query_safe(q{SELECT zk_unlock('/enc/café')}), 't', 'LATIN1: unlock');
+
+# --- deadlock reports across the two encodings: the victim (the member
+# that waited last) reads the others' wait records, UTF-8 JSON
+{
+	# 2-cycle, the UTF-8 member is the victim
+	$lat->query_safe(q{SELECT zk_lock('/dl/é1')});
+	$utf->query_safe(q{SELECT zk_lock('/dl/ö2')});
+	bg_begin($lat, q{SELECT zk_lock('/dl/ö2') > 0 AS got}, 'dl_lat');
+	wait_for(sub { queue_len($node, '/dl/ö2') == 2 }, 10, 'LATIN1 waits');
+	my (undef, $err) = bg_query($utf, q{SELECT zk_lock('/dl/é1')});
+	like($err, qr/ERROR:  40P01: deadlock detected/, 'UTF8 victim: 40P01');
+	like($err, qr{waits for exclusive ZooKeeper lock "/dl/ö2"; blocked by process},
+		'UTF8 victim: the LATIN1 member, read from its record, waits for "/dl/ö2"');
+	like($err, qr{waits for exclusive ZooKeeper lock "/dl/é1"; blocked by process},
+		'UTF8 victim: and itself for "/dl/é1"');
+	$utf->query_safe('SELECT zk_unlock_all()');
+	bg_finish($lat, 'dl_lat');
+	$lat->query_safe('SELECT zk_unlock_all()');
+
+	# 3-cycle, the LATIN1 member is the victim, and one of the others
+	# waits for a path LATIN1 cannot hold: the report escapes it
+	my $utf2 = session('postgres');
+	$lat->query_safe(q{SELECT zk_lock('/dl/é1')});
+	$utf->query_safe(q{SELECT zk_lock('/dl/日2')});
+	$utf2->query_safe(q{SELECT zk_lock('/dl/ö3')});
+	bg_begin($utf2, q{SELECT zk_lock('/dl/日2') > 0 AS got}, 'dl_utf2');
+	wait_for(sub { queue_len($node, '/dl/日2') == 2 }, 10, 'utf2 waits');
+	bg_begin($utf, q{SELECT zk_lock('/dl/é1') > 0 AS got}, 'dl_utf');
+	wait_for(sub { queue_len($node, '/dl/é1') == 2 }, 10, 'utf waits');
+	(undef, $err) = bg_query($lat, q{SELECT zk_lock('/dl/ö3')});
+	like($err, qr/ERROR:  40P01: deadlock detected/, 'LATIN1 victim: 40P01');
+	like($err, qr{waits for exclusive ZooKeeper lock "/dl/\\u65E52"; blocked by process},
+		'LATIN1 victim: a path LATIN1 cannot hold is escaped in the report');
+	like($err, qr{waits for exclusive ZooKeeper lock "/dl/é1"; blocked by process},
+		'LATIN1 victim: the others are shown right ("/dl/é1")');
+	like($err, qr{waits for exclusive ZooKeeper lock "/dl/ö3"; blocked by process},
+		'LATIN1 victim: and its own wait ("/dl/ö3")');
+	$lat->query_safe('SELECT zk_unlock_all()');
+	bg_finish($utf, 'dl_utf');
+	$utf->query_safe('SELECT zk_unlock_all()');
+	bg_finish($utf2, 'dl_utf2');
+	$utf2->query_safe('SELECT zk_unlock_all()');
+	$utf2->quit;
+}
+
+ok(wait_for(sub { $lat->query_safe(q{SELECT count(*) FROM zk_cluster_locks('/')}) eq '0' }, 10, 'empty'),
+	'nothing is left');
+
+$lat->quit;
+$utf->quit;
+done_testing();
