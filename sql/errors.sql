@@ -11,10 +11,17 @@ SELECT zk_test_error($$SELECT zk_try_lock('/err/a')$$);
 SELECT zk_test_error($$SELECT * FROM zk_lock_queue('/err/a')$$);
 SELECT state FROM zk_session();
 
--- A host list the client cannot parse.
-SET zklock.hosts = 'not a host list';
-SELECT zk_test_error($$SELECT zk_lock('/err/a')$$);
+-- A host list that is not host:port pairs is refused when set.
+SELECT zk_test_error($$SET zklock.hosts = 'not a host list'$$);
 SELECT zk_test_error($$SET zklock.hosts = ''$$);
+SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1:2181,'$$);
+SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1'$$);
+SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1:0'$$);
+SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1:2181/chroot'$$);
+SHOW zklock.hosts;
+-- A host that does not resolve fails when a session opens.
+SET zklock.hosts = 'no-such-host.invalid:2181';
+SELECT zk_test_error($$SELECT zk_lock('/err/a')$$);
 RESET zklock.hosts;
 RESET zklock.connect_timeout;
 

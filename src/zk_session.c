@@ -2389,12 +2389,15 @@ zk_connect(void)
 	pthread_sigmask(SIG_SETMASK, &saved_signals, NULL);
 
 	if (zh == NULL)
+	{
+		errno = saved_errno;
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 				 errmsg("could not connect to ZooKeeper at \"%s\"", zklock_hosts),
 				 saved_errno == EINVAL ?
 				 errdetail("The host list is not a valid list of host:port pairs.") :
-				 errdetail_internal("%s", strerror(saved_errno))));
+				 errdetail("The ZooKeeper client could not resolve the host list: %m.")));
+	}
 
 	/*
 	 * By default the client resolves zklock.hosts again every time its I/O

@@ -131,18 +131,66 @@ check_locks_not_held(const char *name, bool changed)
 		GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
 		GUC_check_errdetail("%s cannot be changed while this backend holds ZooKeeper locks.",
 							name);
-		GUC_check_errhint("Release the locks with zk_unlock_all() first.");
+		GUC_check_errhint("Release them first: zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks; zk_locks lists what is held.");
 		return false;
 	}
 	return true;
 }
 
+/*
+ * host_list_problem
+ *		Why a zklock.hosts value is not a list of host:port pairs, as a
+ *		DETAIL sentence, or NULL if it is one.  Only the form is checked
+ *		here; whether the hosts resolve is known when a session opens.  A
+ *		ZooKeeper "chroot" suffix is refused: zklock.root does that job,
+ *		and the client would wait forever for a chroot that does not exist.
+ */
+static const char *
+host_list_problem(const char *hosts)
+{
+	const char *p = hosts;
+
+	if (hosts[0] == '\0')
+		return "zklock.hosts must name at least one host:port.";
+	if (strchr(hosts, '/') != NULL)
+		return "zklock.hosts must not name a chroot path; set zklock.root instead.";
+	for (;;)
+	{
+		size_t		len = strcspn(p, ",");
+		char	   *item = pnstrdup(p, len);
+		char	   *colon = strrchr(item, ':');
+		char	   *end;
+		long		port;
+
+		if (len == 0)
+			return "zklock.hosts contains an empty entry.";
+		if (colon == NULL || colon == item ||
+			strpbrk(item, " \t\r\n") != NULL)
+			return psprintf("\"%s\" is not of the form host:port.", item);
+		errno = 0;
+		port = strtol(colon + 1, &end, 10);
+		if (colon[1] == '\0' || *end != '\0' || errno != 0 ||
+			port < 1 || port > 65535)
+			return psprintf("\"%s\" does not end in a port number between 1 and 65535.",
+							item);
+		pfree(item);
+		if (p[len] == '\0')
+			return NULL;
+		p += len + 1;
+	}
+}
+
 static bool
 check_zklock_hosts(char **newval, void **extra, GucSource source)
 {
-	if (*newval == NULL || (*newval)[0] == '\0')
+	const char *problem;
+
+	if (*newval == NULL)
+		return false;
+	problem = host_list_problem(*newval);
+	if (problem != NULL)
 	{
-		GUC_check_errdetail("zklock.hosts must name at least one host:port.");
+		GUC_check_errdetail("%s", problem);
 		return false;
 	}
 	return check_locks_not_held("zklock.hosts",
