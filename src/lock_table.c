@@ -465,12 +465,16 @@ zk_check_room(int more)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many ZooKeeper locks held by this backend"),
 				 more > 1 ?
-				 errdetail("This backend holds %ld locks, and the call needs %d more; zklock.max_locks_per_backend is %d.",
-						   hash_get_num_entries(zk_locks), more,
-						   zklock_max_locks_per_backend) :
-				 errdetail("This backend holds %ld locks; zklock.max_locks_per_backend is %d.",
-						   hash_get_num_entries(zk_locks),
-						   zklock_max_locks_per_backend),
+				 errdetail_plural("This backend holds %ld lock, and the call needs %d more; zklock.max_locks_per_backend is %d.",
+								  "This backend holds %ld locks, and the call needs %d more; zklock.max_locks_per_backend is %d.",
+								  hash_get_num_entries(zk_locks),
+								  hash_get_num_entries(zk_locks), more,
+								  zklock_max_locks_per_backend) :
+				 errdetail_plural("This backend holds %ld lock; zklock.max_locks_per_backend is %d.",
+								  "This backend holds %ld locks; zklock.max_locks_per_backend is %d.",
+								  hash_get_num_entries(zk_locks),
+								  hash_get_num_entries(zk_locks),
+								  zklock_max_locks_per_backend),
 				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
 }
 
