@@ -263,6 +263,52 @@ sub kazoo_run
 	return $out;
 }
 
+# --- errors by SQLSTATE ------------------------------------------------------
+#
+# psql prints an error's SQLSTATE only with VERBOSITY verbose: the line is
+# then "ERROR:  40P01: deadlock detected", its DETAIL and HINT lines follow
+# unchanged, and a "LOCATION:" line ends the report.  A session whose errors
+# are checked by code is made verbose with \set VERBOSITY verbose (a
+# background_psql session: query_safe('\set VERBOSITY verbose'); a psql or
+# safe_psql call: the same line in front of its SQL).
+
+push @EXPORT, qw(error_is warning_is);
+
+# error_is(STDERR, SQLSTATE, MESSAGE, NAME): test that STDERR holds
+# "ERROR:  SQLSTATE: " followed by what the regex MESSAGE matches (which may
+# go on into the DETAIL and HINT lines after it); on failure, diag()s
+# STDERR.
+sub error_is
+{
+	my ($stderr, $code, $message, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	return _report_is('ERROR', $stderr, $code, $message, $name);
+}
+
+# warning_is(STDERR, SQLSTATE, MESSAGE, NAME): the same for a WARNING.
+sub warning_is
+{
+	my ($stderr, $code, $message, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	return _report_is('WARNING', $stderr, $code, $message, $name);
+}
+
+sub _report_is
+{
+	my ($level, $stderr, $code, $message, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	die "\"$code\" is not a SQLSTATE" unless $code =~ /^[0-9A-Z]{5}$/;
+	$stderr //= '';
+	my $ok = ok($stderr =~ /\b$level:  $code: $message/, $name);
+	diag("expected $level $code matching $message in psql's stderr:\n"
+		  . ($stderr eq '' ? '(empty)' : $stderr)
+		  . ($stderr =~ /\b$level:  (?![0-9A-Z]{5}: )/
+			? "\n(no SQLSTATE there: is the session's VERBOSITY verbose?)"
+			: ''))
+	  unless $ok;
+	return $ok;
+}
+
 sub elapsed_since
 {
 	my ($t0) = @_;

@@ -42,7 +42,15 @@ sub threads_of
 # --- loading starts nothing
 is(threads_of($a->{_pid}), 1, 'the postmaster (library preloaded) runs one thread');
 my $conns_before = zk_mntr($port)->{zk_num_alive_connections};
-my $s = $a->background_psql('postgres', on_error_stop => 0);
+# (sessions whose errors are checked print them with their SQLSTATE)
+sub verbose
+{
+	my ($session) = @_;
+	$session->query_safe('\set VERBOSITY verbose');
+	return $session;
+}
+
+my $s = verbose($a->background_psql('postgres', on_error_stop => 0));
 my $spid = $s->query_safe('SELECT pg_backend_pid()');
 is($s->query_safe('SELECT state FROM zk_session()'), 'closed',
 	'a backend that has not locked anything has no session');
@@ -67,8 +75,8 @@ like($out, qr/\bt\b/, "B gets the lock once the frozen holder's session expired"
 kill 'CONT', $spid;
 
 my ($res, $err) = bg_query($s, q{SELECT 1});
-like($err, qr/ERROR:  ZooKeeper session expired: 2 locks were lost/,
-	'its next statement, even one that does not call zklock, fails at COMMIT, counting the lost locks');
+error_is($err, '08006', qr/ZooKeeper session expired: 2 locks were lost/,
+	'its next statement, even one that does not call zklock, fails at COMMIT (08006), counting the lost locks');
 like($err, qr{DETAIL:  Lost: "/loss/s" \(exclusive, session\), "/loss/s2" \(shared, session\)\.},
 	'and naming them');
 ($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
@@ -92,8 +100,8 @@ kill 'STOP', $spid;
 like($out, qr/\bt\b/, 'B gets the lock while the holder is frozen');
 kill 'CONT', $spid;
 ($res, $err) = bg_query($s, 'COMMIT');
-like($err, qr/ERROR:  (ZooKeeper session expired: 1 lock was lost|lost connection to ZooKeeper)/,
-	'the woken holder cannot COMMIT');
+error_is($err, '08006', qr/(ZooKeeper session expired: 1 lock was lost|lost connection to ZooKeeper)/,
+	'the woken holder cannot COMMIT: 08006');
 is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 	'nothing it wrote is visible');
 $bw->query_safe(q{SELECT zk_unlock('/loss/x')});
@@ -117,8 +125,8 @@ for my $verify ('on', 'off')
 	($res, $err) = bg_query($s, 'COMMIT');
 	if ($verify eq 'on')
 	{
-		like($err, qr/ERROR:  ZooKeeper lock "\/loss\/v" was lost/,
-			'verify_on_commit = on: COMMIT fails when the node is gone');
+		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost/,
+			'verify_on_commit = on: COMMIT fails when the node is gone: 08006');
 		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 			'and the write is not visible');
 	}
@@ -140,8 +148,8 @@ $s->query_safe(q{SELECT zk_lock('/loss/watched')});
 $s->query_safe(q{INSERT INTO work VALUES ('first')});
 delete_node_externally($s->query_safe(q{SELECT znode FROM zk_locks}));
 ($res, $err) = bg_query($s, q{INSERT INTO work VALUES ('second')});
-like($err, qr/ERROR:  ZooKeeper lock "\/loss\/watched" was lost/,
-	'a watched held node deleted later fails the next writing COMMIT');
+error_is($err, '08006', qr/ZooKeeper lock "\/loss\/watched" was lost/,
+	'a watched held node deleted later fails the next writing COMMIT: 08006');
 is($a->safe_psql('postgres', q{SELECT string_agg(who, ',') FROM work}),
 	'first', 'only the write made while the lock existed is visible');
 is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'the lost lock is forgotten');
@@ -157,18 +165,19 @@ usleep(500_000);    # the deletion notice reaches the watch (no SQL shows it)
 	$s, q{BEGIN;
 	INSERT INTO work VALUES ('w2 second');
 	DO $$ BEGIN PERFORM zk_lock('/loss/watched2');
-	      EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'caught: %', SQLERRM; END $$;
+	      EXCEPTION WHEN OTHERS THEN
+	        RAISE NOTICE 'caught: %: %', SQLSTATE, SQLERRM; END $$;
 	COMMIT});
-like($err, qr/NOTICE:  caught: ZooKeeper lock "\/loss\/watched2" was lost/,
-	'taking a lock again that is known to be lost fails');
-like($err, qr/ERROR:  cannot commit a transaction whose ZooKeeper locks were lost/,
-	'and the transaction that caught the error cannot commit');
+like($err, qr/NOTICE:  00000: caught: 08006: ZooKeeper lock "\/loss\/watched2" was lost/,
+	'taking a lock again that is known to be lost fails: 08006');
+error_is($err, '08006', qr/cannot commit a transaction whose ZooKeeper locks were lost/,
+	'and the transaction that caught the error cannot commit: 08006');
 is($a->safe_psql('postgres', q{SELECT string_agg(who, ',') FROM work}),
 	'w2 first', 'nothing it wrote is visible');
 
 # a waiter whose own node another client deletes finds out at the handoff
 # (it reads the queue again) instead of believing it holds the lock
-my $g = $a->background_psql('postgres', on_error_stop => 0);
+my $g = verbose($a->background_psql('postgres', on_error_stop => 0));
 my $gpid = $g->query_safe('SELECT pg_backend_pid()');
 $bw->query_safe(q{SELECT zk_lock('/loss/gone')});
 bg_begin($g, q{SELECT zk_lock('/loss/gone')}, 'gone_done');
@@ -178,9 +187,9 @@ delete_node_externally('/zklock/loss/gone/'
 		"SELECT znode FROM zk_lock_queue('/loss/gone') WHERE pid = $gpid"));
 $bw->query_safe(q{SELECT zk_unlock('/loss/gone')});
 ($res, $err) = bg_finish($g, 'gone_done');
-like($err,
-	qr/ERROR:  ZooKeeper queue node "[^"]+" disappeared while acquiring lock "\/loss\/gone"/,
-	'the waiter whose node was deleted fails instead of taking the lock');
+error_is($err, '55000',
+	qr/ZooKeeper queue node "[^"]+" disappeared while acquiring lock "\/loss\/gone"/,
+	'the waiter whose node was deleted fails instead of taking the lock: 55000');
 is($g->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
 ok(wait_queue_len($b, '/loss/gone', 0, 10, 'empty queue'), 'nothing is left in the queue');
 $g->quit;
@@ -213,7 +222,7 @@ $s->query_safe(q{SET zklock.verify_on_commit = on});
 
 # --- ZooKeeper stops while a backend waits
 $s->query_safe(q{SELECT zk_lock('/loss/w')});
-my $wb = $b->background_psql('postgres', on_error_stop => 0);
+my $wb = verbose($b->background_psql('postgres', on_error_stop => 0));
 $wb->query_safe(q{SET zklock.session_timeout = '2s'});
 bg_begin($wb, q{SELECT zk_lock('/loss/w')}, 'w_done');
 ok(wait_queue_len($b, '/loss/w', 2, 10, 'B queued'), 'B waits');
@@ -228,10 +237,10 @@ my $t_stop = time();
 zkctl('stop', $zk->{dir});
 my $t0 = time();
 ($res, $err) = bg_query($s, q{SELECT zk_unlock('/loss/u')});
-like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
-	'zk_unlock while ZooKeeper is down warns that the release is not yet confirmed');
-like($err, qr/ERROR:  could not confirm the ZooKeeper session before commit/,
-	'and the statement cannot COMMIT while the backend holds another lock');
+warning_is($err, '08006', qr/release of 1 ZooKeeper lock is not yet confirmed/,
+	'zk_unlock while ZooKeeper is down warns (08006) that the release is not yet confirmed');
+error_is($err, '08006', qr/could not confirm the ZooKeeper session before commit/,
+	'and the statement cannot COMMIT while the backend holds another lock: 08006');
 like($err, qr{DETAIL:  .*these locks may be lost: "/loss/w" \(exclusive, session\)},
 	'naming the lock still held');
 cmp_ok(1000 * (time() - $t_stop), '<', 6000,
@@ -240,15 +249,15 @@ cmp_ok(1000 * (time() - $t_stop), '<', 6000,
 # a writing COMMIT that ZooKeeper cannot confirm fails too
 $a->safe_psql('postgres', 'TRUNCATE work');
 ($res, $err) = bg_query($s, q{INSERT INTO work VALUES ('unconfirmed')});
-like($err, qr/ERROR:  could not confirm the ZooKeeper session before commit/,
-	'a writing COMMIT fails while ZooKeeper cannot confirm the session');
+error_is($err, '08006', qr/could not confirm the ZooKeeper session before commit/,
+	'a writing COMMIT fails while ZooKeeper cannot confirm the session: 08006');
 is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 	'and its write is not visible');
 
 ($out, $err) = bg_finish($wb, 'w_done');
 my $wait_ms = 1000 * (time() - $t_stop);
-like($err, qr/ERROR:  lost connection to ZooKeeper while waiting for lock "\/loss\/w"/,
-	'the waiter fails with a lost connection, naming the operation and path');
+error_is($err, '08006', qr/lost connection to ZooKeeper while waiting for lock "\/loss\/w"/,
+	'the waiter fails with a lost connection (08006), naming the operation and path');
 note(sprintf('the waiter gave up %.0f ms after ZooKeeper stopped (session timeout 2 s)',
 		$wait_ms));
 cmp_ok($wait_ms, '>', 1500, 'not before the session timeout');

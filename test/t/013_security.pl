@@ -41,8 +41,16 @@ my $na = pg_with_zklock('a', $zk,
 	  . "shared_preload_libraries = 'zklock'\n");
 my $nb = pg_with_zklock('b', $zk, "log_statement = none\n");
 
+# (sessions whose errors are checked print them with their SQLSTATE)
+sub verbose
+{
+	my ($session) = @_;
+	$session->query_safe('\set VERBOSITY verbose');
+	return $session;
+}
+
 # --- nodes of an authenticated backend are protected
-my $s = $na->background_psql('postgres');
+my $s = verbose($na->background_psql('postgres'));
 $s->query_safe(q{SELECT zk_lock('/sec/a')});
 my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
 my $id = digest_id('pgapp', $secret);
@@ -74,15 +82,16 @@ is($nb->safe_psql('postgres', q{SELECT cluster_name FROM zk_lock_queue('/sec/a')
 	'a', 'so zk_lock_queue works from an unauthenticated server');
 
 # --- missing or wrong credentials: 42501, at once
-my $b = $nb->background_psql('postgres', on_error_stop => 0);
+my $b = verbose($nb->background_psql('postgres', on_error_stop => 0));
 my $t0 = time();
 my ($out, $err) = bg_query($b, q{SELECT zk_lock('/sec/a')});
-like($err, qr/ERROR:  ZooKeeper refused access while acquiring lock "\/sec\/a"/,
-	'an unauthenticated backend cannot queue under the protected lock node');
+error_is($err, '42501', qr/ZooKeeper refused access while acquiring lock "\/sec\/a"/,
+	'an unauthenticated backend cannot queue under the protected lock node: 42501');
 cmp_ok(1000 * (time() - $t0), '<', 3000, 'and is told at once, not left hanging');
 $b->query_safe(q{SET zklock.auth = 'pgapp:wrong'});
 ($out, $err) = bg_query($b, q{SELECT zk_try_lock('/sec/a', 5000)});
-like($err, qr/ERROR:  ZooKeeper refused access/, 'nor can one with a wrong password');
+error_is($err, '42501', qr/ZooKeeper refused access while acquiring lock "\/sec\/a"/,
+	'nor can one with a wrong password: 42501');
 is(queue_len($nb, '/sec/a'), '1', 'neither left anything in the queue');
 
 # --- the same credentials on another server share the identity
@@ -106,7 +115,7 @@ is($s->query_safe(q{SELECT zk_lock('/job') > 0}), 't',
 	'the permitted identity locks under a restricted root');
 $b->query_safe(q{SET zklock.root = '/restricted'});
 ($out, $err) = bg_query($b, q{SELECT zk_lock('/job2')});
-like($err, qr/ERROR:  ZooKeeper refused access while acquiring lock "\/job2"/,
+error_is($err, '42501', qr/ZooKeeper refused access while acquiring lock "\/job2"/,
 	'another identity is refused (42501) under it');
 $s->query_safe(q{SELECT zk_unlock_all()});
 
@@ -127,22 +136,22 @@ ok( wait_for(
 		10, 'the refused delete'),
 	'the refused delete is counted in zk_session().releases_failed');
 ($out, $err) = bg_query($s, q{SELECT zk_try_lock('/sec/g') AND zk_unlock('/sec/g')});
-like($err, qr/WARNING:  1 ZooKeeper release could not be completed/,
-	'and reported by a WARNING at the next zklock call');
+warning_is($err, '01000', qr/1 ZooKeeper release could not be completed/,
+	'and reported by a WARNING (01000) at the next zklock call');
 ($out, $err) = bg_query($s, q{SELECT zk_try_lock('/sec/g') AND zk_unlock('/sec/g')});
 is($err, '', 'once');
 is(queue_len($nb, '/sec/f'), '1', 'the node stays meanwhile');
 $s->quit;
 ok(wait_queue_len($nb, '/sec/f', 0, 10, 'the session to end'),
 	'and goes with the session');
-$s = $na->background_psql('postgres');
+$s = verbose($na->background_psql('postgres'));
 
 # --- a server enforcing authentication refuses an unauthenticated backend
 my $ezk = zk_standalone(cfg => "enforce.auth.enabled=true\nenforce.auth.schemes=digest");
 $b->query_safe("SET zklock.hosts = '$ezk->{hosts}'");
 $b->query_safe(q{RESET zklock.root});
 ($out, $err) = bg_query($b, q{SELECT zk_lock('/sec/e')});
-like($err, qr/ERROR:  ZooKeeper requires authentication while acquiring lock "\/sec\/e"/,
+error_is($err, '28000', qr/ZooKeeper requires authentication while acquiring lock "\/sec\/e"/,
 	'28000 when the server requires authentication');
 $b->query_safe(qq{SET zklock.auth = 'pgapp:$secret'});
 is($b->query_safe(q{SELECT zk_lock('/sec/e') > 0}), 't', 'and works with it');
@@ -151,18 +160,18 @@ $b->query_safe(q{RESET zklock.auth});
 
 # --- the password is not shown to a non-superuser
 $na->safe_psql('postgres', q{CREATE ROLE plain LOGIN});
-my $p = $na->background_psql('postgres', on_error_stop => 0,
-	extra_params => [ '-U', 'plain' ]);
+my $p = verbose($na->background_psql('postgres', on_error_stop => 0,
+	extra_params => [ '-U', 'plain' ]));
 ($out, $err) = bg_query($p, q{SHOW zklock.auth});
-like($err, qr/must be superuser or have privileges of pg_read_all_settings/,
-	'SHOW zklock.auth is refused to a plain role');
+error_is($err, '42501', qr/must be superuser or have privileges of pg_read_all_settings/,
+	'SHOW zklock.auth is refused to a plain role: 42501');
 ($out, $err) = bg_query($p, q{SELECT current_setting('zklock.auth')});
-like($err, qr/must be superuser/, 'so is current_setting()');
+error_is($err, '42501', qr/must be superuser/, 'so is current_setting(): 42501');
 is($p->query_safe(q{SELECT count(*) FROM pg_settings WHERE name = 'zklock.auth'}),
 	'0', 'and pg_settings does not list it');
 ($out, $err) = bg_query($p, q{SET zklock.auth = 'x:y'});
-like($err, qr/permission denied to set parameter "zklock.auth"/,
-	'nor may it be set');
+error_is($err, '42501', qr/permission denied to set parameter "zklock.auth"/,
+	'nor may it be set: 42501');
 
 # a superuser's SECURITY DEFINER function with SET zklock.auth, called by
 # the plain role, never echoes the value, even a malformed one
@@ -173,8 +182,8 @@ $na->safe_psql(
 	AS \$\$ SELECT zk_try_lock('/sec/job') \$\$;
 	GRANT EXECUTE ON FUNCTION locked_job() TO plain});
 ($out, $err) = bg_query($p, q{SELECT locked_job()});
-like($err, qr/ERROR:  zklock.auth must have the form user:password/,
-	'a malformed value is reported without the value');
+error_is($err, '22023', qr/zklock.auth must have the form user:password/,
+	'a malformed value is reported without the value: 22023');
 unlike($err, qr/\Q$secret\E/, 'the error does not contain the password');
 
 my $log = slurp_file($na->logfile) . slurp_file($nb->logfile);
@@ -183,10 +192,10 @@ unlike($log, qr/\Q$secret\E/, 'the password appears in no server log');
 # --- without preloading, the first use warns that the value is exposed
 my $nc = pg_with_zklock('c', $zk, "zklock.auth = 'pgapp:$secret'\n");
 my ($cout, $cerr) = ('', '');
-$nc->psql('postgres', q{SELECT zk_try_lock('/sec/c')},
+$nc->psql('postgres', "\\set VERBOSITY verbose\nSELECT zk_try_lock('/sec/c')",
 	stdout => \$cout, stderr => \$cerr);
-like($cerr, qr/WARNING:  zklock.auth is set, but zklock is not preloaded/,
-	'a backend loading zklock late warns that zklock.auth was readable');
+warning_is($cerr, '01000', qr/zklock.auth is set, but zklock is not preloaded/,
+	'a backend loading zklock late warns (01000) that zklock.auth was readable');
 $nc->stop;
 
 # --- a lock node that lets anyone queue but not write its data: the

@@ -22,7 +22,9 @@ use Time::HiRes qw(time usleep);
 use ZkTest;
 
 my $zk = zk_standalone();
-my $conf = "deadlock_timeout = '200ms'\nmax_connections = 30\n";
+# (errors with their SQLSTATE, in psql and in the server log)
+my $conf = "deadlock_timeout = '200ms'\nmax_connections = 30\n"
+  . "log_error_verbosity = verbose\n";
 my $na = pg_with_zklock('a', $zk, $conf);
 my $nb = pg_with_zklock('b', $zk, $conf);
 
@@ -44,7 +46,7 @@ sub session
 {
 	my ($node) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY default');
+	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -69,7 +71,7 @@ sub queue_empty
 	bg_begin($sb, q{SELECT zk_lock('/dl2/a') > 0 AS got}, 'b_done');
 	my ($out_b, $err_b) = bg_finish($sb, 'b_done');
 	my $ms = 1000 * (time() - $t0);
-	like($err_b, qr/ERROR:  deadlock detected/,
+	error_is($err_b, '40P01', qr/deadlock detected\n/,
 		'2-cycle: B, which waited last, gets 40P01');
 	like(
 		$err_b,
@@ -82,8 +84,8 @@ sub queue_empty
 	$sb->query_safe('SELECT pg_stat_force_next_flush()');
 	ok(wait_for(sub { deadlocks($nb) - $dl_b_before == 1 }, 10, 'statistics'),
 		'2-cycle: counted in pg_stat_database.deadlocks');
-	ok(slurp_file($nb->logfile) =~ /ERROR:  deadlock detected/,
-		"2-cycle: the victim's server log has the error");
+	ok(slurp_file($nb->logfile) =~ /ERROR:  40P01: deadlock detected/,
+		"2-cycle: the victim's server log has the error, 40P01");
 	$sb->query_safe(q{SELECT zk_unlock_all()});
 	my ($out_a, $err_a) = bg_finish($sa, 'a_done');
 	like($out_a, qr/\bt\b/, '2-cycle: A gets its lock once the victim releases');
@@ -113,7 +115,7 @@ sub queue_empty
 	usleep(300_000);    # A and B publish before C waits
 	bg_begin($sc, q{SELECT zk_rlock('/dl3/a') > 0 AS got}, 'c3');
 	my ($out_c, $err_c) = bg_finish($sc, 'c3');
-	like($err_c, qr/ERROR:  deadlock detected/, '3-cycle: C, which waited last, gets 40P01');
+	error_is($err_c, '40P01', qr/deadlock detected\n/, '3-cycle: C, which waited last, gets 40P01');
 	my @lines = $err_c =~ /(Process \d+ on server "\w" waits for \w+ ZooKeeper lock "[^"]+")/g;
 	is(scalar(@lines), 3, '3-cycle: the DETAIL names three members');
 	like($err_c, qr/waits for shared ZooKeeper lock "\/dl3\/a"/, '3-cycle: with the modes they wait in');
