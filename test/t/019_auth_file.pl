@@ -67,6 +67,7 @@ is( kazoo_run(
 
 # --- an unprivileged role sees the secret through no route
 my $app = $pg->background_psql('postgres', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
+$app->query_safe('\set VERBOSITY verbose');
 my $seen = '';
 for my $q (
 	q{SHOW zklock.auth_file},
@@ -84,7 +85,8 @@ for my $q (
 # (the file's path itself is no secret: in a backend that has not loaded
 # zklock yet, a setting from postgresql.conf is a placeholder anyone may
 # read, which is why the secret belongs in the file)
-like($seen, qr/permission denied/, 'the role cannot set the file');
+error_is($seen, '42501', qr/permission denied to set parameter "zklock.auth_file"/,
+	'the role cannot set the file: 42501');
 unlike($seen, qr/\Q$secret\E/, 'the role sees the secret nowhere');
 $app->quit;
 
@@ -93,39 +95,41 @@ sub try_in_new_backend
 {
 	my ($set) = @_;
 	my ($out, $err) = ('', '');
-	$pg->psql('postgres', "SET client_min_messages = warning; $set SELECT zk_try_lock('/af/b')",
+	$pg->psql('postgres',
+		"\\set VERBOSITY verbose\nSET client_min_messages = warning; $set SELECT zk_try_lock('/af/b')",
 		stdout => \$out, stderr => \$err);
 	return $err;
 }
 
 chmod 0644, $file;
 my $err = try_in_new_backend('');
-like($err, qr/ERROR:  zklock.auth_file "\Q$file\E" has group or world access/,
-	'a file readable by others is refused, naming the file');
+error_is($err, 'F0000', qr/zklock.auth_file "\Q$file\E" has group or world access/,
+	'a file readable by others is refused (F0000), naming the file');
 unlike($err, qr/\Q$secret\E/, 'and not showing its content');
 chmod 0600, $file;
 
 $err = try_in_new_backend(q{SET zklock.auth_file = '/nonexistent/zk.secret';});
-like($err, qr/ERROR:  could not access zklock.auth_file "\/nonexistent\/zk.secret": No such file or directory/,
-	'a missing file is refused, naming it');
+error_is($err, '58P01', qr/could not access zklock.auth_file "\/nonexistent\/zk.secret": No such file or directory/,
+	'a missing file is refused (58P01), naming it');
 
 mkdir "$dir/zklock.dir", 0700;
 $err = try_in_new_backend(qq{SET zklock.auth_file = '$dir/zklock.dir';});
-like($err, qr/ERROR:  zklock.auth_file "\Q$dir\E\/zklock.dir" is not a regular file/,
-	'a directory is refused');
+error_is($err, 'F0000', qr/zklock.auth_file "\Q$dir\E\/zklock.dir" is not a regular file/,
+	'a directory is refused: F0000');
 
 my $bad = "$dir/zklock.bad";
 write_file($bad, "no-colon-$secret\n", 0600);
 $err = try_in_new_backend(qq{SET zklock.auth_file = '$bad';});
-like($err, qr/ERROR:  the first line of zklock.auth_file "\Q$bad\E" must have the form user:password/,
-	'a malformed first line is refused');
+error_is($err, 'F0000', qr/the first line of zklock.auth_file "\Q$bad\E" must have the form user:password/,
+	'a malformed first line is refused: F0000');
 unlike($err, qr/\Q$secret\E/, 'without showing it');
 
 my ($o, $e) = ('', '');
-$pg->psql('postgres', "SELECT zk_lock('/af/held'); SET zklock.auth_file = '$bad';",
+$pg->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT zk_lock('/af/held'); SET zklock.auth_file = '$bad';",
 	stdout => \$o, stderr => \$e);
-like($e, qr/ERROR:  invalid value for parameter "zklock.auth_file"/,
-	'the setting cannot change while the backend holds locks');
+error_is($e, '55000', qr/invalid value for parameter "zklock.auth_file"/,
+	'the setting cannot change while the backend holds locks: 55000');
 
 $s->query_safe(q{SELECT zk_unlock_all()});
 $s->quit;

@@ -30,7 +30,7 @@ sub session
 {
 	my ($node) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY default');
+	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -89,13 +89,13 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 	ok(wait_queue_len($nb, '/ml/c', 2, 10, 'set queued'), 'cancel: the set waits');
 	$na->safe_psql('postgres', "SELECT pg_cancel_backend($pid_a)");
 	($out, $err) = bg_finish($sa, 'cancel_done');
-	like($err, qr/canceling statement due to user request/, 'cancel ends the wait with 57014');
+	error_is($err, '57014', qr/canceling statement due to user request/, 'cancel ends the wait with 57014');
 	is(queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c'), '001',
 		'cancel leaves no node of the set behind');
 
 	# lock_timeout
 	($out, $err) = bg_query($sa, "SET lock_timeout = '300ms'; SELECT zk_xact_lock($arr)");
-	like($err, qr/canceling statement due to lock timeout/, 'lock_timeout: 55P03');
+	error_is($err, '55P03', qr/canceling statement due to lock timeout/, 'lock_timeout: 55P03');
 	$sa->query_safe("RESET lock_timeout");
 	ok(wait_for(sub { queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c') eq '001' },
 		5, 'timeout cleanup'), 'lock_timeout leaves no node of the set behind');
@@ -110,7 +110,7 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 	kazoo_run($zk, "c.delete('/zklock/ml/c/$mine')");
 	$sb->query_safe(q{SELECT zk_unlock('/ml/c')});
 	($out, $err) = bg_finish($sa, 'gone_done');
-	like($err, qr/ERROR:  ZooKeeper queue node "\/zklock\/ml\/c\/\Q$mine\E" disappeared while acquiring lock "\/ml\/c"/,
+	error_is($err, '55000', qr/ZooKeeper queue node "\/zklock\/ml\/c\/\Q$mine\E" disappeared while acquiring lock "\/ml\/c"/,
 		'a set whose node another client deleted fails with 55000');
 	ok(wait_for(sub { queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c') eq '000' },
 		5, 'gone cleanup'), 'and leaves none of its other nodes behind');
@@ -131,10 +131,10 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 	ok(wait_queue_len($nb, '/mld/2', 2, 10, 'A queued'), 'deadlock: the set of A waits for B');
 	bg_begin($sb, q{SELECT zk_lock('/mld/1') > 0 AS got}, 'b_done');
 	my ($out_b, $err_b) = bg_finish($sb, 'b_done');
-	like(
-		$err_b,
-		qr/ERROR:  deadlock detected\nDETAIL:  Process $pid_b on server "b" waits for exclusive ZooKeeper lock "\/mld\/1"; blocked by process $pid_a on server "a"\.\n\s*Process $pid_a on server "a" waits for exclusive ZooKeeper lock "\/mld\/2"; blocked by process $pid_b on server "b"\./,
-		'a cycle through a set is reported once, naming the set member that waits');
+	error_is(
+		$err_b, '40P01',
+		qr/deadlock detected\nDETAIL:  Process $pid_b on server "b" waits for exclusive ZooKeeper lock "\/mld\/1"; blocked by process $pid_a on server "a"\.\n\s*Process $pid_a on server "a" waits for exclusive ZooKeeper lock "\/mld\/2"; blocked by process $pid_b on server "b"\./,
+		'a cycle through a set is reported once (40P01), naming the set member that waits');
 	$sb->quit;    # its session locks go with it
 	my ($out_a, $err_a) = bg_finish($sa, 'a_done');
 	like($out_a, qr/^t$/m, 'the set gets its locks once the victim is gone');
