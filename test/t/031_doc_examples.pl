@@ -1,0 +1,162 @@
+# The SQL examples of README.md and doc/reference.md, run against a live
+# install as a new user would run them.
+#
+# Every ```sql block of the two files runs in a new psql session on a
+# scratch database holding the objects the examples assume (the tables,
+# procedures, role and database the reference's introduction names).  A
+# block must run without an ERROR, except for the SQLSTATEs listed for it
+# below, each of which must then occur: the errors the text itself
+# describes, and a statement_timeout (57014) where the text says the
+# statement waits (for other servers, or for a lock held by a line marked
+# "(in another backend)", which runs in a second session that holds the
+# lock meanwhile).  An example that changes, or a new one, is run too; one
+# whose expectations below no longer match fails until this file and the
+# text agree.
+use strict;
+use warnings;
+
+use lib 'lib';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use ZkTest;
+use Time::HiRes qw(usleep);
+
+my $root = $ENV{ZKLOCK_SRCDIR} // '../..';
+
+my $zk = zk_standalone();
+my $node = pg_with_zklock('docs', $zk);
+
+# the objects the examples assume (see the introduction of doc/reference.md)
+$node->safe_psql('postgres', 'CREATE DATABASE payments');
+$node->safe_psql('postgres', 'CREATE DATABASE scratch');
+# where an example creates the extension itself
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('scratch', q{
+CREATE EXTENSION zklock;
+CREATE ROLE batch;
+CREATE TABLE accounts (id int PRIMARY KEY, balance numeric NOT NULL);
+INSERT INTO accounts VALUES (17, 1000), (42, 1000);
+CREATE TABLE job_runs (job text PRIMARY KEY, lease bigint);
+CREATE PROCEDURE nightly_job() LANGUAGE sql AS $$ SELECT 1 $$;
+CREATE PROCEDURE import_one_batch(i int, token bigint) LANGUAGE sql AS $$ SELECT 1 $$;
+});
+
+# Expected SQLSTATEs per block, keyed by a line that only that block has.
+my %expect = (
+	# the second line runs "(in another backend)" and waits for the reader
+	q{SELECT zk_lock('/config/pricing');    -- (in another backend) waits for every reader} =>
+	  [ '57014' ],
+	# no lease 4711 holds the lock: the text says so (55000)
+	q{SELECT zk_lease_renew('/jobs/nightly', 4711);} => [ '55000' ],
+	# three servers start together: alone, it waits (both forms; the
+	# second would give up after 30 s, statement_timeout ends it first)
+	q{SELECT zk_double_barrier_enter('/etl/run', 3);           -- three servers start together} =>
+	  [ '57014', '57014' ],
+	q{SELECT zk_double_barrier_enter('/etl/run', 3);   -- on each of three servers} =>
+	  [ '57014' ],
+);
+
+# the ```sql blocks of a file: [ [first line number, text], ... ]
+sub sql_blocks
+{
+	my ($file) = @_;
+	open(my $fh, '<', $file) or die "$file: $!";
+	my (@blocks, $cur, $start);
+	my $n = 0;
+	while (my $line = <$fh>)
+	{
+		$n++;
+		if (!defined $cur && $line =~ /^```sql\s*$/)
+		{
+			$cur = '';
+			$start = $n + 1;
+		}
+		elsif (defined $cur && $line =~ /^```\s*$/)
+		{
+			push @blocks, [ $start, $cur ];
+			undef $cur;
+		}
+		elsif (defined $cur)
+		{
+			$cur .= $line;
+		}
+	}
+	close $fh;
+	return @blocks;
+}
+
+# the SQLSTATEs of the ERRORs in psql's verbose stderr
+sub error_codes
+{
+	my ($err) = @_;
+	return sort(($err =~ /^(?:psql:[^\n]*?)?ERROR:  ([0-9A-Z]{5}):/mg));
+}
+
+my %used;
+my $nblocks = 0;
+for my $file ('README.md', 'doc/reference.md')
+{
+	for my $b (sql_blocks("$root/$file"))
+	{
+		my ($line, $sql) = @$b;
+		$nblocks++;
+		my ($key) = grep { index($sql, $_) >= 0 } keys %expect;
+		$used{$key} = 1 if defined $key;
+		my @want = defined $key ? sort @{ $expect{$key} } : ();
+
+		# a line "(in another backend)" runs in a second session, which
+		# holds what it takes while the rest of the block runs
+		my @other = grep { /\(in another backend\)/ } split /\n/, $sql;
+		$sql = join("\n", grep { !/\(in another backend\)/ } split /\n/, $sql) . "\n";
+
+		my $pre = "\\set VERBOSITY verbose\nSET statement_timeout = '3s';\n";
+		my $db = $sql =~ /CREATE EXTENSION zklock/ ? 'fresh' : 'scratch';
+		my ($out, $err) = ('', '');
+		if (@other)
+		{
+			# this block's statements first (they take the lock), then the
+			# other backend's, which must wait while they hold it
+			$sql .= "SELECT pg_sleep(4);\n";
+			my $h = IPC::Run::start(
+				[ 'psql', '-X', '-q', '-d', $node->connstr($db), '-f', '-' ],
+				'<', \($pre . $sql), '>', \$out, '2>', \$err);
+			usleep(1_000_000);
+			my ($o2, $e2) = ('', '');
+			IPC::Run::run(
+				[ 'psql', '-X', '-q', '-d', $node->connstr($db), '-f', '-' ],
+				'<', \($pre . join("\n", @other) . "\n"), '>', \$o2, '2>', \$e2);
+			$h->finish;
+			$err .= $e2;
+		}
+		else
+		{
+			IPC::Run::run(
+				[ 'psql', '-X', '-q', '-d', $node->connstr($db), '-f', '-' ],
+				'<', \($pre . $sql), '>', \$out, '2>', \$err);
+		}
+		$node->safe_psql('fresh', 'DROP EXTENSION IF EXISTS zklock');
+		# a lease outlives the session that took it: release what an
+		# example left (a lock's or barrier's row gives false, a WARNING)
+		$node->psql('scratch',
+			'SELECT zk_lease_unlock(path, fencing_token) FROM zk_cluster_locks() WHERE holders > 0');
+
+		my @got = error_codes($err);
+		is("@got", "@want", "$file:$line runs"
+			  . (@want ? " with the errors its text describes (@want)" : ' without an error'))
+		  or diag("SQL:\n$sql\nstderr:\n$err");
+	}
+}
+cmp_ok($nblocks, '>=', 40, "the files have their examples ($nblocks blocks)");
+for my $key (sort keys %expect)
+{
+	ok($used{$key}, "the example \"$key\" still exists");
+}
+
+# nothing the examples took is left (leases included), but the barrier
+# the barrier examples set and removed
+ok(wait_for(sub { $node->safe_psql('scratch', q{SELECT count(*) FROM zk_cluster_locks()}) eq '0' },
+		10, 'no locks left'),
+	'the examples leave no lock behind');
+
+done_testing();
