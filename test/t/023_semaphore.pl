@@ -38,7 +38,7 @@ sub session
 {
 	my ($node) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY default');
+	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -73,10 +73,10 @@ is($s1->query_safe(q{SELECT fencing_token FROM zk_locks}), $t1, 'with the token 
 is($s1->query_safe(q{SELECT zk_semaphore_acquire('/sem/x', 2)}), $t1, 'acquiring again stacks');
 
 my ($out, $err) = bg_query($s2, q{SELECT zk_semaphore_acquire('/sem/x', 3)});
-like($err, qr/ERROR:  ZooKeeper semaphore "\/sem\/x" admits 2 leases, not 3\nDETAIL:  The semaphore's node records max_leases = 2; this call asked for max_leases = 3\./,
+error_is($err, '22023', qr/ZooKeeper semaphore "\/sem\/x" admits 2 leases, not 3\nDETAIL:  The semaphore's node records max_leases = 2; this call asked for max_leases = 3\./,
 	'another server asking for a different limit gets 22023 naming both');
 ($out, $err) = bg_query($s2, q{SELECT zk_semaphore_acquire('/sem/x', 0)});
-like($err, qr/ERROR:  max_leases must be at least 1, not 0/, 'max_leases < 1 is refused');
+error_is($err, '22023', qr/max_leases must be at least 1, not 0/, 'max_leases < 1 is refused: 22023');
 is(nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks'), '10',
 	'refused acquires leave nothing behind');
 
@@ -147,8 +147,8 @@ $s1->query_safe(q{SELECT zk_semaphore_release('/sem/x')});
 like($out, qr/^t$/m, 'the second waiter (other server) comes second');
 ok(!bg_done($s5, 'w3'), 'the third still waits');
 ($out, $err) = bg_query($s1, q{SELECT zk_semaphore_release('/sem/x')});
-like($err, qr/WARNING:  you don't own a session lease on ZooKeeper semaphore "\/sem\/x"/,
-	'releasing a lease not held: WARNING');
+warning_is($err, '01000', qr/you don't own a session lease on ZooKeeper semaphore "\/sem\/x"/,
+	'releasing a lease not held: WARNING (01000)');
 is($out, 'f', 'and false');
 $s3->query_safe(q{SELECT zk_unlock_all()});
 ($out) = bg_finish($s5, 'w3');
@@ -160,10 +160,10 @@ bg_begin($s1, q{SELECT zk_semaphore_acquire('/sem/x', 2)}, 'c1');
 ok(wait_for(sub { nchildren('/zklock/sem/x/locks') == 1 }, 10, 'queued'), 'a waiter');
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($pid1)");
 ($out, $err) = bg_finish($s1, 'c1');
-like($err, qr/canceling statement due to user request/, 'cancel ends the wait');
+error_is($err, '57014', qr/canceling statement due to user request/, 'cancel ends the wait: 57014');
 is(nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks'), '20', 'cancel leaves nothing behind');
 ($out, $err) = bg_query($s1, q{SET lock_timeout = '300ms'; SELECT zk_semaphore_acquire('/sem/x', 2)});
-like($err, qr/canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper semaphore "\/sem\/x"\./,
+error_is($err, '55P03', qr/canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper semaphore "\/sem\/x"\./,
 	'lock_timeout: 55P03');
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
 	'lock_timeout leaves nothing behind');
@@ -182,7 +182,7 @@ my ($newest) = (split /,/, kazoo_run($zk,
 	"print(','.join(sorted(c.get_children('/zklock/sem/x/leases'), key=lambda n: n[-10:])))"))[-1];
 kazoo_run($zk, "c.delete('/zklock/sem/x/leases/$newest')");
 ($out, $err) = bg_finish($s3, 'g1');
-like($err, qr/ERROR:  ZooKeeper lease node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared while acquiring semaphore "\/sem\/x"/,
+error_is($err, '55000', qr/ZooKeeper lease node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared while acquiring semaphore "\/sem\/x"/,
 	'a waiter whose lease node another client deleted fails with 55000');
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
 	'and leaves nothing behind');
@@ -246,10 +246,10 @@ client_ask($m, 'close');
 	ok(wait_queue_len($nb, '/sem/l', 2, 10, 'queued'), 'deadlock: A waits for the lock B holds');
 	bg_begin($db, q{SELECT zk_semaphore_acquire('/sem/d', 1) > 0}, 'db');
 	my ($o, $e) = bg_finish($db, 'db');
-	like(
-		$e,
-		qr/ERROR:  deadlock detected\nDETAIL:  Process $pb on server "b" waits for a lease of ZooKeeper semaphore "\/sem\/d"; blocked by process $pa on server "a"\.\n\s*Process $pa on server "a" waits for exclusive ZooKeeper lock "\/sem\/l"; blocked by process $pb on server "b"\./,
-		'the cycle through the semaphore is reported, naming the lease wait');
+	error_is(
+		$e, '40P01',
+		qr/deadlock detected\nDETAIL:  Process $pb on server "b" waits for a lease of ZooKeeper semaphore "\/sem\/d"; blocked by process $pa on server "a"\.\n\s*Process $pa on server "a" waits for exclusive ZooKeeper lock "\/sem\/l"; blocked by process $pb on server "b"\./,
+		'the cycle through the semaphore is reported (40P01), naming the lease wait');
 	$db->quit;
 	($o) = bg_finish($da, 'da');
 	like($o, qr/^t$/m, 'A gets its lock once the victim is gone');

@@ -41,7 +41,7 @@ sub session
 {
 	my ($node) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY default');
+	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -194,10 +194,10 @@ is(znodes('/job/nightly'), '', 'no node left');
 	$w->query_safe(q{SELECT zk_unlock('/job/expire')});
 	$w->quit;
 	my ($stdout, $stderr) = ('', '');
-	$na->psql('postgres', qq{SELECT zk_lease_renew('/job/expire', $t)},
+	$na->psql('postgres', qq{\\set VERBOSITY verbose\nSELECT zk_lease_renew('/job/expire', $t)},
 		stdout => \$stdout, stderr => \$stderr);
-	like($stderr, qr/ERROR:  no ZooKeeper lease with token $t holds lock "\/job\/expire"/,
-		'renewing an expired lease is an ERROR naming path and token');
+	error_is($stderr, '55000', qr/no ZooKeeper lease with token $t holds lock "\/job\/expire"/,
+		'renewing an expired lease is an ERROR (55000) naming path and token');
 	is($na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/job/expire')}),
 		'0', 'and takes nothing again');
 }
@@ -234,10 +234,10 @@ is(znodes('/job/nightly'), '', 'no node left');
 	# reached; either answer is the documented one
 	usleep(800_000);
 	my ($stdout, $stderr) = ('', '');
-	$na->psql('postgres', qq{SELECT zk_lease_renew('/job/late', $t)},
+	$na->psql('postgres', qq{\\set VERBOSITY verbose\nSELECT zk_lease_renew('/job/late', $t)},
 		stdout => \$stdout, stderr => \$stderr);
-	like($stderr, qr/ERROR:  (ZooKeeper lease $t on lock "\/job\/late" has expired|no ZooKeeper lease with token $t holds lock "\/job\/late")/,
-		'a renewal after the ttl ran out is an ERROR, whether or not the server reaped the lease yet');
+	error_is($stderr, '55000', qr/(ZooKeeper lease $t on lock "\/job\/late" has expired|no ZooKeeper lease with token $t holds lock "\/job\/late")/,
+		'a renewal after the ttl ran out is an ERROR (55000), whether or not the server reaped the lease yet');
 	note("late renewal said: " . ($stderr =~ /ERROR:  (.*)/)[0]);
 	is($na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/job/late')}),
 		'0', 'and the lease is gone either way');
@@ -247,15 +247,15 @@ is(znodes('/job/nightly'), '', 'no node left');
 {
 	my ($stdout, $stderr) = ('', '');
 	$na->psql(
-		'postgres', q{
+		'postgres', q{\set VERBOSITY verbose
 		BEGIN;
 		SELECT zk_lease_lock('/job/commit', '500 ms');
 		SELECT pg_sleep(0.7);
 		COMMIT;},
 		stdout => \$stdout,
 		stderr => \$stderr);
-	like($stderr, qr/ERROR:  cannot commit: the ZooKeeper lease on lock "\/job\/commit" may have expired/,
-		'COMMIT after the ttl of a lease the transaction took fails');
+	error_is($stderr, '55000', qr/cannot commit: the ZooKeeper lease on lock "\/job\/commit" may have expired/,
+		'COMMIT after the ttl of a lease the transaction took fails: 55000');
 }
 
 # --- a waiting lease that is cancelled, times out or terminated leaves nothing
@@ -264,9 +264,10 @@ is(znodes('/job/nightly'), '', 'no node left');
 	$h->query_safe(q{SELECT zk_lock('/job/wait')});
 
 	my ($stdout, $stderr) = ('', '');
-	$nb->psql('postgres', q{SET lock_timeout = '500ms'; SELECT zk_lease_lock('/job/wait', '1 min')},
+	$nb->psql('postgres',
+		qq{\\set VERBOSITY verbose\nSET lock_timeout = '500ms'; SELECT zk_lease_lock('/job/wait', '1 min')},
 		stdout => \$stdout, stderr => \$stderr);
-	like($stderr, qr/ERROR:  canceling statement due to lock timeout/, 'lock_timeout ends a waiting lease (55P03)');
+	error_is($stderr, '55P03', qr/canceling statement due to lock timeout/, 'lock_timeout ends a waiting lease (55P03)');
 	is(znodes('/job/wait') =~ tr/,//, 0, 'and leaves no lease node');
 
 	is($nb->safe_psql('postgres', q{SELECT zk_try_lease_lock('/job/wait', '1 min', 300) IS NULL}),
@@ -279,7 +280,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 	ok(wait_queue_len($na, '/job/wait', 2, 10, 'waiting'), 'a lease waits');
 	$nb->safe_psql('postgres', "SELECT pg_cancel_backend($wpid)");
 	my ($o, $e) = bg_finish($w, 'c_done');
-	like($e, qr/canceling statement due to user request/, 'query cancel ends the wait');
+	error_is($e, '57014', qr/canceling statement due to user request/, 'query cancel ends the wait: 57014');
 	is(znodes('/job/wait') =~ tr/,//, 0, 'and leaves no lease node');
 
 	bg_begin($w, q{SELECT zk_lease_lock('/job/wait', '1 min')}, 't_done');
@@ -322,7 +323,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 	ok(wait_queue_len($na, '/dl/y', 2, 10, 'lease waits'), 'a lease on a waits for b');
 	bg_begin($sb2, q{SELECT zk_lock('/dl/x') > 0 AS got}, 'lb_done');
 	my ($o, $e) = bg_finish($sb2, 'lb_done');
-	like($e, qr/ERROR:  deadlock detected/, 'the cycle through a waiting lease is detected (40P01)');
+	error_is($e, '40P01', qr/deadlock detected\n/, 'the cycle through a waiting lease is detected (40P01)');
 	$sb2->query_safe(q{SELECT zk_unlock_all()});
 	($o) = bg_finish($sa2, 'la_done');
 	like($o, qr/\bt\b/, 'and the lease is granted once the victim lets go');
@@ -353,8 +354,8 @@ is(znodes('/job/nightly'), '', 'no node left');
 	usleep(400_000);    # past deadlock_timeout: B and C published
 	bg_begin($a, q{SELECT zk_lock('/dl/r') > 0 AS got}, 'qa_done');
 	my ($o, $e) = bg_finish($a, 'qa_done');
-	like($e, qr/ERROR:  deadlock detected/,
-		'a cycle through a waiting lease\'s taker is detected');
+	error_is($e, '40P01', qr/deadlock detected\n/,
+		'a cycle through a waiting lease\'s taker is detected (40P01)');
 	like($e, qr/Process $pid_a on server "a" waits for exclusive ZooKeeper lock "\/dl\/r"/,
 		'the DETAIL names the member that waits for the reader');
 	$a->query_safe(q{SELECT zk_unlock_all()});
@@ -412,26 +413,26 @@ SKIP:
 	my $plain = zk_standalone(no_ttl => 1);
 	my ($stdout, $stderr) = ('', '');
 	$na->psql(
-		'postgres', qq{
+		'postgres', qq{\\set VERBOSITY verbose
 		SET zklock.hosts = '$plain->{hosts}';
 		SELECT zk_lease_lock('/job/plain', '1 min');},
 		stdout => \$stdout,
 		stderr => \$stderr);
-	like($stderr, qr/ERROR:  ZooKeeper at "[^"]+" does not support leases\n.*\nHINT:  Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true\./,
-		'without extended types: a clear ERROR with a HINT naming the setting');
+	error_is($stderr, '0A000', qr/ZooKeeper at "[^"]+" does not support leases\n.*\nHINT:  Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true\./,
+		'without extended types: a clear ERROR (0A000) with a HINT naming the setting');
 	my $left = kazoo_run({ hosts => $plain->{hosts} },
 		q{print(len(c.get_children('/zklock/job/plain')) if c.exists('/zklock/job/plain') else 0)});
 	is($left, '0', 'and no node is left behind');
 	($stdout, $stderr) = ('', '');
 	$na->psql(
-		'postgres', qq{
+		'postgres', qq{\\set VERBOSITY verbose
 		SET zklock.hosts = '$plain->{hosts}';
 		SET statement_timeout = '3s';
 		SELECT zk_try_lease_lock('/job/plain', '1 min', 1000);},
 		stdout => \$stdout,
 		stderr => \$stderr);
-	like($stderr, qr/ERROR:  ZooKeeper at "[^"]+" does not support leases/,
-		'the try form says the same, never hangs');
+	error_is($stderr, '0A000', qr/ZooKeeper at "[^"]+" does not support leases/,
+		'the try form says the same (0A000), never hangs');
 }
 
 done_testing();
