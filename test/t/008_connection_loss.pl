@@ -52,6 +52,7 @@ sub queue_grants
 
 # --- a create whose reply was lost, on a free lock
 my $s = $na->background_psql('postgres', on_error_stop => 0);
+$s->query_safe('\set VERBOSITY verbose');    # errors with their SQLSTATE
 $s->query_safe(q{SELECT zk_try_lock('/cl/warmup')});    # open the session first
 $s->query_safe(q{SELECT zk_unlock('/cl/warmup')});
 my $sid = $s->query_safe('SELECT session_id FROM zk_session()');
@@ -120,8 +121,8 @@ my $t0 = time();
 my ($res, $err) = bg_query($s, q{SELECT zk_unlock('/cl/release')});
 my $ms = 1000 * (time() - $t0);
 is($res, 't', 'zk_unlock returns true while ZooKeeper cannot be reached');
-like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
-	'with a WARNING that the release is not yet confirmed');
+warning_is($err, '08006', qr/release of 1 ZooKeeper lock is not yet confirmed/,
+	'with a WARNING (08006) that the release is not yet confirmed');
 cmp_ok($ms, '>=', 900, 'after waiting for the connection');
 cmp_ok($ms, '<', 3000, 'about zklock.connect_timeout, no longer');
 note(sprintf('unconfirmed zk_unlock returned after %.0f ms (connect_timeout 1 s)', $ms));
@@ -144,8 +145,8 @@ $t0 = time();
 ($res, $err) = bg_query($s, 'COMMIT');
 $ms = 1000 * (time() - $t0);
 unlike($err, qr/ERROR/, 'a COMMIT whose lock was fresh commits though ZooKeeper is unreachable');
-like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
-	'and warns that releasing its lock is not yet confirmed');
+warning_is($err, '08006', qr/release of 1 ZooKeeper lock is not yet confirmed/,
+	'and warns (08006) that releasing its lock is not yet confirmed');
 cmp_ok($ms, '<', 3000, 'after at most about zklock.connect_timeout');
 note(sprintf('COMMIT with an unreachable ZooKeeper returned after %.0f ms', $ms));
 is($na->safe_psql('postgres', 'SELECT count(*) FROM committed'), '1',
@@ -165,7 +166,7 @@ ok(!bg_done($s, 'unlock_cancel_done'), 'zk_unlock waits for the connection');
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($spid)");
 my $o;
 ($o, $err) = bg_finish($s, 'unlock_cancel_done');
-like($err, qr/canceling statement due to user request/, 'a cancel ends its wait');
+error_is($err, '57014', qr/canceling statement due to user request/, 'a cancel ends its wait: 57014');
 is($s->query_safe('SELECT count(*) FROM zk_locks'), '0',
 	'the lock is released on the backend\'s side');
 proxy('up');
@@ -180,7 +181,7 @@ bg_begin($s, q{SELECT zk_lock('/cl/cancel')}, 'cancel_done');
 usleep(300_000);
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($spid)");
 ($o, $err) = bg_finish($s, 'cancel_done');
-like($err, qr/canceling statement due to user request/, 'the wait is cancelled');
+error_is($err, '57014', qr/canceling statement due to user request/, 'the wait is cancelled: 57014');
 proxy('up');
 usleep(500_000);
 ok(wait_for(sub { queue_grants('/cl/cancel') eq 'b:true' }, 15, 'queue'),
