@@ -221,10 +221,11 @@ is(sql(q{SELECT zk_try_lock('/interop/m')}),
 	'f', 'zk_try_lock fails while the mutex is held');
 is(sql(q{SELECT zk_try_rlock('/interop/m')}), 'f', 'so does zk_try_rlock');
 {
-	my ($rc, $o, $e) = $pg->psql('postgres', q{SELECT zk_try_lock('/interop/m')});
-	like($e,
-		qr/WARNING:  ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
-		'zklock warns that a lock recipe blind to its nodes shares the path');
+	my ($rc, $o, $e) = $pg->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT zk_try_lock('/interop/m')");
+	warning_is($e, '01000',
+		qr/ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
+		'zklock warns (01000) that a lock recipe blind to its nodes shares the path');
 }
 queue_is($pg, '/interop/m', "1:exclusive:t:$addr",
 	'the failed tries left nothing behind');

@@ -72,7 +72,7 @@ $s->query_safe(q{SELECT zk_xact_lock('/lease/a')});
 $s->query_safe(q{NOTIFY zk_lease, 'a'});
 ok(freeze_until_b_has('/lease/a'), '(a) B takes the lock while the holder is frozen');
 my ($res, $err) = bg_query($s, 'COMMIT');
-like($err, qr/ERROR:  08006: ZooKeeper session expired: 1 lock was lost/,
+error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost/,
 	'(a) the read-only transaction cannot COMMIT (08006)');
 like($err, qr{DETAIL:  Lost: "/lease/a" \(exclusive, transaction\)\.}, '(a) naming the lost lock');
 is(notifications(), '', '(a) its notification is never delivered');
@@ -85,7 +85,7 @@ $s->query_safe('SELECT count(*) FROM pg_class');
 $s->query_safe(q{NOTIFY zk_lease, 'b'});
 ok(freeze_until_b_has('/lease/b'), '(b) B takes the lock while the holder is frozen');
 ($res, $err) = bg_query($s, 'COMMIT');
-like($err, qr/ERROR:  08006: ZooKeeper session expired: 1 lock was lost/,
+error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost/,
 	'(b) the read-only transaction cannot COMMIT (08006)');
 like($err, qr{DETAIL:  Lost: "/lease/b" \(exclusive, session\)\.}, '(b) naming the lost lock');
 is(notifications(), '', '(b) its notification is never delivered');
@@ -98,7 +98,7 @@ $s->query_safe(q{SELECT zk_xact_lock('/lease/c')});
 $s->query_safe(q{INSERT INTO work VALUES ('frozen writer')});
 ok(freeze_until_b_has('/lease/c'), '(c) B takes the lock while the holder is frozen');
 ($res, $err) = bg_query($s, 'COMMIT');
-like($err, qr/ERROR:  08006: ZooKeeper session expired: 1 lock was lost/,
+error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost/,
 	'(c) the writing transaction cannot COMMIT (08006)');
 is($na->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 	'(c) nothing it wrote is visible');
