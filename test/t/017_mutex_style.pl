@@ -100,7 +100,7 @@ is(client_ask($c2, 'release mutex'), 'released mutex', 'and releases it');
 my $t = $pg->background_psql('postgres', on_error_stop => 0);
 $t->query_safe('\set VERBOSITY verbose');
 ($out, $err) = bg_query($t, q{SELECT zk_rlock('/mx/r')});
-like($err, qr/ERROR:  22023: shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'/,
+error_is($err, '22023', qr/shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'/,
 	'a shared lock in the mutex style is 22023');
 $t->query_safe(q{SET zklock.exclusive_node_style = 'rwlock'});
 $t->query_safe('BEGIN');
@@ -115,9 +115,10 @@ like(sql(q{SELECT znode FROM zk_lock_queue('/mx/local')}), qr/-__WRIT__[0-9]{10}
 
 # --- the two styles on one path: zklock warns about the mix
 $s = $pg->background_psql('postgres', on_error_stop => 0);
+$s->query_safe('\set VERBOSITY verbose');
 ($out, $err) = bg_query($s, q{SELECT zk_try_lock('/mx/local', 100)});
-like($err, qr/WARNING:  ZooKeeper lock "\/mx\/local" is also used by a client that does not see zklock's queue nodes/,
-	'a mutex-style waiter behind a read/write-style node is warned of the mix');
+warning_is($err, '01000', qr/ZooKeeper lock "\/mx\/local" is also used by a client that does not see zklock's queue nodes/,
+	'a mutex-style waiter behind a read/write-style node is warned of the mix (01000)');
 $t->query_safe(q{SELECT zk_unlock_all()});
 ok(wait_queues_empty($pg, [ '/mx/a', '/mx/r', '/mx/local' ], 10, 'empty'), 'no node is left');
 

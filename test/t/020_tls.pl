@@ -168,7 +168,7 @@ sub refused
 		stdout => \$out,
 		stderr => \$err);
 	my $secs = time() - $t0;
-	like($err, qr/ERROR:  08001: could not connect to ZooKeeper at "\Q$hosts\E"/,
+	error_is($err, '08001', qr/could not connect to ZooKeeper at "\Q$hosts\E"/,
 		"$what: 08001");
 	ok($secs < $connect_timeout + 2,
 		sprintf('%s: within zklock.connect_timeout (%.1f s)', $what, $secs));
