@@ -325,8 +325,8 @@ $as->query_safe(q{SELECT zk_unlock_all()});
 	my ($ret, $stdout, $stderr) = $na->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT count(DISTINCT path) FROM zk_cluster_locks('/cv')");
 	is($stdout, '5', 'a node that cannot be read does not hide the others');
-	like( $stderr,
-		qr/WARNING:  42501: 1 ZooKeeper node under "\/cv" could not be read/,
+	warning_is( $stderr, '42501',
+		qr/1 ZooKeeper node under "\/cv" could not be read/,
 		'the node that cannot be read is reported in a WARNING (42501)');
 }
 $in = "done\n";
@@ -337,13 +337,13 @@ for my $bad ('cv', '/cv/', '/cv//r', '/cv/../x', '')
 {
 	my ($ret, $stdout, $stderr) = $na->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT * FROM zk_cluster_locks('$bad')");
-	like($stderr, qr/ERROR:  22023: invalid ZooKeeper lock path/,
+	error_is($stderr, '22023', qr/invalid ZooKeeper lock path/,
 		"zk_cluster_locks('$bad'): 22023");
 }
 {
 	my ($ret, $stdout, $stderr) = $na->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT * FROM zk_lock_queue('/cv/r', -1)");
-	like($stderr, qr/ERROR:  22023: max_rows must not be negative/,
+	error_is($stderr, '22023', qr/max_rows must not be negative/,
 		'zk_lock_queue with a negative max_rows: 22023');
 }
 is( $na->safe_psql(

@@ -130,14 +130,14 @@ $bs2->query_safe(q{SELECT zk_semaphore_release('/d/sem')});
 $s->query_safe(q{SELECT zk_lock('/d/y')});
 $s->query_safe('BEGIN');
 my (undef, $err) = bg_query($s, 'DISCARD ALL');
-like($err, qr/ERROR:  25001: DISCARD ALL cannot run inside a transaction block/,
+error_is($err, '25001', qr/DISCARD ALL cannot run inside a transaction block/,
 	'DISCARD ALL in a transaction block fails with 25001');
 $s->query_safe('ROLLBACK');
 is(free('/d/y'), 'f', 'the failed DISCARD ALL released nothing');
 is(held($s), '/d/y:exclusive:session:1', 'and the session still holds the lock');
 
 (undef, $err) = bg_query($s, q{DO $$BEGIN EXECUTE 'DISCARD ALL'; END$$});
-like($err, qr/ERROR:  25001: DISCARD ALL cannot be executed from a function/,
+error_is($err, '25001', qr/DISCARD ALL cannot be executed from a function/,
 	'DISCARD ALL from a function fails with 25001');
 is(free('/d/y'), 'f', 'and releases nothing');
 
