@@ -142,13 +142,13 @@ for my $call (
 	q{zk_double_barrier_leave('/bn/../x')})
 {
 	($out, $err) = bg_query($s1, "SELECT $call");
-	like($err, qr/ERROR:  22023: invalid ZooKeeper lock path/, "$call: 22023");
+	error_is($err, '22023', qr/invalid ZooKeeper lock path/, "$call: 22023");
 	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
 for my $m (0, -1)
 {
 	($out, $err) = bg_query($s1, "SELECT zk_double_barrier_enter('/bn/d', $m, 100)");
-	like($err, qr/ERROR:  22023: members must be at least 1, not $m/,
+	error_is($err, '22023', qr/members must be at least 1, not $m/,
 		"members = $m: 22023");
 	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
@@ -158,7 +158,7 @@ for my $call (
 	q{zk_double_barrier_leave('/bn/d', -1)})
 {
 	($out, $err) = bg_query($s1, "SELECT $call");
-	like($err, qr/ERROR:  22023: wait_ms must not be negative/, "$call: 22023");
+	error_is($err, '22023', qr/wait_ms must not be negative/, "$call: 22023");
 	is($s1->query_safe('SELECT 1'), '1', 'the backend is usable after it');
 }
 is(kids('/zklock/bn'), undef, 'no node was made by the refused calls');
@@ -276,19 +276,19 @@ bg_begin($ww, q{SELECT zk_barrier_wait('/b/t')}, 'bt');
 ok(wait_for(sub { watchers('/zklock/b/t') == $w0 + 1 }, 10, 'watch on /zklock/b/t'), 'a waiter');
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($pw)");
 ($out, $err) = bg_finish($ww, 'bt');
-like($err, qr/ERROR:  57014: canceling statement due to user request/,
+error_is($err, '57014', qr/canceling statement due to user request/,
 	'pg_cancel_backend ends the wait');
 is($ww->query_safe('SELECT 1'), '1', 'the backend is usable after the cancel');
 $t0 = time();
 ($out, $err) = bg_query($ww, q{SET lock_timeout = '300ms'; SELECT zk_barrier_wait('/b/t')});
 $ms = ms_since($t0);
-like($err,
-	qr/ERROR:  55P03: canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper barrier "\/b\/t"\./,
+error_is($err, '55P03',
+	qr/canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper barrier "\/b\/t"\./,
 	"lock_timeout ends a wait without wait_ms: 55P03 ($ms ms)");
 cmp_ok($ms, '>=', 290, 'not before lock_timeout');
 is($ww->query_safe('RESET lock_timeout; SELECT 1'), '1', 'the backend is usable after it');
 ($out, $err) = bg_query($ww, q{SET statement_timeout = '300ms'; SELECT zk_barrier_wait('/b/t')});
-like($err, qr/ERROR:  57014: canceling statement due to statement timeout/,
+error_is($err, '57014', qr/canceling statement due to statement timeout/,
 	'statement_timeout ends the wait');
 is($ww->query_safe('RESET statement_timeout; SELECT 1'), '1', 'the backend is usable after it');
 is(kids('/zklock/b/t'), '', 'the barrier is still up, without children');
@@ -298,7 +298,7 @@ $s1->query_safe(q{SELECT zk_lock('/b/l')});
 is($ww->query_safe(q{SELECT zk_barrier_set('/b/l')}), 'f',
 	"raising a barrier on a held lock's path finds its node: false");
 ($out, $err) = bg_query($ww, q{SELECT zk_barrier_remove('/b/l')});
-like($err, qr/ERROR:  55000: ZooKeeper barrier "\/b\/l" cannot be removed: its node has children/,
+error_is($err, '55000', qr/ZooKeeper barrier "\/b\/l" cannot be removed: its node has children/,
 	"a lock's node cannot be removed as a barrier: 55000");
 $s1->query_safe(q{SELECT zk_unlock('/b/l')});
 is($s1->query_safe(q{SELECT zk_barrier_remove('/b/t')}), 't', '/b/t removed');
@@ -363,8 +363,8 @@ $l1->query_safe(q{SET zklock.exclusive_node_style = 'latch'});
 for my $call (q{zk_rlock('/latch/r')}, q{zk_try_rlock('/latch/r', 100)})
 {
 	($out, $err) = bg_query($l1, "SELECT $call");
-	like($err,
-		qr/ERROR:  22023: shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'latch'/,
+	error_is($err, '22023',
+		qr/shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'latch'/,
 		"$call in latch style: 22023");
 }
 is($l1->query_safe('SELECT count(*) FROM zk_locks'), '0', 'the backend holds nothing and is usable');
@@ -497,7 +497,7 @@ is($b1->query_safe(q{SELECT zk_double_barrier_enter('/db/n', 2, 10000)}), 't',
 is($out, 't', 'and A enters');
 # the round has begun: a third member is too late
 ($out, $err) = bg_query($a2, q{SELECT zk_double_barrier_enter('/db/n', 2, 1000)});
-like($err, qr/ERROR:  55000: ZooKeeper double barrier "\/db\/n" is open already/,
+error_is($err, '55000', qr/ZooKeeper double barrier "\/db\/n" is open already/,
 	'a member arriving once the round has begun: 55000');
 is(scalar(participants('/zklock/db/n')), 2, 'it left no node (two participants)');
 is($a2->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'and is no member');
@@ -539,15 +539,15 @@ bg_begin($a1, q{SELECT zk_double_barrier_enter('/db/c', 3)}, 'c_a');
 ok(wait_for(sub { participants('/zklock/db/c') == 1 }, 10, 'entering'), 'a member waits to enter');
 $na->safe_psql('postgres', "SELECT pg_cancel_backend($pa1)");
 ($out, $err) = bg_finish($a1, 'c_a');
-like($err, qr/ERROR:  57014: canceling statement due to user request/, 'pg_cancel_backend ends the enter');
+error_is($err, '57014', qr/canceling statement due to user request/, 'pg_cancel_backend ends the enter');
 ok(wait_for(sub { participants('/zklock/db/c') == 0 }, 10, 'node gone'),
 	'and its participant node goes');
 is($a1->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'it is no member; the backend is usable');
 $t0 = time();
 ($out, $err) = bg_query($a1, q{SET lock_timeout = '300ms'; SELECT zk_double_barrier_enter('/db/c', 3)});
 $ms = ms_since($t0);
-like($err,
-	qr/ERROR:  55P03: canceling statement due to lock timeout\nDETAIL:  Waiting to enter ZooKeeper double barrier "\/db\/c"\./,
+error_is($err, '55P03',
+	qr/canceling statement due to lock timeout\nDETAIL:  Waiting to enter ZooKeeper double barrier "\/db\/c"\./,
 	"lock_timeout ends the enter: 55P03 ($ms ms)");
 is($a1->query_safe(q{RESET lock_timeout; SELECT count(*) FROM zk_locks}), '0', 'no member; usable');
 ok(wait_for(sub { participants('/zklock/db/c') == 0 }, 10, 'node gone'), 'no node left');
@@ -558,14 +558,14 @@ is($b1->query_safe(q{SELECT zk_double_barrier_enter('/db/c', 2, 300)}), 'f',
 is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/1', 1)}), 't',
 	'members = 1: enter opens at once');
 ($out, $err) = bg_query($a1, q{SELECT zk_double_barrier_enter('/db/1', 1)});
-like($err,
-	qr/ERROR:  55000: this backend is a member of ZooKeeper double barrier "\/db\/1" already/,
+error_is($err, '55000',
+	qr/this backend is a member of ZooKeeper double barrier "\/db\/1" already/,
 	'entering twice: 55000');
 is(scalar(participants('/zklock/db/1')), 1, 'still one participant node');
 is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/1')}), 't', 'leave: true');
 ok(wait_for(sub { (kids('/zklock/db/1') // '') eq '' }, 10, 'empty'), 'nothing left on /db/1');
 ($out, $err) = bg_query($a1, q{SELECT zk_double_barrier_leave('/db/1')});
-like($err, qr/WARNING:  01000: you are not a member of ZooKeeper double barrier "\/db\/1"/,
+warning_is($err, '01000', qr/you are not a member of ZooKeeper double barrier "\/db\/1"/,
 	'leaving without having entered: WARNING');
 is($out, 'f', 'and false');
 is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/1', 1)}), 't', 'entered again');
@@ -598,12 +598,12 @@ my $stale = '0f0f0f0f-1111-4222-8333-444455556666';
 kazoo_run($zk, "c.create('/zklock/db/r/$stale', makepath=True)");
 kazoo_run($zk, "c.create('/zklock/db/r/ready')");
 ($out, $err) = bg_query($a1, q{SELECT zk_double_barrier_enter('/db/r', 2, 1000)});
-like($err,
-	qr/ERROR:  55000: ZooKeeper double barrier "\/db\/r" is open already\nDETAIL:  Its "ready" node exists, and members of that round are still inside/,
+error_is($err, '55000',
+	qr/ZooKeeper double barrier "\/db\/r" is open already\nDETAIL:  Its "ready" node exists, and members of that round are still inside/,
 	'a ready node with a participant of its round there: enter is 55000');
 is(kids('/zklock/db/r'), "$stale,ready", 'and leaves no node of its own');
 ($out, $err) = bg_query($b1, q{SELECT zk_double_barrier_enter('/db/r', 2)});
-like($err, qr/ERROR:  55000: ZooKeeper double barrier "\/db\/r" is open already/,
+error_is($err, '55000', qr/ZooKeeper double barrier "\/db\/r" is open already/,
 	'likewise without wait_ms (B)');
 is(kids('/zklock/db/r'), "$stale,ready", 'no node of its own left');
 is($a1->query_safe(q{SELECT count(*) FROM zk_locks}) . $b1->query_safe(q{SELECT count(*) FROM zk_locks}),

@@ -40,7 +40,7 @@ sub session
 {
 	my ($node) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY default');
+	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -226,8 +226,8 @@ $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});
 		'{"max_leases":3}', 'the fresh semaphore records its limit');
 	my ($out, $err) = bg_query($sb,
 		q{SELECT zk_semaphore_acquire('/fresh/semlimit', 2)});
-	like($err, qr/ERROR:  ZooKeeper semaphore "\/fresh\/semlimit" admits 3 leases, not 2/,
-		'a different limit is refused');
+	error_is($err, '22023', qr/ZooKeeper semaphore "\/fresh\/semlimit" admits 3 leases, not 2/,
+		'a different limit is refused: 22023');
 	$sa->query_safe(q{SELECT zk_semaphore_release('/fresh/semlimit')});
 }
 
