@@ -47,6 +47,7 @@ sub new_session
 {
 	my ($w) = @_;
 	my $s = $nodes[ $w->{i} ]->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe('\set VERBOSITY verbose');    # a cancel is told by its 57014
 	$w->{s} = $s;
 	$w->{pid} = $s->query_safe('SELECT pg_backend_pid()');
 	$w->{state} = 'idle';
@@ -119,8 +120,9 @@ sub granted
 	my ($w, $path, $mode, $scope, $out, $err) = @_;
 	if ($err =~ /ERROR/)
 	{
-		$stats{ $err =~ /canceling/ ? 'cancelled_waits' : 'errors' }++;
-		diag("worker $w->{i}: $err") if $err !~ /canceling/;
+		my $cancelled = $err =~ /ERROR:  57014: canceling statement due to user request/;
+		$stats{ $cancelled ? 'cancelled_waits' : 'errors' }++;
+		diag("worker $w->{i}: $err") unless $cancelled;
 		send_sql($w, $scope eq 'transaction' ? 'ROLLBACK' : 'SELECT 1', sub { $w->{state} = 'idle' });
 		return;
 	}
