@@ -6,7 +6,7 @@
 EXTENSION = zklock
 MODULE_big = zklock
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql
+DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql
 PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
 
 # As pg_cron: -Wextra, but callbacks have parameters they do not use.
@@ -16,7 +16,7 @@ SHLIB_LINK = -lzookeeper_mt
 # pg_regress tests (sql/, expected/) and isolation specs (specs/) need a
 # running ZooKeeper; test/run-tests.sh starts one and runs them with
 # "make installcheck".
-REGRESS = setup api paths errors xact multi privileges lease barrier
+REGRESS = setup api paths errors xact multi privileges lease barrier stats
 ISOLATION = blocking readers cancel timeouts deadlock semaphore
 ISOLATION_OPTS = --load-extension=zklock
 

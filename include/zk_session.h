@@ -50,6 +50,8 @@ typedef struct ZkOp
 									 * parent right after ours was made */
 	struct ZkMultiAux *multi;	/* counted create: request and results */
 	int64		sent_at;		/* monotonic ms when the request was sent */
+	int64		sent_us;		/* the same in microseconds */
+	int64		done_us;		/* when its answer came (under the mutex) */
 	/* under the bridge mutex */
 	int			pending;		/* release: deletes not yet answered */
 	bool		done;
@@ -148,6 +150,7 @@ extern void ZkRaiseForRc(int rc, const char *what, const char *path) pg_attribut
 
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
+extern uint64 ZkWatchWaitCount(void);
 
 extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
 extern int	ZkHeldNodeEvent(const char *path);

@@ -60,7 +60,9 @@ BEGIN
 		JOIN pg_extension e ON e.oid = d.refobjid
 		WHERE d.deptype = 'e' AND e.extname = 'zklock'
 		  AND p.proname NOT IN ('zk_locks', 'zk_lock_queue', 'zk_cluster_locks',
-		                        'zk_blocking_pids', 'zk_session')
+		                        'zk_blocking_pids', 'zk_session', 'zk_stat',
+		                        'zk_stat_acquisitions', 'zk_stat_histogram',
+		                        'zk_stat_reset')
 	LOOP
 		EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO zk_worker', f);
@@ -92,6 +94,10 @@ BEGIN
 		JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 		JOIN pg_extension e ON e.oid = d.refobjid
 		WHERE d.deptype = 'e' AND e.extname = 'zklock'
+		  AND p.proname NOT IN ('zk_locks', 'zk_lock_queue', 'zk_cluster_locks',
+		                        'zk_blocking_pids', 'zk_session', 'zk_stat',
+		                        'zk_stat_acquisitions', 'zk_stat_histogram',
+		                        'zk_stat_reset')
 	LOOP
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f);
 		EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM zk_worker', f);

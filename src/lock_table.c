@@ -62,6 +62,7 @@
 #include "multi_lock.h"
 #include "semaphore.h"
 #include "node_data.h"
+#include "stats.h"
 #include "text_encoding.h"
 #include "zk_session.h"
 #include "vocabulary.h"
@@ -98,6 +99,16 @@ typedef struct ZkLockEntry
 	bool		watched;		/* a held-node watch is set on znode */
 	bool		lost;			/* znode is known to have been deleted */
 } ZkLockEntry;
+
+/* An acquisition being counted in the statistics (stats.c). */
+typedef struct ZkStatCall
+{
+	ZkStatKind	kind;
+	ZkLockMode	mode;
+	ZkLockScope scope;
+	uint64		watch_waits;	/* ZkWatchWaitCount() at the start */
+	TimestampTz start;
+} ZkStatCall;
 
 static MemoryContext ZkLockContext = NULL;
 static HTAB *zk_locks = NULL;
@@ -167,6 +178,10 @@ static void zk_describe_held(StringInfo buf);
 static bool zk_holds_node(const char *path, const char *znode);
 static char *zk_lock_node_path(const char *path);
 static void zk_ensure_session(void);
+static void zk_stat_begin(ZkStatCall *call, ZkStatKind kind, ZkLockMode mode,
+						  ZkLockScope scope);
+static void zk_stat_end(ZkStatCall *call, ZkStatOutcome outcome);
+static void zk_stat_failed(ZkStatCall *call);
 static void zk_check_mode_allowed(const char *path, ZkLockMode mode,
 								  ZkLockEntry *other);
 static void zk_check_room(int more);
@@ -383,13 +398,18 @@ zk_raise_lost(ZkLockEntry *entry, int nlost)
 	char	   *znode = pstrdup(entry->znode);
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *e;
+	int			dropped = 0;
 
 	hash_seq_init(&status, zk_locks);
 	while ((e = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
 		if (e->lost)
+		{
 			zk_drop_entry(e, false);
+			dropped++;
+		}
 	}
+	ZkStatLocksLost(dropped);
 	if (IsTransactionState())
 		zk_xact_lost_locks = true;
 	ereport(ERROR,
@@ -530,6 +550,71 @@ zk_enter_grant(const char *path, ZkLockMode mode, const ZkGrant *grant,
 }
 
 /*
+ * zk_stat_begin
+ *		Start counting an acquisition in the statistics (stats.c).  Costs
+ *		nothing unless zklock is preloaded.
+ */
+static void
+zk_stat_begin(ZkStatCall *call, ZkStatKind kind, ZkLockMode mode,
+			  ZkLockScope scope)
+{
+	call->kind = kind;
+	call->mode = mode;
+	call->scope = scope;
+	if (!ZkStatEnabled())
+		return;
+	call->watch_waits = ZkWatchWaitCount();
+	call->start = GetCurrentTimestamp();
+}
+
+/*
+ * zk_stat_end
+ *		Count how the acquisition ended; it waited if it waited for a watch
+ *		(for another client's node to go or change).
+ */
+static void
+zk_stat_end(ZkStatCall *call, ZkStatOutcome outcome)
+{
+	bool		waited;
+
+	if (!ZkStatEnabled())
+		return;
+	waited = ZkWatchWaitCount() != call->watch_waits;
+	ZkStatAcquisition(call->kind, call->mode, call->scope, outcome, waited,
+					  waited ? GetCurrentTimestamp() - call->start : 0);
+}
+
+/*
+ * zk_stat_failed
+ *		zk_stat_end for an acquisition ended by an ERROR, from PG_CATCH:
+ *		the error's SQLSTATE says how.
+ */
+static void
+zk_stat_failed(ZkStatCall *call)
+{
+	ZkStatOutcome outcome;
+
+	if (!ZkStatEnabled())
+		return;
+	switch (geterrcode())
+	{
+		case ERRCODE_LOCK_NOT_AVAILABLE:
+			outcome = ZK_STAT_TIMEOUT;
+			break;
+		case ERRCODE_QUERY_CANCELED:
+			outcome = ZK_STAT_CANCELED;
+			break;
+		case ERRCODE_T_R_DEADLOCK_DETECTED:
+			outcome = ZK_STAT_DEADLOCK;
+			break;
+		default:
+			outcome = ZK_STAT_FAILED;
+			break;
+	}
+	zk_stat_end(call, outcome);
+}
+
+/*
  * zk_acquire_args
  *		What the recipe needs to queue for a path in a mode.
  */
@@ -562,6 +647,8 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkAcquireArgs args;
 	ZkGrant		grant;
 	TimestampTz start;
+	ZkStatCall	call;
+	bool		granted;
 
 	zk_locks_init();
 	other = zk_lookup(path, mode == ZK_MODE_EXCLUSIVE ?
@@ -572,6 +659,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	zk_collect_held_events();
 
 	/* stacking: no ZooKeeper call */
+	zk_stat_begin(&call, ZK_STAT_LOCK, mode, scope);
 	entry = zk_lookup(path, mode);
 	if (entry != NULL && entry->lost)
 		zk_raise_lost(entry, 1);
@@ -579,6 +667,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	{
 		zk_add_hold(entry, scope);
 		*token = entry->token;
+		zk_stat_end(&call, ZK_STAT_GRANTED);
 		return true;
 	}
 
@@ -588,7 +677,18 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 
 	start = GetCurrentTimestamp();
-	if (!ZkAcquire(&args, &grant))
+	PG_TRY();
+	{
+		granted = ZkAcquire(&args, &grant);
+	}
+	PG_CATCH();
+	{
+		zk_stat_failed(&call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+	if (!granted)
 		return false;
 
 	entry = zk_enter_grant(path, mode, &grant, other, start);
@@ -624,6 +724,7 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 	int			nfresh = 0;
 	int64		newest = 0;
 	TimestampTz start;
+	ZkStatCall	call;
 
 	zk_locks_init();
 	if (mode == ZK_MODE_SHARED)
@@ -657,17 +758,30 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		zk_check_root();
 	zk_check_room(nfresh);
 
+	zk_stat_begin(&call, ZK_STAT_LOCK_SET, mode, scope);
 	start = GetCurrentTimestamp();
 	if (nfresh > 0)
 	{
 		ZkAcquireArgs *args = palloc(sizeof(ZkAcquireArgs) * nfresh);
 		ZkGrant    *grants = palloc(sizeof(ZkGrant) * nfresh);
 		volatile int entered = 0;
+		bool		granted;
 
 		for (int i = 0; i < nfresh; i++)
 			zk_acquire_args(&args[i], fresh[i], mode, scope, others[i],
 							wait_ms);
-		if (!ZkAcquireSet(args, nfresh, grants))
+		PG_TRY();
+		{
+			granted = ZkAcquireSet(args, nfresh, grants);
+		}
+		PG_CATCH();
+		{
+			zk_stat_failed(&call);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+		if (!granted)
 			return false;
 
 		PG_TRY();
@@ -693,6 +807,8 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		PG_END_TRY();
 		newest = grants[0].token;
 	}
+	else
+		zk_stat_end(&call, ZK_STAT_GRANTED);
 
 	/* every element is one hold, duplicates included */
 	for (int i = 0; i < n; i++)
@@ -716,6 +832,8 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	ZkSemaphoreArgs args;
 	ZkGrant		grant;
 	TimestampTz start;
+	ZkStatCall	call;
+	bool		granted;
 
 	if (max_leases < 1)
 		ereport(ERROR,
@@ -725,6 +843,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	ZkSessionEnsure();
 	zk_collect_held_events();
 
+	zk_stat_begin(&call, ZK_STAT_SEMAPHORE, ZK_MODE_LEASE, scope);
 	entry = zk_lookup(path, ZK_MODE_LEASE);
 	if (entry != NULL && entry->lost)
 		zk_raise_lost(entry, 1);
@@ -741,6 +860,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 					 errhint("Every user of a semaphore must give it the same max_leases.")));
 		zk_add_hold(entry, scope);
 		*token = entry->token;
+		zk_stat_end(&call, ZK_STAT_GRANTED);
 		return true;
 	}
 	zk_check_root();
@@ -754,7 +874,18 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, -1, &args.datalen);
 
 	start = GetCurrentTimestamp();
-	if (!ZkSemaphoreAcquire(&args, &grant))
+	PG_TRY();
+	{
+		granted = ZkSemaphoreAcquire(&args, &grant);
+	}
+	PG_CATCH();
+	{
+		zk_stat_failed(&call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+	if (!granted)
 		return false;
 	entry = zk_enter_grant(path, ZK_MODE_LEASE, &grant, NULL, start);
 	entry->max_leases = max_leases;
@@ -1109,6 +1240,7 @@ ZkLockDiscardAll(void)
 
 		initStringInfo(&list);
 		zk_describe_held(&list);
+		ZkStatLocksLost(n);
 		/* nodes released before the expiry went with the session */
 		for (int i = 0; i < zk_nreleased; i++)
 			pfree(zk_released[i]);
@@ -1333,6 +1465,8 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 {
 	ZkLeaseArgs args;
 	ZkLeaseInfo info;
+	ZkStatCall	call;
+	bool		granted;
 
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -1354,7 +1488,19 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	args.wait_ms = wait_ms;
 	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
 								&args.datalen);
-	if (!ZkLeaseAcquire(&args, &info))
+	zk_stat_begin(&call, ZK_STAT_LOCK, ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE);
+	PG_TRY();
+	{
+		granted = ZkLeaseAcquire(&args, &info);
+	}
+	PG_CATCH();
+	{
+		zk_stat_failed(&call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+	if (!granted)
 		return false;
 	zk_touch_lease(path, &info);
 	*token = info.token;
@@ -1485,6 +1631,8 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	TimestampTz start;
 	char	   *data;
 	int			datalen;
+	ZkStatCall	call;
+	bool		entered;
 
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -1499,8 +1647,21 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	zk_check_room(1);
 	data = ZkBuildNodeData(ZK_MODE_MEMBER, ZK_SCOPE_SESSION, -1, &datalen);
 	start = GetCurrentTimestamp();
-	if (!ZkDoubleBarrierEnter(zk_lock_node_path(path), path, members, wait_ms,
-							  data, datalen, &member))
+	zk_stat_begin(&call, ZK_STAT_DOUBLE_BARRIER, ZK_MODE_MEMBER,
+				  ZK_SCOPE_SESSION);
+	PG_TRY();
+	{
+		entered = ZkDoubleBarrierEnter(zk_lock_node_path(path), path, members,
+									   wait_ms, data, datalen, &member);
+	}
+	PG_CATCH();
+	{
+		zk_stat_failed(&call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_stat_end(&call, entered ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+	if (!entered)
 		return false;
 	memset(&grant, 0, sizeof(grant));
 	grant.znode = member.znode;
@@ -1726,6 +1887,7 @@ zk_locks_lost(void)
 	initStringInfo(&list);
 	zk_describe_held(&list);
 
+	ZkStatLocksLost((int) hash_get_num_entries(zk_locks));
 	hash_seq_init(&status, zk_locks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{

@@ -52,6 +52,7 @@
 #include "utils/memutils.h"
 
 #include "credentials.h"
+#include "stats.h"
 #include "text_encoding.h"
 #include "zk_session.h"
 #include "vocabulary.h"
@@ -167,12 +168,14 @@ static int	zk_negotiated_timeout = 0;	/* ms */
 static ZkSessionLostHook zk_lost_hook = NULL;
 static ZkLocksHeldHook zk_held_hook = NULL;
 static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
+static uint64 zk_watch_waits = 0;	/* ZkWatchWait calls, ever */
 
 /* ACLs: world-open, or (with zklock.auth) creator-all plus world read */
 static struct ACL zk_protected_acl_entries[2];
 static struct ACL_vector zk_protected_acl = {2, zk_protected_acl_entries};
 
 /* private prototypes */
+static int64 zk_now_us(void);
 static void zk_session_watcher(zhandle_t *zh, int type, int state,
 							   const char *path, void *ctx);
 static void zk_node_watcher(zhandle_t *zh, int type, int state,
@@ -256,6 +259,20 @@ ZkNowMs(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * zk_now_us
+ *		The monotonic clock in microseconds, for request latencies; also
+ *		readable on the library's threads.
+ */
+static int64
+zk_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /*
@@ -418,6 +435,7 @@ zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 		op->value_len = value_len;
 		op->children = children;
 		op->nchildren = nchildren;
+		op->done_us = zk_now_us();
 		op->done = true;
 	}
 	pthread_mutex_unlock(&bridge.mutex);
@@ -990,6 +1008,7 @@ zk_op_new(ZkOpKind kind)
 	op->kind = kind;
 	op->nest_level = GetCurrentTransactionNestLevel();
 	op->sent_at = ZkNowMs();
+	op->sent_us = zk_now_us();
 	dlist_push_tail(&zk_live_ops, &op->node);
 	return op;
 }
@@ -1482,7 +1501,11 @@ ZkOpFree(ZkOp *op)
 		op->abandoned = true;
 	pthread_mutex_unlock(&bridge.mutex);
 	if (done)
+	{
+		if (op->kind != ZKOP_RELEASE && op->done_us > 0)
+			ZkStatRequest(op->done_us - op->sent_us);
 		zk_op_release(op);
+	}
 }
 
 static void
@@ -1749,6 +1772,7 @@ ZkWatchWait(int64 deadline_ms, const char *what, const char *path)
 {
 	int			event;
 
+	zk_watch_waits++;
 	if (!zk_wait(zk_cond_watch_fired, NULL, deadline_ms, what, path))
 		return 0;
 	pthread_mutex_lock(&bridge.mutex);
@@ -1756,6 +1780,18 @@ ZkWatchWait(int64 deadline_ms, const char *what, const char *path)
 	bridge.watch_event = 0;
 	pthread_mutex_unlock(&bridge.mutex);
 	return event;
+}
+
+/*
+ * ZkWatchWaitCount
+ *		How many times this backend has waited for a watch (for another
+ *		client's node to change): a caller that compares the count before
+ *		and after a call knows whether the call waited.
+ */
+uint64
+ZkWatchWaitCount(void)
+{
+	return zk_watch_waits;
 }
 
 /*
@@ -2280,11 +2316,14 @@ ZkSessionEnsure(void)
 	{
 		bool		lost;
 		int64		failed;
+		int			pending;
 
 		pthread_mutex_lock(&bridge.mutex);
 		lost = bridge.expired || bridge.auth_failed;
 		failed = bridge.jobs_failed;
+		pending = bridge.jobs_pending;
 		pthread_mutex_unlock(&bridge.mutex);
+		ZkStatReleasesPending(pending);
 
 		/* the completion thread cannot log: say it here, once */
 		if (failed > zk_failures_reported)
@@ -2296,6 +2335,7 @@ ZkSessionEnsure(void)
 								   (long long) (failed - zk_failures_reported)),
 					 errdetail("ZooKeeper refused to delete the queue nodes; they stay until the session ends."),
 					 errhint("See zk_session().releases_failed.")));
+			ZkStatReleasesFailed(failed - zk_failures_reported);
 			zk_failures_reported = failed;
 		}
 
@@ -2494,6 +2534,7 @@ zk_connect(void)
 		pfree(auth);
 	}
 	zk_session_timeout_requested = zklock_session_timeout;
+	ZkStatSessionOpened();
 
 	/* persistent deletes an earlier session could not finish */
 	pthread_mutex_lock(&bridge.mutex);
@@ -2522,6 +2563,7 @@ zk_close_handle(void)
 {
 	zhandle_t  *zh = bridge.zh;
 	ZkJob	   *deferred;
+	bool		expired;
 
 	if (zh == NULL)
 		return;
@@ -2530,7 +2572,10 @@ zk_close_handle(void)
 	bridge.closing = true;
 	deferred = bridge.deferred;
 	bridge.deferred = NULL;
+	expired = bridge.expired;
 	pthread_mutex_unlock(&bridge.mutex);
+	if (expired)
+		ZkStatSessionExpired();
 
 	zookeeper_close(zh);
 
@@ -2707,6 +2752,7 @@ zk_session_at_exit(int code, Datum arg)
 {
 	zk_guard_remove_at_exit();
 	zk_close_handle();
+	ZkStatReleasesPending(0);
 }
 
 /*

@@ -37,6 +37,7 @@
 #include "lock_path.h"
 #include "lock_table.h"
 #include "node_data.h"
+#include "stats.h"
 #include "text_encoding.h"
 #include "vocabulary.h"
 
@@ -238,11 +239,15 @@ check_zklock_session_timeout(int *newval, void **extra, GucSource source)
 
 /*
  * _PG_init
- *		Define the settings.  Nothing else: no thread, no connection.
+ *		Define the settings, and ask for the statistics' shared memory when
+ *		loaded at server start.  Nothing else: no thread, no connection.
  */
 void
 _PG_init(void)
 {
+	/* the statistics' shared memory, when loaded at server start */
+	ZkStatRequestShmem();
+
 	DefineCustomStringVariable("zklock.hosts",
 							   "ZooKeeper servers the backend connects to.",
 							   "A comma-separated list of host:port pairs, as the ZooKeeper client takes it.",

@@ -25,7 +25,8 @@ use Time::HiRes qw(usleep);
 my $root = $ENV{ZKLOCK_SRCDIR} // '../..';
 
 my $zk = zk_standalone();
-my $node = pg_with_zklock('docs', $zk);
+# preloaded, so that the statistics' examples run
+my $node = pg_with_zklock('docs', $zk, "shared_preload_libraries = 'zklock'\n");
 
 # the objects the examples assume (see the introduction of doc/reference.md)
 $node->safe_psql('postgres', 'CREATE DATABASE payments');
