@@ -47,6 +47,7 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
@@ -170,6 +171,10 @@ static ZkLocksHeldHook zk_held_hook = NULL;
 static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
 static uint64 zk_watch_waits = 0;	/* ZkWatchWait calls, ever */
 
+/* descriptors the client library holds open: its socket and a pipe */
+#define ZK_CLIENT_FDS 3
+static int	zk_fds_reserved = 0;	/* reserved with AcquireExternalFD */
+
 /* ACLs: world-open, or (with zklock.auth) creator-all plus world read */
 static struct ACL zk_protected_acl_entries[2];
 static struct ACL_vector zk_protected_acl = {2, zk_protected_acl_entries};
@@ -222,6 +227,8 @@ static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
 static void zk_connect(void);
 static void zk_close_handle(void);
+static void zk_reserve_fds(void);
+static void zk_release_fds(void);
 static void zk_session_at_exit(int code, Datum arg);
 static void zk_session_xact_callback(XactEvent event, void *arg);
 static void zk_session_subxact_callback(SubXactEvent event,
@@ -2418,6 +2425,8 @@ zk_connect(void)
 	bridge.lease_sent_at = 0;
 	pthread_mutex_unlock(&bridge.mutex);
 
+	zk_reserve_fds();
+
 	/* the library's threads inherit this mask: no signal ever reaches them */
 	sigfillset(&all_signals);
 	pthread_sigmask(SIG_SETMASK, &all_signals, &saved_signals);
@@ -2430,6 +2439,7 @@ zk_connect(void)
 
 	if (zh == NULL)
 	{
+		zk_release_fds();
 		errno = saved_errno;
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
@@ -2553,6 +2563,46 @@ zk_connect(void)
 }
 
 /*
+ * zk_reserve_fds
+ *		Reserve the file descriptors the client library opens (its
+ *		connection and the pipe that wakes its I/O thread) with
+ *		AcquireExternalFD, as a libpq connection made from a backend does,
+ *		so that PostgreSQL's own descriptor budget (max_files_per_process)
+ *		counts them.
+ */
+static void
+zk_reserve_fds(void)
+{
+	while (zk_fds_reserved < ZK_CLIENT_FDS)
+	{
+		if (!AcquireExternalFD())
+		{
+			zk_release_fds();
+			ereport(ERROR,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not connect to ZooKeeper at \"%s\"", zklock_hosts),
+					 errdetail("There are too many open files on the local server."),
+					 errhint("Raise the server's max_files_per_process and/or \"ulimit -n\" limits.")));
+		}
+		zk_fds_reserved++;
+	}
+}
+
+/*
+ * zk_release_fds
+ *		Give back what zk_reserve_fds reserved (the handle is closed).
+ */
+static void
+zk_release_fds(void)
+{
+	while (zk_fds_reserved > 0)
+	{
+		ReleaseExternalFD();
+		zk_fds_reserved--;
+	}
+}
+
+/*
  * zk_close_handle
  *		Close the session (which deletes all its ephemeral nodes on the
  *		server) and forget it.  zookeeper_close() joins the library's
@@ -2578,6 +2628,7 @@ zk_close_handle(void)
 		ZkStatSessionExpired();
 
 	zookeeper_close(zh);
+	zk_release_fds();
 
 	while (deferred != NULL)
 	{
