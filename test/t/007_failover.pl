@@ -40,6 +40,7 @@ ok(wait_queue_len($nb, '/fo/leader', 2, 10, 'waiter queued'),
 	'one server holds, the other waits');
 
 my $checker = $nb->background_psql('postgres', on_error_stop => 0);
+$checker->query_safe('\set VERBOSITY verbose');
 $checker->query_safe(q{SELECT zk_try_lock('/fo/warmup')});
 my $leader = zkctl('leader', $ens->{dir});
 chomp $leader;
@@ -48,13 +49,20 @@ my $t_kill = time();
 zkctl('kill', $ens->{dir}, $leader);
 
 my ($tries, $granted_tries, $errors) = (0, 0, 0);
+my %error_codes;
 my $recovered_ms;
 while (time() - $t_kill < 6)
 {
 	my ($out, $err) = bg_query($checker, q{SELECT zk_try_lock('/fo/leader', 200)});
 	$tries++;
 	$granted_tries++ if $out eq 't';
-	$errors++ if $err ne '';
+	if ($err ne '')
+	{
+		$errors++;
+		my ($code) = $err =~ /ERROR:  ([0-9A-Z]{5}):/;
+		$error_codes{ $code // 'none' }++;
+		diag("try during the failover: $err") unless ($code // '') eq '08006';
+	}
 	if (!defined $recovered_ms)
 	{
 		my ($ok) = bg_query($holder,
@@ -62,7 +70,11 @@ while (time() - $t_kill < 6)
 		$recovered_ms = 1000 * (time() - $t_kill) if $ok eq 't';
 	}
 }
-note(sprintf('%d tries by another server during the failover, %d errors', $tries, $errors));
+note(sprintf('%d tries by another server during the failover, %d errors (%s)', $tries, $errors,
+		join(', ', map { "$_: $error_codes{$_}" } sort keys %error_codes)));
+cmp_ok($tries, '>', 0, 'another server tried during the failover');
+is(join(',', grep { $_ ne '08006' } keys %error_codes), '',
+	'every try that failed during the failover failed with 08006 (connection lost), none otherwise');
 is($granted_tries, 0, 'no try by another server got the lock during the failover');
 ok(!bg_done($waiter, 'waiter_got'), 'the waiter is still waiting');
 ok(defined $recovered_ms, 'the holder\'s session works again');
