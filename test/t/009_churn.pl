@@ -154,7 +154,7 @@ sub release
 			# cancelled while holding: the transaction is aborted, the lock
 			# went with it; the belief ended when the cancel was sent
 			end_hold($w, $w->{cancelled_at});
-			send_sql($w, 'ROLLBACK', sub { $w->{state} = 'idle' });
+			send_sql($w, 'ROLLBACK', sub { release_error($w, $_[1]); $w->{state} = 'idle' });
 			return;
 		}
 		my $end_cmd = rand() < 0.5 ? 'COMMIT' : 'ROLLBACK';
@@ -174,7 +174,7 @@ sub release
 				my ($o) = @_;
 				($h->{end_at}) = split /\n/, $o;
 				send_sql($w, "SELECT zk_lease_unlock('$h->{path}', $h->{token})",
-					sub { end_hold($w, $h->{end_at}); $w->{state} = 'idle'; });
+					sub { release_error($w, $_[1]); end_hold($w, $h->{end_at}); $w->{state} = 'idle'; });
 			});
 		return;
 	}
@@ -190,11 +190,23 @@ sub hold_ended
 {
 	my ($w) = @_;
 	return sub {
-		my ($o) = @_;
+		my ($o, $err) = @_;
 		my ($t) = split /\n/, $o;
+		release_error($w, $err);
 		end_hold($w, $t);
 		$w->{state} = 'idle';
 	};
+}
+
+# an error from a release (unlock, COMMIT, ROLLBACK) counts like one from
+# an acquisition: a cancel is expected, anything else is not
+sub release_error
+{
+	my ($w, $err) = @_;
+	return unless defined $err && $err =~ /ERROR/;
+	my $cancelled = $err =~ /ERROR:  57014: canceling statement due to user request/;
+	$stats{ $cancelled ? 'cancelled_releases' : 'errors' }++;
+	diag("worker $w->{i}, releasing: $err") unless $cancelled;
 }
 
 my @workers = map { { i => $_ } } 0 .. $#nodes;
