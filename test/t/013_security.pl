@@ -230,7 +230,16 @@ for my $n ([ $na, '/a' ], [ $nb, '/b' ])
 	$holder->query_safe("SELECT zk_lock('$path')");
 	$waiter->query_safe(q{SET deadlock_timeout = '100ms'});
 	bg_begin($waiter, "SELECT zk_lock('$path') > 0 AS got", 'long_done');
-	usleep(600_000);    # past deadlock_timeout: the wait is published
+	# past deadlock_timeout the wait is published: a record under the
+	# records' parent
+	ok( wait_for(
+			sub {
+				kazoo_run($zk,
+					"print(len(c.get_children('/mixed.waits')) if c.exists('/mixed.waits') else 0)",
+					'super:superpw') > 0;
+			},
+			10, 'the wait record'),
+		($node == $na ? 'an authenticated' : 'an unauthenticated') . ' waiter publishes its wait');
 	$holder->query_safe("SELECT zk_unlock('$path')");
 	my ($out, $err) = bg_finish($waiter, 'long_done');
 	like($out, qr/\bt\b/, ($node == $na ? 'an authenticated' : 'an unauthenticated')

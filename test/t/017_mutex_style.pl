@@ -58,8 +58,7 @@ is($err, '', 'with no warning: a queue of mutex nodes is one queue');
 is(client_ask($c, 'mutex 300'), 'timeout mutex', 'Curator cannot take it while zklock holds it');
 client_send($c, 'mutex');
 is(client_next($c), 'acquiring mutex', 'Curator waits');
-usleep(200_000);
-is(sql(q{SELECT count(*) FROM zk_lock_queue('/mx/a')}), '2', "Curator's waiter is queued");
+ok(wait_queue_len($pg, '/mx/a', 2, 10, 'Curator queued'), "Curator's waiter is queued");
 $s->query_safe(q{SELECT zk_unlock('/mx/a')});
 is(client_next($c), 'acquired mutex', 'Curator gets it once zk_unlock returned');
 is(client_ask($c, 'release mutex'), 'released mutex', 'and releases it');
@@ -82,13 +81,18 @@ my $t0 = time();
 client_send($c, 'die');
 ($out, $err) = bg_finish($s, 'after_die');
 like($out, qr/\bt\b/, 'zk_lock gets the lock after the halted Curator holder\'s session expired');
-note(sprintf('halted Curator holder -> zk_lock: %.0f ms (session timeout 2 s)', 1000 * (time() - $t0)));
+my $handover = time() - $t0;
+note(sprintf('halted Curator holder -> zk_lock: %.0f ms (session timeout 2 s)', 1000 * $handover));
+# the server expires a session between two thirds of its timeout (the
+# client's last heartbeat) and the timeout plus a tick after it halted
+cmp_ok($handover, '>=', 1.2, 'not before the session could have expired (>= 1.2 s of 2 s)');
+cmp_ok($handover, '<', 2 + 4, 'and soon after it did (< 6 s)');
 
 # --- a terminated zklock holder hands over to a Curator waiter
 my $c2 = curator_client('curator_mutex2', $zk, '/zklock/mx/a', 10000);
 client_send($c2, 'mutex');
 is(client_next($c2), 'acquiring mutex', 'Curator waits for the zklock holder');
-usleep(200_000);
+ok(wait_queue_len($pg, '/mx/a', 2, 10, 'Curator queued'), "Curator's waiter is queued behind the holder");
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
 $t0 = time();
 sql("SELECT pg_terminate_backend($pid)");
