@@ -112,7 +112,15 @@ sub queue_empty
 	ok(wait_queue_len($na, '/dl3/b', 2, 10, 'A queued'), '3-cycle: A waits for B');
 	bg_begin($sb, q{SELECT zk_rlock('/dl3/c') > 0 AS got}, 'b3');
 	ok(wait_queue_len($na, '/dl3/c', 2, 10, 'B queued'), '3-cycle: B waits for C');
-	usleep(300_000);    # A and B publish before C waits
+	# A and B publish their waits (past deadlock_timeout) before C waits
+	ok( wait_for(
+			sub {
+				kazoo_run($zk,
+					"print(len(c.get_children('/zklock.waits')) if c.exists('/zklock.waits') else 0)"
+				) >= 2;
+			},
+			10, 'A and B published'),
+		'3-cycle: A and B have published their waits');
 	bg_begin($sc, q{SELECT zk_rlock('/dl3/a') > 0 AS got}, 'c3');
 	my ($out_c, $err_c) = bg_finish($sc, 'c3');
 	error_is($err_c, '40P01', qr/deadlock detected\n/, '3-cycle: C, which waited last, gets 40P01');

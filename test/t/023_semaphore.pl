@@ -224,7 +224,13 @@ $s6->query_safe(q{SELECT zk_semaphore_acquire('/sem/m', 1)});
 is(client_ask($m, 'semmutex 300'), 'timeout semmutex', 'InterProcessSemaphoreMutex waits for a zklock holder');
 client_send($m, 'semmutex');
 is(client_next($m), 'acquiring semmutex', 'Curator waits');
-usleep(200_000);
+ok( wait_for(
+		sub {
+			$nb->safe_psql('postgres',
+				q{SELECT coalesce(sum(waiters), 0) FROM zk_cluster_locks('/sem/m')}) eq '1';
+		},
+		10, 'Curator queued'),
+	"Curator's waiter is queued behind the zklock holder");
 $nb->safe_psql('postgres', "SELECT pg_terminate_backend($pid6)");
 is(client_next($m), 'acquired semmutex', 'a terminated zklock holder hands over to Curator');
 is($s5->query_safe(q{SELECT zk_try_semaphore_acquire('/sem/m', 1, 200)}), 'f',
