@@ -45,7 +45,8 @@
 typedef struct ZkNodeDataParse
 {
 	ZkOwner    *owner;
-	int			depth;			/* 1 inside the top-level object */
+	int			depth;			/* 1 inside the top-level object, more
+								 * inside a nested object or array */
 	char	   *field;			/* name of the top-level field being read */
 } ZkNodeDataParse;
 
@@ -115,6 +116,7 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 
 /* ---- reading a node's data with common/jsonapi.h ---- */
 
+/* an object or array begins: one level deeper */
 static void
 zk_nd_object_start(void *state)
 {
@@ -222,6 +224,8 @@ ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 	sem.semstate = &p;
 	sem.object_start = zk_nd_object_start;
 	sem.object_end = zk_nd_object_end;
+	sem.array_start = zk_nd_object_start;
+	sem.array_end = zk_nd_object_end;
 	sem.object_field_start = zk_nd_field_start;
 	sem.scalar = zk_nd_scalar;
 	lex = makeJsonLexContextCstringLen(pnstrdup(data, len), len, PG_UTF8, true);
