@@ -615,6 +615,92 @@ zk_stat_failed(ZkStatCall *call)
 }
 
 /*
+ * zk_counted
+ *		Run a recipe's acquisition, fn(arg), which returns whether it was
+ *		granted, and count how it ended (an ERROR included) in the
+ *		statistics.
+ */
+static bool
+zk_counted(ZkStatCall *call, bool (*fn) (void *arg), void *arg)
+{
+	bool		granted;
+
+	PG_TRY();
+	{
+		granted = fn(arg);
+	}
+	PG_CATCH();
+	{
+		zk_stat_failed(call);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_stat_end(call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
+	return granted;
+}
+
+/* The recipes' acquisitions as zk_counted calls them. */
+typedef struct ZkRecipeCall
+{
+	void	   *args;			/* the recipe's arguments */
+	void	   *result;			/* where it puts what it granted */
+	int			n;				/* a set: how many locks */
+} ZkRecipeCall;
+
+static bool
+zk_call_acquire(void *arg)
+{
+	ZkRecipeCall *c = (ZkRecipeCall *) arg;
+
+	return ZkAcquire(c->args, c->result);
+}
+
+static bool
+zk_call_acquire_set(void *arg)
+{
+	ZkRecipeCall *c = (ZkRecipeCall *) arg;
+
+	return ZkAcquireSet(c->args, c->n, c->result);
+}
+
+static bool
+zk_call_semaphore(void *arg)
+{
+	ZkRecipeCall *c = (ZkRecipeCall *) arg;
+
+	return ZkSemaphoreAcquire(c->args, c->result);
+}
+
+static bool
+zk_call_lease(void *arg)
+{
+	ZkRecipeCall *c = (ZkRecipeCall *) arg;
+
+	return ZkLeaseAcquire(c->args, c->result);
+}
+
+/* A double barrier's entry as zk_counted calls it. */
+typedef struct ZkEnterCall
+{
+	const char *barrier_node;
+	const char *path;
+	int			members;
+	int64		wait_ms;
+	const char *data;
+	int			datalen;
+	ZkMember   *member;
+} ZkEnterCall;
+
+static bool
+zk_call_enter(void *arg)
+{
+	ZkEnterCall *c = (ZkEnterCall *) arg;
+
+	return ZkDoubleBarrierEnter(c->barrier_node, c->path, c->members,
+								c->wait_ms, c->data, c->datalen, c->member);
+}
+
+/*
  * zk_acquire_args
  *		What the recipe needs to queue for a path in a mode.
  */
@@ -648,7 +734,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkGrant		grant;
 	TimestampTz start;
 	ZkStatCall	call;
-	bool		granted;
+	ZkRecipeCall rcall = {0};
 
 	zk_locks_init();
 	other = zk_lookup(path, mode == ZK_MODE_EXCLUSIVE ?
@@ -677,18 +763,9 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 
 	start = GetCurrentTimestamp();
-	PG_TRY();
-	{
-		granted = ZkAcquire(&args, &grant);
-	}
-	PG_CATCH();
-	{
-		zk_stat_failed(&call);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
-	if (!granted)
+	rcall.args = &args;
+	rcall.result = &grant;
+	if (!zk_counted(&call, zk_call_acquire, &rcall))
 		return false;
 
 	entry = zk_enter_grant(path, mode, &grant, other, start);
@@ -765,23 +842,12 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		ZkAcquireArgs *args = palloc(sizeof(ZkAcquireArgs) * nfresh);
 		ZkGrant    *grants = palloc(sizeof(ZkGrant) * nfresh);
 		volatile int entered = 0;
-		bool		granted;
+		ZkRecipeCall rcall = {args, grants, nfresh};
 
 		for (int i = 0; i < nfresh; i++)
 			zk_acquire_args(&args[i], fresh[i], mode, scope, others[i],
 							wait_ms);
-		PG_TRY();
-		{
-			granted = ZkAcquireSet(args, nfresh, grants);
-		}
-		PG_CATCH();
-		{
-			zk_stat_failed(&call);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
-		if (!granted)
+		if (!zk_counted(&call, zk_call_acquire_set, &rcall))
 			return false;
 
 		PG_TRY();
@@ -833,7 +899,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	ZkGrant		grant;
 	TimestampTz start;
 	ZkStatCall	call;
-	bool		granted;
+	ZkRecipeCall rcall = {0};
 
 	if (max_leases < 1)
 		ereport(ERROR,
@@ -874,18 +940,9 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, -1, &args.datalen);
 
 	start = GetCurrentTimestamp();
-	PG_TRY();
-	{
-		granted = ZkSemaphoreAcquire(&args, &grant);
-	}
-	PG_CATCH();
-	{
-		zk_stat_failed(&call);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
-	if (!granted)
+	rcall.args = &args;
+	rcall.result = &grant;
+	if (!zk_counted(&call, zk_call_semaphore, &rcall))
 		return false;
 	entry = zk_enter_grant(path, ZK_MODE_LEASE, &grant, NULL, start);
 	entry->max_leases = max_leases;
@@ -1466,7 +1523,7 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	ZkLeaseArgs args;
 	ZkLeaseInfo info;
 	ZkStatCall	call;
-	bool		granted;
+	ZkRecipeCall rcall = {0};
 
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -1489,18 +1546,9 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
 								&args.datalen);
 	zk_stat_begin(&call, ZK_STAT_LOCK, ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE);
-	PG_TRY();
-	{
-		granted = ZkLeaseAcquire(&args, &info);
-	}
-	PG_CATCH();
-	{
-		zk_stat_failed(&call);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	zk_stat_end(&call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
-	if (!granted)
+	rcall.args = &args;
+	rcall.result = &info;
+	if (!zk_counted(&call, zk_call_lease, &rcall))
 		return false;
 	zk_touch_lease(path, &info);
 	*token = info.token;
@@ -1632,7 +1680,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	char	   *data;
 	int			datalen;
 	ZkStatCall	call;
-	bool		entered;
+	ZkEnterCall ecall;
 
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -1649,19 +1697,14 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	start = GetCurrentTimestamp();
 	zk_stat_begin(&call, ZK_STAT_DOUBLE_BARRIER, ZK_MODE_MEMBER,
 				  ZK_SCOPE_SESSION);
-	PG_TRY();
-	{
-		entered = ZkDoubleBarrierEnter(zk_lock_node_path(path), path, members,
-									   wait_ms, data, datalen, &member);
-	}
-	PG_CATCH();
-	{
-		zk_stat_failed(&call);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	zk_stat_end(&call, entered ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
-	if (!entered)
+	ecall.barrier_node = zk_lock_node_path(path);
+	ecall.path = path;
+	ecall.members = members;
+	ecall.wait_ms = wait_ms;
+	ecall.data = data;
+	ecall.datalen = datalen;
+	ecall.member = &member;
+	if (!zk_counted(&call, zk_call_enter, &ecall))
 		return false;
 	memset(&grant, 0, sizeof(grant));
 	grant.znode = member.znode;
