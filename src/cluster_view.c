@@ -1055,7 +1055,7 @@ ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
 	MemoryContextSwitchTo(old);
 	zk_scan_run(&scan);
 	ereport(DEBUG1,
-			(errmsg_internal("zklock: scanned %d lock paths under \"%s%s\" with %llu requests in %lld ms",
+			(errmsg_internal("scanned %d lock paths under \"%s%s\" with %llu requests in %lld ms",
 							 scan.npaths, root, ZkUtf8ForMessage(prefix),
 
 							 (unsigned long long) scan.nrequests,
@@ -1283,7 +1283,7 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 	zk_scan_run(&scan);
 
 	ereport(DEBUG1,
-			(errmsg_internal("zklock: looked for the blockers of process %d among %d lock paths with %llu requests in %lld ms",
+			(errmsg_internal("looked for the blockers of process %d among %d lock paths with %llu requests in %lld ms",
 							 pid, scan.npaths,
 							 (unsigned long long) scan.nrequests,
 							 (long long) (ZkNowMs() - start))));

@@ -694,7 +694,7 @@ zk_watch_lease_node(ZkAttempt *at, const char *blocker, const struct Stat *st)
 		if (rc == ZOK || rc == ZNONODE)
 		{
 			ereport(DEBUG1,
-					(errmsg_internal("zklock: removed lease node \"%s\" whose taker is gone",
+					(errmsg_internal("removed lease node \"%s\" whose taker is gone",
 									 ZkUtf8ForMessage(blocker))));
 			return ZNONODE;
 		}

@@ -2069,7 +2069,7 @@ zk_locks_pre_commit(void)
 			case ZK_SESSION_EXPIRED:
 				/* closes the session and raises the ERROR naming the locks */
 				ZkSessionEnsure();
-				elog(ERROR, "zklock: expired session was not reported");
+				elog(ERROR, "expired ZooKeeper session was not reported");
 				break;
 			case ZK_SESSION_UNCONFIRMED:
 				{

@@ -999,7 +999,7 @@ static zhandle_t *
 zk_handle(void)
 {
 	if (bridge.zh == NULL)
-		elog(ERROR, "zklock: no ZooKeeper session");
+		elog(ERROR, "no ZooKeeper session");
 	return bridge.zh;
 }
 
@@ -1919,7 +1919,7 @@ ZkGuardNode(const char *path)
 			return;
 	}
 	if (zk_guard_nnodes == lengthof(zk_guard_nodes))
-		elog(ERROR, "zklock: too many guarded nodes");
+		elog(ERROR, "too many guarded ZooKeeper nodes");
 	zk_guard_nodes[zk_guard_nnodes++] = MemoryContextStrdup(TopMemoryContext,
 															path);
 }
