@@ -1,0 +1,396 @@
+# Error paths of doc/reference.md's "Errors" table, triggered against real
+# servers and checked by SQLSTATE and message.
+#
+# - A backend that holds no lock, frozen (SIGSTOP) while it waits past its
+#   session timeout: when it wakes, its wait fails with 08006 "ZooKeeper
+#   session expired while waiting for lock" (with a lock held, the error
+#   would name the lost locks instead).
+# - zklock.verify_on_commit: a COMMIT while ZooKeeper is frozen (SIGSTOP,
+#   the connection stays up, the session does not expire) fails after
+#   zklock.connect_timeout with 08006 "could not confirm ZooKeeper locks
+#   before commit", naming the lock.  (psql shows it only once the abort
+#   that follows got the release answered, so the ERROR is timed in the
+#   server log.)
+# - A ZooKeeper result code zklock has no case for (a lock node that is
+#   another client's ephemeral node: ZNOCHILDRENFOREPHEMERALS): 38000
+#   "ZooKeeper error while acquiring lock", the client library's text as
+#   DETAIL.
+# - A multi-lock whose nodes another client deletes: while the set waits,
+#   the node it waits with: 55000 naming that queue node; after a set's
+#   create whose answer was lost (the proxy cuts the connection after
+#   forwarding it), part of the set: 55000 "queue nodes of a multi-lock
+#   disappeared".
+# - A server with digest authentication disabled refuses zklock.auth:
+#   28000 "ZooKeeper authentication failed".
+# - zklock.auth_file owned by another user (a symbolic link to a file of
+#   root's: the test runs as the server's user and cannot chown): F0000;
+#   a file of that user with mode 0000: 42501 "could not open".
+# - A 2-cycle whose deadlock checks fall due while ZooKeeper is
+#   unreachable (the proxy refuses connections): nothing is reported
+#   during the outage, and exactly one member gets 40P01 once it is over.
+# - A 2-cycle whose check loses its connection between publishing its
+#   wait and reading the other member's (the proxy holds the read, then
+#   cuts the connection): the check is made again, and 40P01 reported,
+#   once the connection is back.
+use strict;
+use warnings;
+
+use lib 'lib';
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use ZkTest;
+
+my $zk = zk_standalone();
+my $proxy = zk_proxy($zk);
+my $pport = $proxy->{port};
+my $pg = pg_with_zklock('a', $zk);
+
+# (sessions whose errors are checked print them with their SQLSTATE)
+sub verbose
+{
+	my ($session) = @_;
+	$session->query_safe('\set VERBOSITY verbose');
+	return $session;
+}
+
+sub session
+{
+	my $s = verbose($pg->background_psql('postgres', on_error_stop => 0));
+	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
+}
+
+# finish_within(SESSION, MARKER, SECS, PID, WHAT): wait at most SECS for
+# the statement started by bg_begin to end (cancelling it after that, so
+# that a statement that never ends fails the test instead of hanging);
+# returns (stdout, stderr).
+sub finish_within
+{
+	my ($s, $marker, $secs, $pid, $what) = @_;
+	my $done = wait_for(sub { bg_done($s, $marker) }, $secs, $what);
+	$pg->safe_psql('postgres', "SELECT pg_cancel_backend($pid)") unless $done;
+	my ($out, $err) = bg_finish($s, $marker);
+	ok($done, "$what, within ${secs}s");
+	return ($out, $err);
+}
+
+# a psql call in a new backend, verbose; returns its stderr
+sub psql_err
+{
+	my ($sql) = @_;
+	my ($out, $err) = ('', '');
+	$pg->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		stdout => \$out, stderr => \$err);
+	return $err;
+}
+
+my ($h, $hpid) = session();    # holds the locks others wait for
+
+# --- 08006: the session of a waiter that holds no lock expires
+{
+	my ($w, $wpid) = session();
+	$w->query_safe(q{SET zklock.session_timeout = '2s'});
+	$w->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/exp')});
+	bg_begin($w, q{SELECT zk_lock('/err/exp')}, 'exp_done');
+	ok(wait_queue_len($pg, '/err/exp', 2, 10, 'the waiter queued'),
+		'a backend holding no lock waits for a lock');
+	kill 'STOP', $wpid;
+	# the server expires the frozen session: its queue node goes
+	my $gone = wait_queue_len($pg, '/err/exp', 1, 20, 'the frozen session expired');
+	kill 'CONT', $wpid;
+	ok($gone, "the frozen waiter's session expired (its queue node is gone)");
+	my ($out, $err) = finish_within($w, 'exp_done', 20, $wpid,
+		'the woken waiter ends its wait');
+	error_is($err, '08006',
+		qr/ZooKeeper session expired while waiting for lock "\/err\/exp"/,
+		'its wait fails: 08006 "session expired while waiting for lock"');
+	unlike($err, qr/locks? (was|were) lost/, 'naming no lost lock (it held none)');
+	is($w->query_safe(q{SELECT zk_try_lock('/err/exp2')}), 't',
+		'its next call works, on a new session');
+	$w->quit;
+	$h->query_safe(q{SELECT zk_unlock('/err/exp')});
+}
+
+# --- 08006: verify_on_commit while ZooKeeper does not answer
+{
+	my ($v, $vpid) = session();
+	$v->query_safe(q{SET zklock.session_timeout = '20s'});
+	$v->query_safe(q{SET zklock.verify_on_commit = on});
+	$v->query_safe(q{SET zklock.connect_timeout = '300ms'});
+	$v->query_safe('BEGIN');
+	$v->query_safe(q{SELECT zk_xact_lock('/err/verify')});
+	my $sid = $v->query_safe('SELECT session_id FROM zk_session()');
+	zkctl('kill', $zk->{dir}, 1, 'STOP');
+	my $t0 = time();
+	my $log_offset = -s $pg->logfile;
+	bg_begin($v, 'COMMIT', 'commit_done');
+	# the ERROR is logged when raised; psql shows it only once the abort
+	# that follows is over, and that abort waits for the release of the
+	# lock, which a frozen ZooKeeper does not answer either
+	my $raised = wait_for(
+		sub {
+			substr(slurp_file($pg->logfile), $log_offset) =~
+			  /\[$vpid\] .*ERROR:  could not confirm ZooKeeper locks before commit/;
+		},
+		5,
+		'the ERROR in the server log');
+	my $secs = time() - $t0;
+	zkctl('kill', $zk->{dir}, 1, 'CONT');
+	ok($raised, 'the COMMIT fails while ZooKeeper is still frozen, within 5 s');
+	note(sprintf('COMMIT failed %.0f ms after ZooKeeper was frozen (connect_timeout 300 ms)',
+			1000 * $secs)) if $raised;
+	my ($out, $err) = finish_within($v, 'commit_done', 20, $vpid,
+		'the COMMIT returns once ZooKeeper answers again');
+	error_is($err, '08006',
+		qr/could not confirm ZooKeeper locks before commit\nDETAIL:  ZooKeeper did not answer for zklock.connect_timeout \(300 ms\); these locks may be lost: "\/err\/verify" \(exclusive, transaction\)\./,
+		'verify_on_commit: COMMIT fails with 08006 "could not confirm ZooKeeper locks before commit", naming the lock');
+	ok(wait_queue_len($pg, '/err/verify', 0, 20, 'the lock released'),
+		'once ZooKeeper answers again, the lock is released');
+	is($v->query_safe('SELECT state = \'connected\' AND session_id = ' . "'$sid' FROM zk_session()"),
+		't', 'on the same session, which did not expire');
+	$v->quit;
+}
+
+# --- 38000: a result code zklock has no case for
+{
+	my $kpy = kazoo_python();
+	my $py = "import sys\n"
+	  . "from kazoo.client import KazooClient\n"
+	  . "c = KazooClient(hosts='$zk->{hosts}'); c.start(timeout=10)\n"
+	  . "c.create('/zklock/eph38', b'', ephemeral=True, makepath=True)\n"
+	  . "print('ready', flush=True)\n"
+	  . "sys.stdin.readline()\n"
+	  . "c.stop()\n";
+	my ($kin, $kout, $kerr) = ('', '', '');
+	my $timer = IPC::Run::timer(60);
+	my $kh = IPC::Run::start([ $kpy, '-c', $py ],
+		'<', \$kin, '>', \$kout, '2>', \$kerr, $timer);
+	pump_until($kh, $timer, \$kout, qr/ready\n/);
+	like($kout, qr/ready/, 'another client holds the ephemeral node /zklock/eph38')
+	  or diag($kerr);
+	my $err = psql_err(q{SELECT zk_lock('/eph38')});
+	error_is($err, '38000',
+		qr/ZooKeeper error while acquiring lock "\/eph38"\nDETAIL:  no children for ephemerals/,
+		'a lock node that is an ephemeral node: 38000 "ZooKeeper error while acquiring lock", the client library\'s text as DETAIL');
+	$kin .= "\n";
+	$kh->finish;
+}
+
+# --- 55000: a waiting set loses the node it waits with
+{
+	my ($m, $mpid) = session();
+	$m->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/m1')});
+	bg_begin($m, q{SELECT zk_lock(ARRAY['/err/m1', '/err/m2'])}, 'm_done');
+	ok(wait_queue_len($pg, '/err/m1', 2, 10, 'the set queued'), 'a set waits');
+	is(queue_len($pg, '/err/m2'), '1', 'its node on the other path is queued too');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/m1') WHERE pid = $mpid");
+	kazoo_run($zk, "c.delete('/zklock/err/m1/$name')");
+	$h->query_safe(q{SELECT zk_unlock('/err/m1')});
+	my ($out, $err) = finish_within($m, 'm_done', 15, $mpid, 'the set ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/m1\/\Q$name\E" disappeared while acquiring lock "\/err\/m1"/,
+		'a set whose node was deleted while it waited with it fails: 55000, naming the node');
+	is($m->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_queues_empty($pg, [ '/err/m1', '/err/m2' ], 10, 'empty queues'),
+		'none of its nodes is left');
+	$m->quit;
+}
+
+# --- 55000: part of a set gone after its create's answer was lost
+{
+	my ($r, $rpid) = session();
+	$r->query_safe("SET zklock.hosts = '127.0.0.1:$pport'");
+	$r->query_safe(q{SET zklock.session_timeout = '20s'});
+	$r->query_safe(q{SET deadlock_timeout = '60s'});
+	is($r->query_safe(q{SELECT zk_try_lock('/err/warm') AND zk_unlock('/err/warm')}),
+		't', 'a backend works through the proxy');
+	# every request of the new connection is held a while, so that the
+	# recovery reads the queues after the other client's delete
+	zk_proxy_cmd($proxy, 'delay 1000');
+	zk_proxy_cmd($proxy, 'drop-after-create -__WRIT__');
+	bg_begin($r, q{SELECT zk_lock(ARRAY['/err/r1', '/err/r2'])}, 'r_done');
+	$proxy->{timer}->start(30);
+	pump_until($proxy->{h}, $proxy->{timer}, \$proxy->{out},
+		qr/dropped-after-create/);
+	like($proxy->{out}, qr/dropped-after-create \/zklock\/err\/r1\//,
+		"the connection is cut after the set's create was forwarded");
+	my $deleted = kazoo_run(
+		$zk, q{import time
+for _ in range(250):
+    kids = [k for k in (c.get_children('/zklock/err/r2') if c.exists('/zklock/err/r2') else []) if '-__WRIT__' in k]
+    if kids:
+        c.delete('/zklock/err/r2/' + kids[0])
+        print(kids[0])
+        break
+    time.sleep(0.02)});
+	like($deleted, qr/__WRIT__/, "another client deletes the set's node on /err/r2");
+	my ($out, $err) = finish_within($r, 'r_done', 30, $rpid, 'the set ends');
+	zk_proxy_cmd($proxy, 'delay 0');
+	error_is($err, '55000',
+		qr/queue nodes of a multi-lock disappeared while acquiring lock "\/err\/r1"\nDETAIL:  Only 1 of the 2 nodes created together still exist; another client deleted the others\./,
+		'the set finds part of its nodes: 55000 "queue nodes of a multi-lock disappeared"');
+	is($r->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_queues_empty($pg, [ '/err/r1', '/err/r2' ], 10, 'empty queues'),
+		'none of its nodes is left');
+	$r->quit;
+}
+
+# --- 28000: the server refuses the credentials
+{
+	my $zka = zk_standalone(jvm => '-Dzookeeper.DigestAuthenticationProvider.enabled=false');
+	my $set = "SET zklock.hosts = '$zka->{hosts}';";
+	my $err = psql_err("$set SELECT zk_try_lock('/err/noauth')");
+	is($err, '', 'without zklock.auth, that server serves zklock');
+	$err = psql_err("$set SET zklock.auth = 'pgapp:secret'; SELECT zk_try_lock('/err/auth')");
+	error_is($err, '28000',
+		qr/ZooKeeper authentication failed (at|while authenticating to) "\Q$zka->{hosts}\E"/,
+		'with credentials the server rejects: 28000 "ZooKeeper authentication failed"');
+	unlike($err, qr/secret/, 'not showing the password');
+}
+
+# --- zklock.auth_file: another owner, unreadable
+SKIP:
+{
+	skip 'running as root: ownership and modes do not refuse anything', 4
+	  if $> == 0;
+	my $dir = $PostgreSQL::Test::Utils::tmp_check;
+	my $rootfile = '/etc/passwd';
+	my @st = stat($rootfile);
+	ok(@st && $st[4] == 0 && -f _, "$rootfile is a regular file of root's");
+	my $link = "$dir/zklock.root_owned";
+	symlink($rootfile, $link) or die "symlink $link: $!";
+	my $err = psql_err("SET zklock.auth_file = '$link'; SELECT zk_try_lock('/err/af')");
+	error_is($err, 'F0000',
+		qr/zklock.auth_file "\Q$link\E" must be owned by the database server's operating system user/,
+		'an auth file owned by another user: F0000');
+
+	my $file = "$dir/zklock.unreadable";
+	open my $fh, '>', $file or die "$file: $!";
+	print $fh "pgapp:secret\n";
+	close $fh;
+	chmod 0000, $file;
+	$err = psql_err("SET zklock.auth_file = '$file'; SELECT zk_try_lock('/err/af')");
+	error_is($err, '42501',
+		qr/could not open zklock.auth_file "\Q$file\E": Permission denied/,
+		'an auth file its owner cannot read (mode 0000): 42501 "could not open"');
+	unlike($err, qr/secret/, 'not showing its content');
+}
+
+# --- 40P01: deadlock checks that fall due during an outage
+{
+	my ($da, $dapid) = session();
+	my ($db, $dbpid) = session();
+	my $dt = 2;    # deadlock_timeout, seconds
+	for my $s ($da, $db)
+	{
+		$s->query_safe("SET zklock.hosts = '127.0.0.1:$pport'");
+		$s->query_safe(q{SET zklock.session_timeout = '15s'});
+		$s->query_safe("SET deadlock_timeout = '${dt}s'");
+	}
+	$da->query_safe(q{SELECT zk_lock('/err/d1')});
+	$db->query_safe(q{SELECT zk_lock('/err/d2')});
+	my $ta = time();
+	bg_begin($da, q{SELECT zk_lock('/err/d2')}, 'da_done');
+	ok(wait_queue_len($pg, '/err/d2', 2, 10, 'A queued'), 'A waits for B');
+	bg_begin($db, q{SELECT zk_lock('/err/d1')}, 'db_done');
+	ok(wait_queue_len($pg, '/err/d1', 2, 10, 'B queued'), 'B waits for A');
+	zk_proxy_cmd($proxy, 'down');
+	my $t_down = time();
+	cmp_ok($t_down - $ta, '<', $dt,
+		'ZooKeeper became unreachable before the first deadlock check was due');
+	# the outage lasts past both checks' due time
+	my $tb_due = $t_down + $dt + 1;
+	usleep(1_000_000 * ($tb_due - time())) if time() < $tb_due;
+	my $early = bg_done($da, 'da_done') || bg_done($db, 'db_done');
+	zk_proxy_cmd($proxy, 'up');
+	ok(!$early, 'no member ended its wait during the outage');
+	ok(wait_for(sub { bg_done($da, 'da_done') || bg_done($db, 'db_done') }, 20,
+			'a deadlock report'),
+		'once ZooKeeper is reachable again, a member ends its wait');
+	my ($victim, $vpid, $vmark, $other, $opid, $omark) =
+	  bg_done($da, 'da_done')
+	  ? ($da, $dapid, 'da_done', $db, $dbpid, 'db_done')
+	  : ($db, $dbpid, 'db_done', $da, $dapid, 'da_done');
+	my ($out, $err) = bg_finish($victim, $vmark);
+	error_is($err, '40P01', qr/deadlock detected\nDETAIL:  Process \d+ on server "a" waits for exclusive ZooKeeper lock "\/err\/d[12]"; blocked by process \d+ on server "a"\./,
+		'it is the victim of the cycle: 40P01');
+	ok(!bg_done($other, $omark), 'the other member still waits');
+	$victim->query_safe(q{SELECT zk_unlock_all()});
+	($out, $err) = finish_within($other, $omark, 15, $opid,
+		'the other member gets its lock once the victim released');
+	is($err, '', 'without an error');
+	$other->query_safe(q{SELECT zk_unlock_all()});
+	ok(wait_queues_empty($pg, [ '/err/d1', '/err/d2' ], 10, 'empty queues'),
+		'nothing is left in the queues');
+	$da->quit;
+	$db->quit;
+}
+
+# --- 40P01: a deadlock check cut short by a lost connection is made again
+{
+	my ($da, $dapid) = session();    # straight to ZooKeeper
+	my ($db, $dbpid) = session();    # through the proxy
+	$da->query_safe(q{SET deadlock_timeout = '1s'});
+	$db->query_safe("SET zklock.hosts = '127.0.0.1:$pport'");
+	$db->query_safe(q{SET zklock.session_timeout = '15s'});
+	$db->query_safe(q{SET deadlock_timeout = '2s'});
+	$da->query_safe(q{SELECT zk_lock('/err/c1')});
+	$db->query_safe(q{SELECT zk_lock('/err/c2')});
+	(my $bsid = $db->query_safe('SELECT session_id FROM zk_session()')) =~ s/^0x//;
+	bg_begin($da, q{SELECT zk_lock('/err/c2')}, 'ca_done');
+	ok(wait_queue_len($pg, '/err/c2', 2, 10, 'A queued'), 'A waits for B');
+	bg_begin($db, q{SELECT zk_lock('/err/c1')}, 'cb_done');
+	ok(wait_queue_len($pg, '/err/c1', 2, 10, 'B queued'), 'B waits for A');
+	# from now on B's requests reach ZooKeeper 2 s late: once B's check has
+	# published its wait (A's was published before), the first read of its
+	# search is held in the proxy, and B's connection is cut before it
+	# arrives
+	zk_proxy_cmd($proxy, 'delay 2000');
+	my $published = kazoo_run(
+		$zk, qq{import time
+for _ in range(2000):
+    if c.exists('/zklock.waits/$bsid'):
+        print('published')
+        break
+    time.sleep(0.01)});
+	zk_proxy_cmd($proxy, 'down');
+	my $t_cut = time();
+	is($published, 'published', "B's deadlock check published its wait");
+	ok(!bg_done($db, 'cb_done') && !bg_done($da, 'ca_done'),
+		'no deadlock was reported before B lost its connection');
+	usleep(1_000_000);
+	ok(!bg_done($db, 'cb_done'), 'nor while B is cut off');
+	zk_proxy_cmd($proxy, 'delay 0');
+	zk_proxy_cmd($proxy, 'up');
+	my ($out, $err) = finish_within($db, 'cb_done', 20, $dbpid,
+		'B ends its wait once it reaches ZooKeeper again');
+	my $after_cut = time() - $t_cut;
+	note(sprintf('40P01 %.0f ms after the cut (connection back after about 1000 ms, deadlock_timeout 2 s)',
+			1000 * $after_cut));
+	# reported a deadlock_timeout after the cut check, not as soon as the
+	# connection was back: the check was made again, not resumed
+	cmp_ok($after_cut, '>', 1.5, 'the check was made again a deadlock_timeout later');
+	error_is($err, '40P01',
+		qr/deadlock detected\nDETAIL:  Process $dbpid on server "a" waits for exclusive ZooKeeper lock "\/err\/c1"; blocked by process $dapid on server "a"\.\nProcess $dapid on server "a" waits for exclusive ZooKeeper lock "\/err\/c2"; blocked by process $dbpid on server "a"\./,
+		'its check, cut short by the lost connection, is made again: 40P01 naming both members');
+	ok(!bg_done($da, 'ca_done'), 'A still waits');
+	$db->query_safe(q{SELECT zk_unlock_all()});
+	($out, $err) = finish_within($da, 'ca_done', 15, $dapid,
+		'A gets its lock once B released');
+	is($err, '', 'without an error');
+	$da->query_safe(q{SELECT zk_unlock_all()});
+	ok(wait_queues_empty($pg, [ '/err/c1', '/err/c2' ], 10, 'empty queues'),
+		'nothing is left in the queues');
+	$da->quit;
+	$db->quit;
+}
+
+$h->quit;
+zk_proxy_stop($proxy);
+$pg->stop;
+done_testing();
