@@ -44,6 +44,8 @@
 static void zk_create_set(ZkAttempt **at, int n);
 static void zk_read_queues(ZkAttempt **at, int n);
 static bool zk_recover_set(ZkAttempt **at, int n);
+static void zk_verify_set(ZkAttempt **at, int n);
+static void zk_raise_set_incomplete(ZkAttempt **at, int n, int found);
 static void zk_abandon_set(ZkAttempt **at, int n, bool wait);
 
 /*
@@ -101,14 +103,64 @@ zk_recover_set(ZkAttempt **at, int n)
 	if (found == 0)
 		return false;
 	if (found < n)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("queue nodes of a multi-lock disappeared while acquiring lock \"%s\"",
-						ZkUtf8ForMessage(at[0]->args->lock_path)),
-
-				 errdetail("Only %d of the %d nodes created together still exist; another client deleted the others.",
-						   found, n)));
+		zk_raise_set_incomplete(at, n, found);
 	return true;
+}
+
+/*
+ * zk_raise_set_incomplete
+ *		Some of the set's nodes are gone: another client deleted them.
+ */
+static void
+zk_raise_set_incomplete(ZkAttempt **at, int n, int found)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("queue nodes of a multi-lock disappeared while acquiring lock \"%s\"",
+					ZkUtf8ForMessage(at[0]->args->lock_path)),
+			 errdetail("Only %d of the %d nodes created together still exist; another client deleted the others.",
+					   found, n)));
+}
+
+/*
+ * zk_verify_set
+ *		Before a set that waited is granted: every node of the set must
+ *		still exist.  The set waits with its nodes one after the other, and
+ *		a node whose lock was granted earlier (alone in its queue, say) is
+ *		not read again meanwhile: without this, another client's deletion
+ *		of it would go unseen, and the set would be granted a lock that
+ *		someone else can take.  One round trip, the exists requests
+ *		pipelined; a set granted without waiting needs none (its nodes
+ *		were just created).
+ */
+static void
+zk_verify_set(ZkAttempt **at, int n)
+{
+	ZkOp	  **ops = palloc(sizeof(ZkOp *) * n);
+	int			found = 0;
+
+	for (int i = 0; i < n; i++)
+		ops[i] = ZkExists(at[i]->znode);
+	for (int i = 0; i < n; i++)
+	{
+		int			rc;
+
+		ZkOpWait(ops[i], WHAT_ACQUIRE, at[i]->args->lock_path);
+		rc = ops[i]->rc;
+		ZkOpFree(ops[i]);
+		ops[i] = NULL;
+		if (rc == ZOK)
+			found++;
+		else if (rc != ZNONODE)
+		{
+			for (int j = i + 1; j < n; j++)
+				ZkOpFree(ops[j]);
+			ZkRaiseForRc(rc, WHAT_ACQUIRE, at[i]->args->lock_path);
+		}
+	}
+	pfree(ops);
+	if (found < n)
+		zk_raise_set_incomplete(at, n, found);
 }
 
 /*
@@ -326,9 +378,14 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 
 	PG_TRY();
 	{
+		uint64		waits_before;
+
 		zk_create_set(at, n);
+		waits_before = ZkWatchWaitCount();
 		for (int i = 0; i < n && granted; i++)
 			granted = ZkAttemptWait(at[i], &grants[i]);
+		if (granted && ZkWatchWaitCount() != waits_before)
+			zk_verify_set(at, n);
 	}
 	PG_CATCH();
 	{

@@ -201,6 +201,30 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	$m->quit;
 }
 
+# --- 55000: a waiting set loses the node of a lock it was granted at
+# once: the set must not be granted without it (another backend could take
+# that lock meanwhile)
+{
+	my ($m, $mpid) = session();
+	$m->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/n1')});
+	bg_begin($m, q{SELECT zk_lock(ARRAY['/err/n1', '/err/n2'])}, 'n_done');
+	ok(wait_queue_len($pg, '/err/n1', 2, 10, 'the set queued'), 'a set waits for one of its locks');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/n2') WHERE pid = $mpid");
+	like($name, qr/^_c_/, 'its node on the other path is first in that queue');
+	kazoo_run($zk, "c.delete('/zklock/err/n2/$name')");
+	$h->query_safe(q{SELECT zk_unlock('/err/n1')});
+	my ($out, $err) = finish_within($m, 'n_done', 15, $mpid, 'the set ends its wait');
+	error_is($err, '55000',
+		qr/queue nodes of a multi-lock disappeared while acquiring lock "\/err\/n1"\nDETAIL:  Only 1 of the 2 nodes created together still exist/,
+		'a set whose granted node was deleted while it waited for another is not granted: 55000');
+	is($m->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_queues_empty($pg, [ '/err/n1', '/err/n2' ], 10, 'empty queues'),
+		'none of its nodes is left');
+	$m->quit;
+}
+
 # --- 55000: part of a set gone after its create's answer was lost
 {
 	my ($r, $rpid) = session();
