@@ -614,20 +614,69 @@ zk_stat_failed(ZkStatCall *call)
 	zk_stat_end(call, outcome);
 }
 
+/* Which recipe a counted acquisition runs, and its arguments. */
+typedef enum ZkRecipe
+{
+	ZK_RECIPE_LOCK,				/* ZkAcquire(args, result) */
+	ZK_RECIPE_SET,				/* ZkAcquireSet(args, n, result) */
+	ZK_RECIPE_SEMAPHORE,		/* ZkSemaphoreAcquire(args, result) */
+	ZK_RECIPE_LEASE,			/* ZkLeaseAcquire(args, result) */
+	ZK_RECIPE_ENTER				/* ZkDoubleBarrierEnter(...) */
+} ZkRecipe;
+
+typedef struct ZkRecipeCall
+{
+	ZkRecipe	recipe;
+	void	   *args;			/* the recipe's arguments */
+	void	   *result;			/* where it puts what it granted */
+	int			n;				/* a set: how many locks */
+	/* a double barrier's entry */
+	const char *node;
+	const char *path;
+	int			members;
+	int64		wait_ms;
+	const char *data;
+	int			datalen;
+} ZkRecipeCall;
+
 /*
- * zk_counted
- *		Run a recipe's acquisition, fn(arg), which returns whether it was
- *		granted, and count how it ended (an ERROR included) in the
- *		statistics.
+ * zk_run_recipe
+ *		The recipe's acquisition: true if granted.
  */
 static bool
-zk_counted(ZkStatCall *call, bool (*fn) (void *arg), void *arg)
+zk_run_recipe(const ZkRecipeCall *c)
+{
+	switch (c->recipe)
+	{
+		case ZK_RECIPE_LOCK:
+			return ZkAcquire(c->args, c->result);
+		case ZK_RECIPE_SET:
+			return ZkAcquireSet(c->args, c->n, c->result);
+		case ZK_RECIPE_SEMAPHORE:
+			return ZkSemaphoreAcquire(c->args, c->result);
+		case ZK_RECIPE_LEASE:
+			return ZkLeaseAcquire(c->args, c->result);
+		case ZK_RECIPE_ENTER:
+			return ZkDoubleBarrierEnter(c->node, c->path, c->members,
+										c->wait_ms, c->data, c->datalen,
+										c->result);
+	}
+	pg_unreachable();
+}
+
+/*
+ * zk_counted
+ *		Run a recipe's acquisition and count how it ended (an ERROR
+ *		included) in the statistics.
+ */
+static bool
+zk_counted(ZkStatCall *call, const ZkRecipeCall *c)
 {
 	bool		granted;
 
 	PG_TRY();
 	{
-		granted = fn(arg);
+		granted = zk_run_recipe(c);
 	}
 	PG_CATCH();
 	{
@@ -637,67 +686,6 @@ zk_counted(ZkStatCall *call, bool (*fn) (void *arg), void *arg)
 	PG_END_TRY();
 	zk_stat_end(call, granted ? ZK_STAT_GRANTED : ZK_STAT_REFUSED);
 	return granted;
-}
-
-/* The recipes' acquisitions as zk_counted calls them. */
-typedef struct ZkRecipeCall
-{
-	void	   *args;			/* the recipe's arguments */
-	void	   *result;			/* where it puts what it granted */
-	int			n;				/* a set: how many locks */
-} ZkRecipeCall;
-
-static bool
-zk_call_acquire(void *arg)
-{
-	ZkRecipeCall *c = (ZkRecipeCall *) arg;
-
-	return ZkAcquire(c->args, c->result);
-}
-
-static bool
-zk_call_acquire_set(void *arg)
-{
-	ZkRecipeCall *c = (ZkRecipeCall *) arg;
-
-	return ZkAcquireSet(c->args, c->n, c->result);
-}
-
-static bool
-zk_call_semaphore(void *arg)
-{
-	ZkRecipeCall *c = (ZkRecipeCall *) arg;
-
-	return ZkSemaphoreAcquire(c->args, c->result);
-}
-
-static bool
-zk_call_lease(void *arg)
-{
-	ZkRecipeCall *c = (ZkRecipeCall *) arg;
-
-	return ZkLeaseAcquire(c->args, c->result);
-}
-
-/* A double barrier's entry as zk_counted calls it. */
-typedef struct ZkEnterCall
-{
-	const char *barrier_node;
-	const char *path;
-	int			members;
-	int64		wait_ms;
-	const char *data;
-	int			datalen;
-	ZkMember   *member;
-} ZkEnterCall;
-
-static bool
-zk_call_enter(void *arg)
-{
-	ZkEnterCall *c = (ZkEnterCall *) arg;
-
-	return ZkDoubleBarrierEnter(c->barrier_node, c->path, c->members,
-								c->wait_ms, c->data, c->datalen, c->member);
 }
 
 /*
@@ -763,9 +751,10 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 
 	start = GetCurrentTimestamp();
+	rcall.recipe = ZK_RECIPE_LOCK;
 	rcall.args = &args;
 	rcall.result = &grant;
-	if (!zk_counted(&call, zk_call_acquire, &rcall))
+	if (!zk_counted(&call, &rcall))
 		return false;
 
 	entry = zk_enter_grant(path, mode, &grant, other, start);
@@ -842,12 +831,16 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		ZkAcquireArgs *args = palloc(sizeof(ZkAcquireArgs) * nfresh);
 		ZkGrant    *grants = palloc(sizeof(ZkGrant) * nfresh);
 		volatile int entered = 0;
-		ZkRecipeCall rcall = {args, grants, nfresh};
+		ZkRecipeCall rcall = {0};
 
 		for (int i = 0; i < nfresh; i++)
 			zk_acquire_args(&args[i], fresh[i], mode, scope, others[i],
 							wait_ms);
-		if (!zk_counted(&call, zk_call_acquire_set, &rcall))
+		rcall.recipe = ZK_RECIPE_SET;
+		rcall.args = args;
+		rcall.result = grants;
+		rcall.n = nfresh;
+		if (!zk_counted(&call, &rcall))
 			return false;
 
 		PG_TRY();
@@ -940,9 +933,10 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, -1, &args.datalen);
 
 	start = GetCurrentTimestamp();
+	rcall.recipe = ZK_RECIPE_SEMAPHORE;
 	rcall.args = &args;
 	rcall.result = &grant;
-	if (!zk_counted(&call, zk_call_semaphore, &rcall))
+	if (!zk_counted(&call, &rcall))
 		return false;
 	entry = zk_enter_grant(path, ZK_MODE_LEASE, &grant, NULL, start);
 	entry->max_leases = max_leases;
@@ -1546,9 +1540,10 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
 								&args.datalen);
 	zk_stat_begin(&call, ZK_STAT_LOCK, ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE);
+	rcall.recipe = ZK_RECIPE_LEASE;
 	rcall.args = &args;
 	rcall.result = &info;
-	if (!zk_counted(&call, zk_call_lease, &rcall))
+	if (!zk_counted(&call, &rcall))
 		return false;
 	zk_touch_lease(path, &info);
 	*token = info.token;
@@ -1680,7 +1675,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	char	   *data;
 	int			datalen;
 	ZkStatCall	call;
-	ZkEnterCall ecall;
+	ZkRecipeCall rcall = {0};
 
 	zk_locks_init();
 	ZkSessionEnsure();
@@ -1697,14 +1692,15 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	start = GetCurrentTimestamp();
 	zk_stat_begin(&call, ZK_STAT_DOUBLE_BARRIER, ZK_MODE_MEMBER,
 				  ZK_SCOPE_SESSION);
-	ecall.barrier_node = zk_lock_node_path(path);
-	ecall.path = path;
-	ecall.members = members;
-	ecall.wait_ms = wait_ms;
-	ecall.data = data;
-	ecall.datalen = datalen;
-	ecall.member = &member;
-	if (!zk_counted(&call, zk_call_enter, &ecall))
+	rcall.recipe = ZK_RECIPE_ENTER;
+	rcall.node = zk_lock_node_path(path);
+	rcall.path = path;
+	rcall.members = members;
+	rcall.wait_ms = wait_ms;
+	rcall.data = data;
+	rcall.datalen = datalen;
+	rcall.result = &member;
+	if (!zk_counted(&call, &rcall))
 		return false;
 	memset(&grant, 0, sizeof(grant));
 	grant.znode = member.znode;

@@ -46,8 +46,11 @@ sub session
 sub children
 {
 	my ($znode) = @_;
+	# the node may be reaped (a container) at any moment: gone is empty
 	return kazoo_run($zk,
-		"print(','.join(sorted(c.get_children('$znode'))) if c.exists('$znode') else '')");
+		"from kazoo.exceptions import NoNodeError\n"
+		  . "try:\n    print(','.join(sorted(c.get_children('$znode'))))\n"
+		  . "except NoNodeError:\n    print('')");
 }
 
 sub nchildren
