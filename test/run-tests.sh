@@ -131,7 +131,7 @@ for tf in "${tapfiles[@]}"; do
 	fi
 	passed=$((passed + ok))
 	failed=$((failed + bad))
-	suites+=("$(basename "$tf" .pl) $ok/$bad")
+	suites+=("$(basename "$tf" .pl) $ok/$bad$([ "$skip" -gt 0 ] && echo " ($skip skipped)")")
 	if [ "$tf" = t/000_docs.pl ]; then
 		doc_passed=$((doc_passed + ok))
 		doc_failed=$((doc_failed + bad))
