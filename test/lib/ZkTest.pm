@@ -36,6 +36,20 @@ sub zkctl
 	return $out;
 }
 
+# repo_root(): the repository under test, for tests that read its files:
+# ZKLOCK_SRCDIR (test/run-tests.sh sets it), else the parent of test/.
+# Bails out if neither holds zklock.control.
+sub repo_root
+{
+	my $root = $ENV{ZKLOCK_SRCDIR};
+	$root = abs_path(dirname(__FILE__) . '/../..')
+	  unless defined $root && -f "$root/zklock.control";
+	BAIL_OUT('repository not found (set ZKLOCK_SRCDIR)')
+	  unless defined $root && -f "$root/zklock.control";
+	return $root;
+}
+push @EXPORT, qw(repo_root);
+
 # A free port p such that p+100 and p+200 (quorum and election ports of
 # an ensemble member) are free too.
 sub _free_port_triple

@@ -17,40 +17,26 @@
 # - no text file of the repository refers to documents outside it or to
 #   our own ticket numbers (an upstream project's, named, is fine).
 #
-# The repository is found through ZKLOCK_SRCDIR (set by test/run-tests.sh),
-# else as the parent of this file's directory's parent.
+# The repository is found by repo_root (ZkTest.pm): ZKLOCK_SRCDIR (set by
+# test/run-tests.sh), else the parent of test/.
 use strict;
 use warnings;
 
-use Cwd qw(abs_path);
 use File::Basename qw(dirname);
 use File::Find;
 use Test::More;
+use PostgreSQL::Test::Utils;
+use ZkTest;
 
-my $root = $ENV{ZKLOCK_SRCDIR};
-if (!defined $root || !-f "$root/zklock.control")
-{
-	$root = abs_path(dirname(abs_path(__FILE__)) . '/../..');
-}
-BAIL_OUT("repository not found (set ZKLOCK_SRCDIR)")
-  unless defined $root && -f "$root/zklock.control";
+my $root = repo_root();
 note "repository: $root";
 
-sub slurp
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "$path: $!";
-	local $/;
-	my $s = <$fh>;
-	close $fh;
-	return $s;
-}
 
 sub glob_sorted { return sort glob($_[0]); }
 
 my $reference_path = "$root/doc/reference.md";
 ok(-f $reference_path, 'doc/reference.md exists');
-my $reference = -f $reference_path ? slurp($reference_path) : '';
+my $reference = -f $reference_path ? slurp_file($reference_path) : '';
 
 # Markdown lines outside fenced code blocks, and the code lines inside them.
 sub split_markdown
@@ -158,7 +144,7 @@ ok(@scripts > 0, 'the extension scripts sql/zklock--*.sql exist');
 my (@functions, @views);
 for my $script (@scripts)
 {
-	my $sql = strip_sql_comments(slurp($script));
+	my $sql = strip_sql_comments(slurp_file($script));
 	while ($sql =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+([\w."]+)\s*\(/gi)
 	{
 		my $name = $1;
@@ -223,7 +209,7 @@ for my $v (@views)
 
 my @c_files = glob_sorted("$root/src/*.c");
 ok(@c_files > 0, 'src/*.c exist');
-my %c_text = map { $_ => slurp($_) } @c_files;
+my %c_text = map { $_ => slurp_file($_) } @c_files;
 my @gucs;
 for my $c (@c_files)
 {
@@ -257,7 +243,7 @@ my %sqlstate;
 	  glob_sorted('/usr/include/postgresql/*/server/utils/errcodes.h');
 	for my $file (grep { -f $_ } @candidates)
 	{
-		my $text = slurp($file);
+		my $text = slurp_file($file);
 		while ($text =~ /^([0-9A-Z]{5})\s+[EWS]\s+(ERRCODE_\w+)/mg)
 		{
 			$sqlstate{$2} = $1;
@@ -384,7 +370,7 @@ my @doc_files = ("$root/README.md", glob_sorted("$root/doc/*.md"));
 for my $file (@doc_files)
 {
 	(my $short = $file) =~ s{^\Q$root\E/}{};
-	my (undef, $code) = split_markdown(slurp($file));
+	my (undef, $code) = split_markdown(slurp_file($file));
 	for my $line (@$code)
 	{
 		next unless $line =~ /^(?:--\s*)?((?:ERROR|WARNING|DETAIL|HINT|LOG):  (.*))$/;
@@ -395,7 +381,7 @@ for my $file (@doc_files)
 
 # ---------------------------------------------------------------- README
 
-my $readme = slurp("$root/README.md");
+my $readme = slurp_file("$root/README.md");
 my $two_commands = <<'EOF';
 ## Two commands
 
@@ -416,7 +402,7 @@ sub anchors
 {
 	my ($file) = @_;
 	return $anchor_cache{$file} if $anchor_cache{$file};
-	my ($prose) = split_markdown(slurp($file));
+	my ($prose) = split_markdown(slurp_file($file));
 	my (%seen, %set);
 	for my $line (@$prose)
 	{
@@ -434,7 +420,7 @@ sub anchors
 for my $file (@doc_files)
 {
 	(my $short = $file) =~ s{^\Q$root\E/}{};
-	my ($prose) = split_markdown(slurp($file));
+	my ($prose) = split_markdown(slurp_file($file));
 	for my $line (@$prose)
 	{
 		(my $l = $line) =~ s/`[^`]*`//g;    # no links in code spans
@@ -496,7 +482,7 @@ for my $rel (sort @files)
 	next if -B $path;
 	my $n = 0;
 	my @bad;
-	for my $line (split /\n/, slurp($path))
+	for my $line (split /\n/, slurp_file($path))
 	{
 		$n++;
 		push @bad, "line $n: " . substr($line =~ s/^\s+//r, 0, 100)

@@ -34,7 +34,6 @@ use strict;
 use warnings;
 
 use lib 'lib';
-use Cwd qw(abs_path);
 use File::Basename qw(basename dirname);
 use File::Copy qw(copy);
 use File::Path qw(make_path);
@@ -44,24 +43,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use ZkTest;
 
-my $root = $ENV{ZKLOCK_SRCDIR};
-if (!defined $root || !-f "$root/zklock.control")
-{
-	$root = abs_path(dirname(abs_path(__FILE__)) . '/../..');
-}
-BAIL_OUT("repository not found (set ZKLOCK_SRCDIR)")
-  unless defined $root && -f "$root/zklock.control";
+my $root = repo_root();
 note "repository: $root";
 
-sub slurp
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "$path: $!";
-	local $/;
-	my $s = <$fh>;
-	close $fh;
-	return $s;
-}
 
 # run(LOG, DIR, CMD...): run CMD in DIR (undef: here), its output to the
 # file LOG; true if it exited 0.  On failure, its last lines as diag.
@@ -81,7 +65,7 @@ sub run
 	my $rc = $?;
 	if ($rc != 0)
 	{
-		my @lines = split /\n/, (-f $log ? slurp($log) : '');
+		my @lines = split /\n/, (-f $log ? slurp_file($log) : '');
 		diag("@cmd: exit " . ($rc >> 8) . "; last lines of $log:");
 		diag($_) for @lines > 40 ? @lines[-40 .. -1] : @lines;
 	}
@@ -98,7 +82,7 @@ sub output
 	return $out;
 }
 
-my $control = slurp("$root/zklock.control");
+my $control = slurp_file("$root/zklock.control");
 my ($default) = $control =~ /^\s*default_version\s*=\s*'([^']+)'/m;
 ok(defined $default, "zklock.control has a default_version");
 $default //= '?';
@@ -106,7 +90,7 @@ $default //= '?';
 # ---------------------------------------------------------------- META.json
 
 {
-	my $meta = eval { decode_json(slurp("$root/META.json")) };
+	my $meta = eval { decode_json(slurp_file("$root/META.json")) };
 	ok($meta, 'META.json is valid JSON') or diag($@);
 	$meta //= {};
 	for my $key (qw(name abstract version maintainer license provides meta-spec))
@@ -129,7 +113,7 @@ $default //= '?';
 		'META.json: runtime requires a PostgreSQL version, as semver');
 }
 
-my ($changelog_version) = slurp("$root/debian/changelog") =~ /^zklock \(([^)]+)\)/;
+my ($changelog_version) = slurp_file("$root/debian/changelog") =~ /^zklock \(([^)]+)\)/;
 like($changelog_version // '', qr/^\Q$default\E-\d+$/,
 	"debian/changelog packages version $default");
 
@@ -308,7 +292,7 @@ ok($token > 0, "zk_lock returns a fencing token ($token)");
 is($s->query_safe(q{SELECT path || ':' || mode || ':' || scope FROM zk_locks}),
 	'/pkg/test:exclusive:session', 'the lock is in zk_locks');
 my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
-my @maps = grep { m{/zklock\.so$} } split /\n/, slurp("/proc/$pid/maps");
+my @maps = grep { m{/zklock\.so$} } split /\n/, slurp_file("/proc/$pid/maps");
 my %so = map { (split ' ', $_, 6)[5] => 1 } @maps;
 is(join(',', sort keys %so), "$proot$pg_libdir/zklock.so",
 	"the backend loaded the packaged zklock.so");

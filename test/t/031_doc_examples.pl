@@ -22,7 +22,7 @@ use Test::More;
 use ZkTest;
 use Time::HiRes qw(usleep);
 
-my $root = $ENV{ZKLOCK_SRCDIR} // '../..';
+my $root = repo_root();
 
 my $zk = zk_standalone();
 # preloaded, so that the statistics' examples run

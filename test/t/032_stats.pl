@@ -206,7 +206,7 @@ cmp_ok(stat_row('request_time'), '>', 0, 'zk_stat: and their time');
 # --- Prometheus's postgres_exporter with doc/postgres_exporter.yaml
 # scrapes the same numbers
 {
-	my $root = $ENV{ZKLOCK_SRCDIR} // '../..';
+	my $root = repo_root();
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
 	my $dsn = 'host=' . $node->host . ' port=' . $node->port
 	  . ' dbname=postgres sslmode=disable';
