@@ -8,9 +8,7 @@
 #ifndef TEXT_ENCODING_H
 #define TEXT_ENCODING_H
 
-extern char *ZkServerToUtf8(const char *s);
 extern char *ZkUtf8ToServer(const char *utf8);
-extern char *ZkUtf8ToServerLen(const char *utf8, int len);
 extern const char *ZkUtf8ForMessage(const char *utf8);
 
 #endif							/* TEXT_ENCODING_H */

@@ -20,7 +20,6 @@
 
 #include "contender.h"
 #include "lock_path.h"
-#include "text_encoding.h"
 #include "vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
@@ -147,7 +146,7 @@ ZkCheckLockPath(const char *path)
 	if (len > ZK_MAX_PATH_BYTES)
 		utf8 = (char *) path;	/* too long anyway; do not convert */
 	else
-		utf8 = ZkServerToUtf8(path);
+		utf8 = pg_server_to_any(path, (int) len, PG_UTF8);
 
 
 	problem = ZkLockPathProblem(utf8);

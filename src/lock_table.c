@@ -107,7 +107,7 @@ typedef struct ZkStatCall
 	ZkLockMode	mode;
 	ZkLockScope scope;
 	uint64		watch_waits;	/* ZkWatchWaitCount() at the start */
-	TimestampTz start;
+	TimestampTz start;			/* when the recipe was called */
 } ZkStatCall;
 
 static MemoryContext ZkLockContext = NULL;
@@ -564,7 +564,6 @@ zk_stat_begin(ZkStatCall *call, ZkStatKind kind, ZkLockMode mode,
 	if (!ZkStatEnabled())
 		return;
 	call->watch_waits = ZkWatchWaitCount();
-	call->start = GetCurrentTimestamp();
 }
 
 /*
@@ -666,14 +665,15 @@ zk_run_recipe(const ZkRecipeCall *c)
 
 /*
  * zk_counted
- *		Run a recipe's acquisition and count how it ended (an ERROR
- *		included) in the statistics.
+ *		Run a recipe's acquisition, started at 'start', and count how it
+ *		ended (an ERROR included) in the statistics.
  */
 static bool
-zk_counted(ZkStatCall *call, const ZkRecipeCall *c)
+zk_counted(ZkStatCall *call, const ZkRecipeCall *c, TimestampTz start)
 {
 	bool		granted;
 
+	call->start = start;
 	PG_TRY();
 	{
 		granted = zk_run_recipe(c);
@@ -754,7 +754,7 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	rcall.recipe = ZK_RECIPE_LOCK;
 	rcall.args = &args;
 	rcall.result = &grant;
-	if (!zk_counted(&call, &rcall))
+	if (!zk_counted(&call, &rcall, start))
 		return false;
 
 	entry = zk_enter_grant(path, mode, &grant, other, start);
@@ -840,7 +840,7 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 		rcall.args = args;
 		rcall.result = grants;
 		rcall.n = nfresh;
-		if (!zk_counted(&call, &rcall))
+		if (!zk_counted(&call, &rcall, start))
 			return false;
 
 		PG_TRY();
@@ -936,7 +936,7 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	rcall.recipe = ZK_RECIPE_SEMAPHORE;
 	rcall.args = &args;
 	rcall.result = &grant;
-	if (!zk_counted(&call, &rcall))
+	if (!zk_counted(&call, &rcall, start))
 		return false;
 	entry = zk_enter_grant(path, ZK_MODE_LEASE, &grant, NULL, start);
 	entry->max_leases = max_leases;
@@ -1516,6 +1516,7 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 {
 	ZkLeaseArgs args;
 	ZkLeaseInfo info;
+	TimestampTz start;
 	ZkStatCall	call;
 	ZkRecipeCall rcall = {0};
 
@@ -1540,10 +1541,11 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	args.data = ZkBuildNodeData(ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE, ttl_ms,
 								&args.datalen);
 	zk_stat_begin(&call, ZK_STAT_LOCK, ZK_MODE_EXCLUSIVE, ZK_SCOPE_LEASE);
+	start = GetCurrentTimestamp();
 	rcall.recipe = ZK_RECIPE_LEASE;
 	rcall.args = &args;
 	rcall.result = &info;
-	if (!zk_counted(&call, &rcall))
+	if (!zk_counted(&call, &rcall, start))
 		return false;
 	zk_touch_lease(path, &info);
 	*token = info.token;
@@ -1700,7 +1702,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	rcall.data = data;
 	rcall.datalen = datalen;
 	rcall.result = &member;
-	if (!zk_counted(&call, &rcall))
+	if (!zk_counted(&call, &rcall, start))
 		return false;
 	memset(&grant, 0, sizeof(grant));
 	grant.znode = member.znode;

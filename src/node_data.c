@@ -36,7 +36,6 @@
 #include "utils/json.h"
 
 #include "node_data.h"
-#include "text_encoding.h"
 
 /* maximum length of one JSON string value we keep */
 #define ZK_MAX_FIELD 1024
@@ -92,10 +91,10 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	/* names in the database encoding; the node's data is UTF-8 */
 	dbname = OidIsValid(MyDatabaseId) ? get_database_name(MyDatabaseId) : NULL;
 	if (dbname != NULL)
-		dbname = ZkServerToUtf8(dbname);
+		dbname = pg_server_to_any(dbname, strlen(dbname), PG_UTF8);
 	user = GetUserNameFromId(GetUserId(), true);
 	if (user != NULL)
-		user = ZkServerToUtf8(user);
+		user = pg_server_to_any(user, strlen(user), PG_UTF8);
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');

@@ -7,8 +7,8 @@
  * the database a backend is connected to, so that a LATIN1 database and a
  * UTF-8 one (or a Java or Python client) meet on the same node for the
  * same lock.  Inside zklock every path, node name and owner text is UTF-8:
- * lock paths are converted once, when a user gives them, and node data is
- * written as UTF-8.  On the way out they go back to the database encoding:
+ * lock paths are converted once, when a user gives them (pg_server_to_any,
+ * which cannot fail for valid input), and node data is written as UTF-8.  On the way out they go back to the database encoding:
  *
  *	- a value returned to SQL (a column of a view, a function's result)
  *	  with ZkUtf8ToServer, which raises an error (22P05) for a character
@@ -45,18 +45,6 @@ static bool ensure_from_utf8(void);
 static char *convert_from_utf8(const char *utf8, int len, bool for_message);
 
 /*
- * ZkServerToUtf8
- *		A text in the database encoding as UTF-8, for ZooKeeper.  Every
- *		character of a database encoding has a Unicode equivalent, so this
- *		only fails for invalid input (with PostgreSQL's own error).
- */
-char *
-ZkServerToUtf8(const char *s)
-{
-	return pg_server_to_any(s, (int) strlen(s), PG_UTF8);
-}
-
-/*
  * ZkUtf8ToServer
  *		A UTF-8 text from ZooKeeper in the database encoding, for a value
  *		returned to SQL; an ERROR (22P05) names a character that the
@@ -66,16 +54,6 @@ char *
 ZkUtf8ToServer(const char *utf8)
 {
 	return convert_from_utf8(utf8, (int) strlen(utf8), false);
-}
-
-/*
- * ZkUtf8ToServerLen
- *		ZkUtf8ToServer for a text of known length (need not end in '\0').
- */
-char *
-ZkUtf8ToServerLen(const char *utf8, int len)
-{
-	return convert_from_utf8(utf8, len, false);
 }
 
 /*
