@@ -20,7 +20,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use ZkTest;
-use Time::HiRes qw(usleep);
 
 my $root = repo_root();
 
@@ -118,11 +117,19 @@ for my $file ('README.md', 'doc/reference.md')
 		{
 			# this block's statements first (they take the lock), then the
 			# other backend's, which must wait while they hold it
-			$sql .= "SELECT pg_sleep(4);\n";
+			$sql .= "SET statement_timeout = '10s';\nSELECT pg_sleep(4);\n";
 			my $h = IPC::Run::start(
 				[ 'psql', '-X', '-q', '-d', $node->connstr($db), '-f', '-' ],
 				'<', \($pre . $sql), '>', \$out, '2>', \$err);
-			usleep(1_000_000);
+			# its statements have run once it sleeps
+			wait_for(
+				sub {
+					$h->pump_nb;
+					$node->safe_psql('postgres',
+						q{SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(4);'})
+					  eq '1';
+				},
+				10, 'the block holds what it took');
 			my ($o2, $e2) = ('', '');
 			IPC::Run::run(
 				[ 'psql', '-X', '-q', '-d', $node->connstr($db), '-f', '-' ],
