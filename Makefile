@@ -11,6 +11,11 @@ PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
 
 # As pg_cron: -Wextra, but callbacks have parameters they do not use.
 PG_CPPFLAGS = -Iinclude -Wall -Wextra -Wno-unused-parameter
+# Rebuild what includes a changed header (PGXS tracks headers only when
+# PostgreSQL itself was configured with --enable-depend).
+# (In PG_CFLAGS: only the compiler that makes the objects reads it.)
+PG_CFLAGS = -MMD -MP
+EXTRA_CLEAN = $(OBJS:.o=.d)
 SHLIB_LINK = -lzookeeper_mt
 
 # pg_regress tests (sql/, expected/) and isolation specs (specs/) need a
@@ -23,3 +28,5 @@ ISOLATION_OPTS = --load-extension=zklock
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+-include $(OBJS:.o=.d)

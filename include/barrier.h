@@ -14,6 +14,16 @@ extern bool ZkBarrierSet(const char *node, const char *path);
 extern bool ZkBarrierRemove(const char *node, const char *path);
 extern bool ZkBarrierWait(const char *node, const char *path, int64 wait_ms);
 
+/* What one look at a node that a barrier waits to see go found. */
+typedef enum ZkNodeAwait
+{
+	ZK_NODE_GONE,				/* the node does not exist */
+	ZK_NODE_CHANGED,			/* something happened: look again */
+	ZK_NODE_WAIT_OVER			/* the deadline passed first */
+} ZkNodeAwait;
+
+extern ZkNodeAwait ZkAwaitNodeGone(int rc, int64 deadline_ms);
+
 /* One participant of a double barrier, as enter made it. */
 typedef struct ZkMember
 {

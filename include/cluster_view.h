@@ -1,21 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * cluster_view.h
- *		Cluster-wide inspection: every lock with a queue, who blocks a
- *		waiting backend, and the head of a long queue.
+ *		Cluster-wide inspection: every lock with a queue (cluster_locks.c),
+ *		who blocks a waiting backend (cluster_blockers.c), and the head of
+ *		a long queue (queue_head.c).
+ *
+ * All three read through the machinery of cluster_scan.h.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef CLUSTER_VIEW_H
 #define CLUSTER_VIEW_H
 
-#include "lock_recipe.h"
+#include "vocabulary.h"
 
 /* One node that holds a lock path (a granted queue node, or a lease). */
 typedef struct ZkClusterHolder
 {
 	const char *znode;			/* child name; "leases/<name>" for a lease */
-	const char *mode;			/* "exclusive", "shared" or "lease" */
+	const char *mode;			/* "exclusive", "shared", "lease" or
+								 * "member" (of a double barrier) */
 	int64		token;			/* fencing token: the node's czxid */
 	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
 	int64		lease_expires_ms;	/* a lease (a TTL node): when its ttl
@@ -29,7 +33,7 @@ typedef struct ZkClusterHolder
 typedef struct ZkClusterLock
 {
 	const char *path;			/* lock path, "/a/b" (UTF-8) */
-	const char *kind;			/* "lock" or "semaphore" */
+	const char *kind;			/* "lock", "semaphore" or "double barrier" */
 	int			nholders;
 	ZkClusterHolder *holders;	/* in queue (or lease) order */
 	int			nwaiters;
@@ -52,10 +56,29 @@ typedef struct ZkBlockerInfo
 	int			datalen;
 } ZkBlockerInfo;
 
+/* One node of a lock's queue, for zk_lock_queue(). */
+typedef struct ZkQueueEntry
+{
+	int			position;		/* 1-based */
+	char	   *znode;			/* child name */
+	ZkLockMode	mode;
+	bool		granted;
+	int64		token;			/* czxid, -1 if unknown */
+	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
+	int64		lease_expires_ms;	/* a granted lease: when its ttl runs
+									 * out (ms since the Unix epoch, the
+									 * server's clock); else -1 */
+	char	   *data;			/* node data, NULL if none */
+	int			datalen;
+} ZkQueueEntry;
+
+/* cluster_locks.c */
 extern void ZkClusterScan(const char *root, const char *prefix,
 						  ZkClusterLockCallback cb, void *arg);
+/* cluster_blockers.c */
 extern int	ZkClusterBlockers(const char *root, int pid,
 							  ZkBlockerInfo **blockers);
+/* queue_head.c */
 extern int	ZkReadQueueHead(const char *lock_node, const char *lock_path,
 							int max_rows, ZkQueueEntry **entries);
 

@@ -49,8 +49,6 @@ extern bool ZkLeaseNodeAbandoned(int64 ephemeral_owner, int32 version,
 extern bool ZkParseContender(const char *name, ZkContender *out);
 extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
 extern int	ZkFindContender(const ZkContender *c, int n, const char *name);
-extern int	ZkFindContenderByPrefix(const ZkContender *c, int n,
-									const char *prefix);
 extern int	ZkBlockingContender(const ZkContender *c, int me,
 								ZkLockMode mode);
 

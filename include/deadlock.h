@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * deadlock.h
- *		Cluster-wide deadlock detection among zklock's waiters.
+ *		Cluster-wide deadlock detection among zklock's waiters, as the
+ *		recipes use it: publish a wait (wait_record.c), check it for a
+ *		cycle (deadlock.c), withdraw it when the wait ends (wait_record.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -2,13 +2,23 @@
  *
  * lock_attempt.h
  *		One queue node's way through a lock queue: the steps of the lock
- *		recipe (lock_recipe.c) that the recipes built on it share.
+ *		recipe that the recipes built on its queue share (lock_attempt.c).
  *
- * ZkAcquire runs an attempt from start to end.  The multi-lock recipe
- * (multi_lock.c) creates the nodes of several attempts in one ZooKeeper
- * transaction and then waits with each; the semaphore recipe takes its
- * mutex with ZkAcquire.  An attempt that is one of a set ('group') reports
- * the whole set's remaining targets to deadlock detection.
+ * ZkAcquire (lock_recipe.c) runs one attempt from start to end.  The
+ * multi-lock recipe (multi_lock.c) creates the nodes of several attempts
+ * in one ZooKeeper transaction and then waits with each; an attempt that
+ * is one of a set ('group') reports the whole set's remaining targets to
+ * deadlock detection.  A lease (lease_lock.c) creates its TTL node itself
+ * and waits with ZkAttemptWait.  The semaphore (semaphore.c) holds its
+ * mutex node and its lease node as two attempts under one prefix: it
+ * creates both itself, waits in the mutex queue with ZkAttemptWait, and
+ * abandons both together.  The barriers use the helpers only
+ * (ZkCreateLockParents, ZkWaitDeadline, ZkMakeUuid).
+ *
+ * The steps' errors name no operation: the recipe that runs them has
+ * pushed its operation's context (operation_context.h), and sets it from
+ * acquiring to waiting where its wait begins (a lease's does not: it is
+ * acquired until granted).
  *
  *-------------------------------------------------------------------------
  */
@@ -18,6 +28,9 @@
 #include "contender.h"
 #include "lock_recipe.h"
 #include "utils/palloc.h"
+
+/* a semaphore's lease node, named like Curator's InterProcessSemaphoreV2's */
+#define ZK_LEASE_MARKER "lease-"
 
 typedef struct ZkAttempt
 {
@@ -29,7 +42,8 @@ typedef struct ZkAttempt
 	char	   *znode;			/* our node, once known */
 	const char *name;			/* its last component */
 	int64		token;
-	char	  **names;			/* the queue as last read */
+	char	  **names;			/* the lock node's children as last read */
+	int			nnames;
 	ZkContender *queue;
 	int			nqueue;
 	int64		deadline;		/* monotonic ms; 0: none */
@@ -39,7 +53,6 @@ typedef struct ZkAttempt
 	bool		warned_blind;	/* a "-lock-" contender was reported */
 	bool		own_watched;	/* a held-node watch is set on our node */
 	bool		checked_deadlock;	/* checked conclusively for a deadlock */
-	int64		check_at;		/* when to check (monotonic ms) */
 	bool		published;		/* our wait is published (deadlock.c) */
 	bool		granted;		/* ZkAttemptWait returned true */
 	bool		persistent;		/* its node is persistent (a lease's), and
@@ -51,17 +64,30 @@ typedef struct ZkAttempt
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out);
 extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
+/* what a wait that lock_timeout ended waited for (its error's DETAIL) */
+typedef enum ZkWaitedFor
+{
+	ZK_WAITED_FOR_LOCK,
+	ZK_WAITED_FOR_SEMAPHORE
+} ZkWaitedFor;
+
+extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
+			pg_attribute_noreturn();
 extern ZkAttempt *ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix);
+extern void ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix);
 extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
 							 bool alone);
 extern bool ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op);
 extern void ZkAttemptRereadQueue(ZkAttempt *at);
 extern bool ZkAttemptRecover(ZkAttempt *at);
 extern bool ZkAttemptWait(ZkAttempt *at, ZkGrant *grant);
+extern void ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
+			pg_attribute_noreturn();
 extern void ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant);
-extern void ZkAttemptAbandon(ZkAttempt *at, bool wait);
+extern void ZkAttemptAbandon(ZkAttempt **at, int n, bool wait);
 extern void ZkAttemptFree(ZkAttempt *at);
-extern void ZkCreateLockParents(const char *const *lock_nodes, int n,
-								const char *lock_path);
+extern bool ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes,
+								  int n, bool *learnt, bool *missing);
+extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
 
 #endif							/* LOCK_ATTEMPT_H */

@@ -35,27 +35,7 @@ typedef struct ZkGrant
 	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
-/* One row of zk_lock_queue() (cluster_view.c reads them). */
-typedef struct ZkQueueEntry
-{
-	int			position;		/* 1-based */
-	char	   *znode;			/* child name */
-	ZkLockMode	mode;
-	bool		granted;
-	int64		token;			/* czxid, -1 if unknown */
-	int64		ctime_ms;		/* creation time, ms since the Unix epoch */
-	int64		lease_expires_ms;	/* a granted lease: when its ttl runs
-									 * out (ms since the Unix epoch, the
-									 * server's clock); else -1 */
-	char	   *data;			/* node data, NULL if none */
-	int			datalen;
-} ZkQueueEntry;
-
 extern bool ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant);
-extern ZkOp *ZkReleaseSend(const char *const *znodes, int n, bool wait);
 extern bool ZkReleaseWait(ZkOp *op);
-extern void ZkReleaseInBackground(const char *znode);
-extern bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,
-						 int64 quiet_ms);
 
 #endif							/* LOCK_RECIPE_H */

@@ -1,7 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * lock_table.h
- *		The backend's table of held ZooKeeper locks.
+ *		The backend's table of held ZooKeeper locks, as the SQL layer uses
+ *		it: taking, releasing, listing, and the calls that hold nothing.
+ *
+ * The one header of the lock table that zklock.c includes; the functions
+ * live in src/lock_table.c and the lock_*.c files beside it, which share
+ * lock_table_internal.h among themselves.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,8 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * zk_session.h
- *		The backend's ZooKeeper session, its asynchronous operations and the
- *		bridge from the client library's threads to the backend's latch.
+ *		The session layer as the recipes see it: the backend's ZooKeeper
+ *		session, asynchronous requests and the waits for their answers, and
+ *		background releases.
+ *
+ * Four files implement it: zk_session.c (the session itself, its waits and
+ * its errors), zk_request.c (the requests), zk_release.c (the background
+ * deletes and the guard) and zk_bridge.c (what runs on the client library's
+ * threads).  What those files share and nothing else includes is in
+ * zk_internal.h.
+ *
+ * The errors of the waits and of ZkRaiseForRc name no operation: the
+ * caller has pushed its operation's error context (operation_context.h),
+ * which does.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +35,7 @@ typedef enum ZkOpKind
 	ZKOP_CREATE_COUNTED,		/* multi: creates, each with a count of its
 								 * parent's children in the same transaction */
 	ZKOP_RELEASE,				/* a batch of background deletes */
-	ZKOP_MULTI					/* setData, delete and check requests */
+	ZKOP_MULTI					/* setData, delete, check and create requests */
 } ZkOpKind;
 
 struct ZkMultiAux;
@@ -48,7 +59,8 @@ typedef struct ZkOp
 	int			nchildren;
 	int32		parent_children;	/* counted create: children of the
 									 * parent right after ours was made */
-	struct ZkMultiAux *multi;	/* counted create: request and results */
+	struct ZkMultiAux *multi;	/* multis: request and results */
+	bool		ordered;		/* a write or a sync: the leader answers it */
 	int64		sent_at;		/* monotonic ms when the request was sent */
 	int64		sent_us;		/* the same in microseconds */
 	int64		done_us;		/* when its answer came (under the mutex) */
@@ -64,7 +76,8 @@ typedef struct ZkOp
 /* What zk_session() shows. */
 typedef struct ZkSessionStatus
 {
-	const char *state;			/* "connected", "connecting", "expired", "closed" */
+	const char *state;			/* "connected", "connecting", "expired",
+								 * "auth_failed", "closed" */
 	int64		session_id;
 	char		server[128];
 	int			negotiated_timeout; /* ms */
@@ -126,8 +139,10 @@ typedef enum ZkWatchKind
 {
 	ZK_NO_WATCH,
 	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
-	ZK_WATCH_HELD				/* a node this backend holds: deletions are
-								 * collected for ZkTakeDeletedHeld() */
+	ZK_WATCH_HELD				/* a node this backend holds: its events (a
+								 * deletion, or a change that spent the
+								 * watch) are collected for
+								 * ZkTakeDeletedHeld() */
 } ZkWatchKind;
 
 extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
@@ -136,20 +151,19 @@ extern ZkOp *ZkExistsWatched(const char *path);
 extern void ZkWatchDrop(const char *path);
 extern ZkOp *ZkDelete(const char *path, int version);
 extern ZkOp *ZkSync(const char *path);
-extern void ZkOpWait(ZkOp *op, const char *what, const char *path);
+extern void ZkOpWait(ZkOp *op);
+extern int	ZkOpResult(ZkOp *op);
 extern bool ZkOpIsDone(ZkOp *op);
-extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms,
-						  const char *what, const char *path);
+extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
 extern void ZkOpFree(ZkOp *op);
 
 extern bool ZkIsConnectionLoss(int rc);
-extern void ZkWaitConnected(const char *what, const char *path);
-extern bool ZkWaitConnectedUntil(int64 deadline_ms, const char *what,
-								 const char *path);
-extern void ZkRaiseForRc(int rc, const char *what, const char *path) pg_attribute_noreturn();
+extern void ZkWaitConnected(void);
+extern bool ZkWaitConnectedUntil(int64 deadline_ms);
+extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
 
 extern void ZkWatchArm(const char *path);
-extern int	ZkWatchWait(int64 deadline_ms, const char *what, const char *path);
+extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);
 
 extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
@@ -166,7 +180,7 @@ typedef enum ZkAliveResult
 	ZK_SESSION_UNCONFIRMED
 } ZkAliveResult;
 
-extern bool ZkSessionLeaseFresh(void);
+extern bool ZkSessionAliveFresh(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
 
 extern void ZkDeleteInBackground(const char *path);

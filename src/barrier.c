@@ -26,12 +26,9 @@
 
 #include "barrier.h"
 #include "lock_attempt.h"
+#include "operation_context.h"
 #include "text_encoding.h"
 #include "zk_session.h"
-
-#define WHAT_SET		"raising barrier"
-#define WHAT_REMOVE		"removing barrier"
-#define WHAT_WAIT		"waiting for barrier"
 
 /*
  * zk_parent_of
@@ -55,36 +52,34 @@ zk_parent_of(const char *node)
 bool
 ZkBarrierSet(const char *node, const char *path)
 {
+	ZkOperationContext oc;
 	bool		resent = false;
+	int			rc;
 
+	ZkOperationPush(&oc, ZK_OPER_RAISE_BARRIER, path);
 	for (;;)
 	{
-		ZkOp	   *op = ZkCreate(node, "", 0, ZOO_PERSISTENT, true);
-		int			rc;
-
 		CHECK_FOR_INTERRUPTS();
-		ZkOpWait(op, WHAT_SET, path);
-		rc = op->rc;
-		ZkOpFree(op);
-		if (rc == ZOK)
-			return true;
-		if (rc == ZNODEEXISTS)
-			return resent;
+		rc = ZkOpResult(ZkCreate(node, "", 0, ZOO_PERSISTENT, true));
+		if (rc == ZOK || rc == ZNODEEXISTS)
+			break;
 		if (rc == ZNONODE)
 		{
 			char	   *parent = zk_parent_of(node);
 
-			ZkCreateLockParents((const char *const *) &parent, 1, path);
+			ZkCreateLockParents((const char *const *) &parent, 1);
 			pfree(parent);
 		}
 		else if (ZkIsConnectionLoss(rc))
 		{
 			resent = true;
-			ZkWaitConnected(WHAT_SET, path);
+			ZkWaitConnected();
 		}
 		else
-			ZkRaiseForRc(rc, WHAT_SET, path);
+			ZkRaiseForRc(rc);
 	}
+	ZkOperationPop(&oc);
+	return rc == ZOK || resent;
 }
 
 /*
@@ -95,20 +90,16 @@ ZkBarrierSet(const char *node, const char *path)
 bool
 ZkBarrierRemove(const char *node, const char *path)
 {
+	ZkOperationContext oc;
 	bool		resent = false;
+	int			rc;
 
+	ZkOperationPush(&oc, ZK_OPER_REMOVE_BARRIER, path);
 	for (;;)
 	{
-		ZkOp	   *op = ZkDelete(node, -1);
-		int			rc;
-
-		ZkOpWait(op, WHAT_REMOVE, path);
-		rc = op->rc;
-		ZkOpFree(op);
-		if (rc == ZOK)
-			return true;
-		if (rc == ZNONODE)
-			return resent;
+		rc = ZkOpResult(ZkDelete(node, -1));
+		if (rc == ZOK || rc == ZNONODE)
+			break;
 		if (rc == ZNOTEMPTY)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -117,10 +108,12 @@ ZkBarrierRemove(const char *node, const char *path)
 					 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
 							   ZkUtf8ForMessage(node))));
 		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc, WHAT_REMOVE, path);
+			ZkRaiseForRc(rc);
 		resent = true;
-		ZkWaitConnected(WHAT_REMOVE, path);
+		ZkWaitConnected();
 	}
+	ZkOperationPop(&oc);
+	return rc == ZOK || resent;
 }
 
 /*
@@ -132,42 +125,60 @@ ZkBarrierRemove(const char *node, const char *path)
 bool
 ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 {
+	ZkOperationContext oc;
 	bool		is_lock_timeout;
 	int64		deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
+	ZkNodeAwait outcome;
 
-	for (;;)
+	ZkOperationPush(&oc, ZK_OPER_WAIT_BARRIER, path);
+	do
 	{
 		ZkOp	   *op;
 		int			rc;
-		int			event;
 
 		/* a data watch is set only on a node that exists: none is left */
 		ZkWatchArm(node);
 		op = ZkGetData(node, ZK_WATCH_BLOCKER);
-		ZkOpWait(op, WHAT_WAIT, path);
+		ZkOpWait(op);
 		rc = op->rc;
 		ZkOpFree(op);
-		if (rc == ZNONODE)
-			return true;
-		if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected(WHAT_WAIT, path);
-			continue;
-		}
-		if (rc != ZOK)
-			ZkRaiseForRc(rc, WHAT_WAIT, path);
+		outcome = ZkAwaitNodeGone(rc, deadline);
+	} while (outcome == ZK_NODE_CHANGED);
+	if (outcome == ZK_NODE_WAIT_OVER && is_lock_timeout)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout"),
+				 errdetail("Waiting for ZooKeeper barrier \"%s\".",
+						   ZkUtf8ForMessage(path))));
+	ZkOperationPop(&oc);
+	return outcome == ZK_NODE_GONE;
+}
 
-		/* up: sleep until the watch fires (any change: look again) */
-		event = ZkWatchWait(deadline, WHAT_WAIT, path);
-		if (event != 0)
-			continue;
-		if (is_lock_timeout)
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for ZooKeeper barrier \"%s\".",
-							   ZkUtf8ForMessage(path))));
-
-		return false;
+/*
+ * ZkAwaitNodeGone
+ *		The rest of one look at a node a barrier waits to see go, once the
+ *		getData that watches it (ZK_WATCH_BLOCKER, the node armed with
+ *		ZkWatchArm) has answered 'rc'.  ZK_NODE_GONE: the node does not
+ *		exist.  ZK_NODE_CHANGED: the connection was lost (this returns once
+ *		it is back), or the node exists and the watch fired before
+ *		deadline_ms; either way, look again.  ZK_NODE_WAIT_OVER: the node
+ *		exists and the deadline passed first.  Any other answer is raised.
+ */
+ZkNodeAwait
+ZkAwaitNodeGone(int rc, int64 deadline_ms)
+{
+	if (rc == ZNONODE)
+		return ZK_NODE_GONE;
+	if (ZkIsConnectionLoss(rc))
+	{
+		ZkWaitConnected();
+		return ZK_NODE_CHANGED;
 	}
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+
+	/* there: sleep until the watch fires (any change: look again) */
+	if (ZkWatchWait(deadline_ms) != 0)
+		return ZK_NODE_CHANGED;
+	return ZK_NODE_WAIT_OVER;
 }

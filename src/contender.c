@@ -238,24 +238,6 @@ ZkFindContender(const ZkContender *c, int n, const char *name)
 }
 
 /*
- * ZkFindContenderByPrefix
- *		Position of the contender whose name starts with 'prefix' (our
- *		per-attempt protection prefix), or -1.
- */
-int
-ZkFindContenderByPrefix(const ZkContender *c, int n, const char *prefix)
-{
-	size_t		plen = strlen(prefix);
-
-	for (int i = 0; i < n; i++)
-	{
-		if (strncmp(c[i].name, prefix, plen) == 0)
-			return i;
-	}
-	return -1;
-}
-
-/*
  * ZkBlockingContender
  *		The one node the contender at position 'me' must wait for, or -1 if
  *		it holds the lock.

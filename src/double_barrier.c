@@ -12,8 +12,9 @@
  * members (and kazoo's, whose nodes are hex UUIDs) use the same nodes.
  *
  * Entering.  One round trip: an exists of "ready" that leaves a watch on
- * it (its creation is the opening: a waiter returns on that event), the create of our node, and reads of the participants and of the
- * barrier node's version, sent back to back.  A "ready" found there means
+ * it (its creation is the opening: a waiter returns on that event), the
+ * create of our node, and reads of the participants and of the barrier
+ * node's version, sent back to back.  A "ready" found there means
  * a round is under way: a member can enter only before the barrier opens,
  * so our node is deleted and the call fails.  Unless no participant of that
  * round (older than "ready") remains: then the round is over, but its
@@ -76,11 +77,10 @@
 #include "barrier.h"
 #include "contender.h"
 #include "lock_attempt.h"
+#include "operation_context.h"
 #include "text_encoding.h"
 #include "zk_session.h"
 
-#define WHAT_ENTER		"entering double barrier"
-#define WHAT_LEAVE		"leaving double barrier"
 #define READY_NODE		"ready"
 #define ROUND_TAG		"zklock-round:"
 
@@ -96,22 +96,24 @@ typedef struct ZkBarrierView
 
 static void zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children,
 						 ZkOp *data);
-static bool zk_view_read(const char *node, const char *path,
-						 const char *ready, ZkBarrierView *view);
+static bool zk_view_read(const char *node, const char *ready,
+						 ZkBarrierView *view);
 static int64 zk_enter_create(const char *node, const char *path,
 							 const char *ours, const char *ready,
 							 const char *data, int datalen,
 							 ZkBarrierView *view, volatile bool *created);
 static int	zk_open(const char *node, const char *ready,
 					const ZkBarrierView *view);
-static bool zk_withdraw(const char *node, const char *path,
-						const char *ours, const char *ready);
-static void zk_delete_sync(const char *znode, const char *what,
-						   const char *path);
-static bool zk_round_over(const char *node, const char *path,
-						  const char *our_name, int64 round);
-static void zk_clear_ready(const char *node, const char *path,
-						   const char *ready, int64 round);
+static bool zk_withdraw(const char *node, const char *ours,
+						const char *ready);
+static void zk_delete_sync(const char *znode);
+static bool zk_round_over(const char *node, const char *our_name,
+						  int64 round);
+static void zk_clear_ready(const char *node, const char *ready, int64 round);
+static int	zk_multi_run(int n, const ZkMultiReq *reqs, int *which);
+static int	zk_delete_versioned(const char *node, int version,
+								const char *first, const char *second,
+								int *which);
 static int	zk_name_cmp(const void *a, const void *b);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 static int	zk_round_parse(const char *data, int len, char ***names);
@@ -193,15 +195,14 @@ zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
  *		connection was lost (the caller reads again once it is back).
  */
 static bool
-zk_view_read(const char *node, const char *path, const char *ready,
-			 ZkBarrierView *view)
+zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
 {
 	ZkOp	   *ex = ZkExistsWatched(ready);
 	ZkOp	   *ch = ZkGetChildren(node);
 	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
 	int			rc;
 
-	ZkOpWait(gd, WHAT_ENTER, path);
+	ZkOpWait(gd);
 	/* the first answer that is not what we expect decides */
 	if (ZkIsConnectionLoss(ex->rc) || (ex->rc != ZOK && ex->rc != ZNONODE))
 		rc = ex->rc;
@@ -213,7 +214,7 @@ zk_view_read(const char *node, const char *path, const char *ready,
 	ZkOpFree(ch);
 	ZkOpFree(gd);
 	if (rc != ZOK && !ZkIsConnectionLoss(rc))
-		ZkRaiseForRc(rc, WHAT_ENTER, path);
+		ZkRaiseForRc(rc);
 	return rc == ZOK;
 }
 
@@ -223,22 +224,78 @@ zk_view_read(const char *node, const char *path, const char *ready,
  *		a node already gone is fine.
  */
 static void
-zk_delete_sync(const char *znode, const char *what, const char *path)
+zk_delete_sync(const char *znode)
 {
 	for (;;)
 	{
 		ZkOp	   *op = ZkDelete(znode, -1);
 		int			rc;
 
-		ZkOpWait(op, what, path);
+		ZkOpWait(op);
 		rc = op->rc;
 		ZkOpFree(op);
 		if (rc == ZOK || rc == ZNONODE)
 			return;
 		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc, what, path);
-		ZkWaitConnected(what, path);
+			ZkRaiseForRc(rc);
+		ZkWaitConnected();
 	}
+}
+
+/*
+ * zk_multi_run
+ *		Send a multi and wait for its answer: ZOK, a lost connection, or
+ *		the error of the request the server refused, whose index goes to
+ *		*which (if not NULL; -1 when no request was refused).
+ */
+static int
+zk_multi_run(int n, const ZkMultiReq *reqs, int *which)
+{
+	ZkOp	   *op = ZkMulti(n, reqs);
+	int			err;
+	int			refused = -1;
+
+	ZkOpWait(op);
+	if (op->rc != ZOK && !ZkIsConnectionLoss(op->rc))
+		refused = ZkMultiFailure(op, &err);
+	else
+		err = op->rc;
+	ZkOpFree(op);
+	if (which != NULL)
+		*which = refused;
+	return err;
+}
+
+/*
+ * zk_delete_versioned
+ *		Delete 'first' and, unless NULL, 'second' in one multi with a
+ *		setData of the barrier node on 'version' (see the file header):
+ *		they go only if the barrier node is as it was read.  Returns as
+ *		zk_multi_run does; 'first' is request 1, 'second' request 2.
+ */
+static int
+zk_delete_versioned(const char *node, int version, const char *first,
+					const char *second, int *which)
+{
+	ZkMultiReq	reqs[3];
+	int			n = 2;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].kind = ZK_MULTI_SET;
+	reqs[0].path = node;
+	reqs[0].data = "";
+	reqs[0].version = version;
+	reqs[1].kind = ZK_MULTI_DELETE;
+	reqs[1].path = first;
+	reqs[1].version = -1;
+	if (second != NULL)
+	{
+		reqs[2].kind = ZK_MULTI_DELETE;
+		reqs[2].path = second;
+		reqs[2].version = -1;
+		n = 3;
+	}
+	return zk_multi_run(n, reqs, which);
 }
 
 /*
@@ -247,8 +304,7 @@ zk_delete_sync(const char *znode, const char *what, const char *path)
  *		(ours aside)?  One pipelined read of every participant.
  */
 static bool
-zk_round_over(const char *node, const char *path, const char *our_name,
-			  int64 round)
+zk_round_over(const char *node, const char *our_name, int64 round)
 {
 	for (;;)
 	{
@@ -258,7 +314,7 @@ zk_round_over(const char *node, const char *path, const char *our_name,
 		bool		lost = false;
 		int			rc;
 
-		ZkOpWait(ch, WHAT_ENTER, path);
+		ZkOpWait(ch);
 		rc = ch->rc;
 		if (rc != ZOK)
 		{
@@ -266,8 +322,8 @@ zk_round_over(const char *node, const char *path, const char *our_name,
 			if (rc == ZNONODE)
 				return true;
 			if (!ZkIsConnectionLoss(rc))
-				ZkRaiseForRc(rc, WHAT_ENTER, path);
-			ZkWaitConnected(WHAT_ENTER, path);
+				ZkRaiseForRc(rc);
+			ZkWaitConnected();
 			continue;
 		}
 		ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
@@ -281,20 +337,20 @@ zk_round_over(const char *node, const char *path, const char *our_name,
 		{
 			if (ages[i] == NULL)
 				continue;
-			ZkOpWait(ages[i], WHAT_ENTER, path);
+			ZkOpWait(ages[i]);
 			if (ZkIsConnectionLoss(ages[i]->rc))
 				lost = true;
 			else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
 				over = false;
 			else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
-				ZkRaiseForRc(ages[i]->rc, WHAT_ENTER, path);
+				ZkRaiseForRc(ages[i]->rc);
 			ZkOpFree(ages[i]);
 		}
 		pfree(ages);
 		ZkOpFree(ch);
 		if (!lost)
 			return over;
-		ZkWaitConnected(WHAT_ENTER, path);
+		ZkWaitConnected();
 	}
 }
 
@@ -305,20 +361,17 @@ zk_round_over(const char *node, const char *path, const char *our_name,
  *		with it (see the file header): never a newer round's.
  */
 static void
-zk_clear_ready(const char *node, const char *path, const char *ready,
-			   int64 round)
+zk_clear_ready(const char *node, const char *ready, int64 round)
 {
 	for (;;)
 	{
 		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
 		ZkOp	   *ex = ZkExists(ready);
-		ZkMultiReq	reqs[2];
-		ZkOp	   *op;
 		int			rc;
 		int			err;
 		int			version;
 
-		ZkOpWait(ex, WHAT_LEAVE, path);
+		ZkOpWait(ex);
 		rc = ZkIsConnectionLoss(gd->rc) ? gd->rc : ex->rc;
 		version = gd->stat.version;
 		if (rc == ZOK && gd->rc != ZOK)
@@ -331,34 +384,19 @@ zk_clear_ready(const char *node, const char *path, const char *ready,
 			return;
 		if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_LEAVE, path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (rc != ZOK)
-			ZkRaiseForRc(rc, WHAT_LEAVE, path);
+			ZkRaiseForRc(rc);
 
-		memset(reqs, 0, sizeof(reqs));
-		reqs[0].kind = ZK_MULTI_SET;
-		reqs[0].path = node;
-		reqs[0].data = "";
-		reqs[0].version = version;
-		reqs[1].kind = ZK_MULTI_DELETE;
-		reqs[1].path = ready;
-		reqs[1].version = -1;
-		op = ZkMulti(2, reqs);
-		ZkOpWait(op, WHAT_LEAVE, path);
-		rc = op->rc;
-		if (rc != ZOK && !ZkIsConnectionLoss(rc))
-			(void) ZkMultiFailure(op, &err);
-		else
-			err = rc;
-		ZkOpFree(op);
+		err = zk_delete_versioned(node, version, ready, NULL, NULL);
 		if (err == ZOK || err == ZNONODE)
 			return;
 		if (ZkIsConnectionLoss(err))
-			ZkWaitConnected(WHAT_LEAVE, path);
+			ZkWaitConnected();
 		else if (err != ZBADVERSION)	/* changed: look again */
-			ZkRaiseForRc(err, WHAT_LEAVE, path);
+			ZkRaiseForRc(err);
 	}
 }
 
@@ -391,7 +429,7 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 		cr = ZkCreate(ours, data, datalen, ZOO_EPHEMERAL, true);
 		ch = ZkGetChildren(node);
 		gd = ZkGetData(node, ZK_NO_WATCH);
-		ZkOpWait(gd, WHAT_ENTER, path);
+		ZkOpWait(gd);
 		rc = cr->rc;
 		if (rc == ZOK)
 			token = cr->stat.czxid;
@@ -408,7 +446,7 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 
 		if (rc == ZNONODE)
 		{
-			ZkCreateLockParents(&node, 1, path);
+			ZkCreateLockParents(&node, 1);
 			continue;
 		}
 		if (rc == ZNODEEXISTS || ZkIsConnectionLoss(rc))
@@ -417,29 +455,29 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 			ZkOp	   *own;
 
 			if (ZkIsConnectionLoss(rc))
-				ZkWaitConnected(WHAT_ENTER, path);
+				ZkWaitConnected();
 			own = ZkExists(ours);
-			ZkOpWait(own, WHAT_ENTER, path);
+			ZkOpWait(own);
 			rc = own->rc;
 			token = own->stat.czxid;
 			ZkOpFree(own);
 			if (rc == ZNONODE || ZkIsConnectionLoss(rc))
 				continue;		/* not made: create it again */
 			if (rc != ZOK)
-				ZkRaiseForRc(rc, WHAT_ENTER, path);
+				ZkRaiseForRc(rc);
 			ZkWatchArm(ready);
-			while (!zk_view_read(node, path, ready, view))
-				ZkWaitConnected(WHAT_ENTER, path);
+			while (!zk_view_read(node, ready, view))
+				ZkWaitConnected();
 			have_view = true;
 		}
 		else if (rc != ZOK)
-			ZkRaiseForRc(rc, WHAT_ENTER, path);
+			ZkRaiseForRc(rc);
 
 		if (!have_view)
 		{
 			ZkWatchArm(ready);
-			while (!zk_view_read(node, path, ready, view))
-				ZkWaitConnected(WHAT_ENTER, path);
+			while (!zk_view_read(node, ready, view))
+				ZkWaitConnected();
 		}
 		/*
 		 * Open before we came: a round without us, unless that round is
@@ -449,24 +487,24 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 		 */
 		while (view->ready && view->ready_czxid != 0 &&
 			   view->ready_czxid < token &&
-			   zk_round_over(node, path, ours + strlen(node) + 1,
+			   zk_round_over(node, ours + strlen(node) + 1,
 							 view->ready_czxid))
 		{
-			zk_clear_ready(node, path, ready, view->ready_czxid);
+			zk_clear_ready(node, ready, view->ready_czxid);
 			ZkWatchArm(ready);
-			while (!zk_view_read(node, path, ready, view))
-				ZkWaitConnected(WHAT_ENTER, path);
+			while (!zk_view_read(node, ready, view))
+				ZkWaitConnected();
 		}
 		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
 		{
-			zk_delete_sync(ours, WHAT_ENTER, path);
+			zk_delete_sync(ours);
 			*created = false;
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper double barrier \"%s\" is open already",
 							ZkUtf8ForMessage(path)),
-					 errdetail("Its \"ready\" node exists, and members of that round are still inside: the round has begun without this member."),
-					 errhint("Enter before the barrier opens; once every member of the round has left (or gone), the barrier can be entered again.")));
+					 errdetail("Its \"ready\" node exists, and members of that round are still inside: the round has begun without this member. Once every member of the round has left (or gone), the barrier can be entered again."),
+					 errhint("Enter before the barrier opens.")));
 		}
 		return token;
 	}
@@ -484,8 +522,6 @@ static int
 zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 {
 	ZkMultiReq *reqs = palloc0(sizeof(ZkMultiReq) * (view->n + 2));
-	ZkOp	   *op;
-	int			rc;
 	int			err;
 
 	reqs[0].kind = ZK_MULTI_SET;
@@ -501,14 +537,7 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 	reqs[view->n + 1].kind = ZK_MULTI_CREATE;
 	reqs[view->n + 1].path = ready;
 	reqs[view->n + 1].data = zk_round_data(view, &reqs[view->n + 1].datalen);
-	op = ZkMulti(view->n + 2, reqs);
-	ZkOpWait(op, WHAT_ENTER, ready);
-	rc = op->rc;
-	if (rc != ZOK && !ZkIsConnectionLoss(rc))
-		(void) ZkMultiFailure(op, &err);
-	else
-		err = rc;
-	ZkOpFree(op);
+	err = zk_multi_run(view->n + 2, reqs, NULL);
 	for (int i = 0; i < view->n; i++)
 		pfree((char *) reqs[i + 1].path);
 	pfree(reqs);
@@ -522,21 +551,18 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
  *		if the barrier opened first, counting us: we have entered.
  */
 static bool
-zk_withdraw(const char *node, const char *path, const char *ours,
-			const char *ready)
+zk_withdraw(const char *node, const char *ours, const char *ready)
 {
 	for (;;)
 	{
 		ZkOp	   *ex = ZkExists(ready);
 		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-		ZkMultiReq	reqs[2];
-		ZkOp	   *op;
 		int			rc;
 		int			err;
 		int			which;
 		int			version;
 
-		ZkOpWait(gd, WHAT_ENTER, path);
+		ZkOpWait(gd);
 		rc = ZkIsConnectionLoss(ex->rc) ? ex->rc : gd->rc;
 		if (ex->rc == ZOK)
 		{
@@ -549,40 +575,27 @@ zk_withdraw(const char *node, const char *path, const char *ours,
 		ZkOpFree(gd);
 		if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_ENTER, path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (rc == ZNONODE)
 			return false;		/* the barrier node, and so ours, is gone */
 		if (rc != ZOK)
-			ZkRaiseForRc(rc, WHAT_ENTER, path);
+			ZkRaiseForRc(rc);
 
-		memset(reqs, 0, sizeof(reqs));
-		reqs[0].kind = ZK_MULTI_SET;
-		reqs[0].path = node;
-		reqs[0].data = "";
-		reqs[0].version = version;
-		reqs[1].kind = ZK_MULTI_DELETE;
-		reqs[1].path = ours;
-		reqs[1].version = -1;
-		op = ZkMulti(2, reqs);
-		ZkOpWait(op, WHAT_ENTER, path);
-		rc = op->rc;
-		which = (rc != ZOK && !ZkIsConnectionLoss(rc)) ?
-			ZkMultiFailure(op, &err) : -1;
-		ZkOpFree(op);
-		if (rc == ZOK)
+		err = zk_delete_versioned(node, version, ours, NULL, &which);
+		if (err == ZOK)
 			return false;
-		if (ZkIsConnectionLoss(rc))
+		if (ZkIsConnectionLoss(err))
 		{
-			ZkWaitConnected(WHAT_ENTER, path);
+			ZkWaitConnected();
 			continue;			/* ours gone then: the multi was applied */
 		}
 		if (err == ZBADVERSION)
 			continue;			/* changed meanwhile: opened? look again */
 		if (err == ZNONODE && which == 1)
 			return false;		/* ours is gone already */
-		ZkRaiseForRc(err, WHAT_ENTER, path);
+		ZkRaiseForRc(err);
 	}
 }
 
@@ -600,6 +613,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 					 int64 wait_ms, const char *data, int datalen,
 					 ZkMember *member)
 {
+	ZkOperationContext oc;
 	char		uuid[ZK_UUID_LEN + 1];
 	char	   *ours;
 	char	   *ready = psprintf("%s/%s", node, READY_NODE);
@@ -609,6 +623,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 	volatile bool entered = false;
 	volatile int64 token = 0;
 
+	ZkOperationPush(&oc, ZK_OPER_ENTER_DOUBLE_BARRIER, path);
 	ZkMakeUuid(uuid);
 	ours = psprintf("%s/%s", node, uuid);
 	deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
@@ -637,13 +652,13 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 					break;
 				}
 				if (ZkIsConnectionLoss(rc))
-					ZkWaitConnected(WHAT_ENTER, path);
+					ZkWaitConnected();
 				else if (rc != ZBADVERSION && rc != ZNONODE)
-					ZkRaiseForRc(rc, WHAT_ENTER, path);
+					ZkRaiseForRc(rc);
 			}
 			else
 			{
-				int			event = ZkWatchWait(deadline, WHAT_ENTER, path);
+				int			event = ZkWatchWait(deadline);
 
 				if (event == ZOO_CREATED_EVENT)
 				{
@@ -654,7 +669,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				if (event == 0)
 				{
 					/* the wait is over: withdraw, unless counted already */
-					entered = zk_withdraw(node, path, ours, ready);
+					entered = zk_withdraw(node, ours, ready);
 					created = entered;
 					if (!entered)
 						ZkWatchDrop(ready); /* "ready" may never come */
@@ -663,8 +678,8 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 			}
 			/* something changed, or the opening failed: look again */
 			ZkWatchArm(ready);
-			while (!zk_view_read(node, path, ready, &view))
-				ZkWaitConnected(WHAT_ENTER, path);
+			while (!zk_view_read(node, ready, &view))
+				ZkWaitConnected();
 		}
 	}
 	PG_CATCH();
@@ -687,6 +702,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 		member->token = token;
 	}
 	pfree(ready);
+	ZkOperationPop(&oc);
 	return entered;
 }
 
@@ -720,7 +736,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 	volatile bool ours_exists = true;
 	bool		result = true;
 	bool		first = true;
+	ZkOperationContext oc;
 
+	ZkOperationPush(&oc, ZK_OPER_LEAVE_DOUBLE_BARRIER, path);
 	PG_TRY();
 	{
 		for (;;)
@@ -739,10 +757,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			ZkOp	   *del = NULL;
 			ZkOp	   *w;
 			int			rc;
-			int			event;
 			bool		ready_left;
 
-			ZkOpWait(gd, WHAT_LEAVE, path);
+			ZkOpWait(gd);
 			rc = ch->rc;
 			if (rc == ZOK)
 				rc = gd->rc;
@@ -757,8 +774,8 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				if (rc == ZNONODE)
 					break;		/* the barrier node is gone: so is everyone */
 				if (!ZkIsConnectionLoss(rc))
-					ZkRaiseForRc(rc, WHAT_LEAVE, path);
-				ZkWaitConnected(WHAT_LEAVE, path);
+					ZkRaiseForRc(rc);
+				ZkWaitConnected();
 				continue;
 			}
 			if (first && rd->rc == ZOK)
@@ -805,7 +822,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 
 					if (ages[i] == NULL)
 						continue;
-					ZkOpWait(ages[i], WHAT_LEAVE, path);
+					ZkOpWait(ages[i]);
 					c = pstrdup(ch->children[i]);
 					if (ZkIsConnectionLoss(ages[i]->rc))
 						lost = true;
@@ -817,14 +834,14 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					else if (ages[i]->rc == ZOK)
 						young = lappend(young, makeString(c));
 					else if (ages[i]->rc != ZNONODE)
-						ZkRaiseForRc(ages[i]->rc, WHAT_LEAVE, path);
+						ZkRaiseForRc(ages[i]->rc);
 					ZkOpFree(ages[i]);
 				}
 				pfree(ages);
 				ZkOpFree(ch);
 				if (lost)
 				{
-					ZkWaitConnected(WHAT_LEAVE, path);
+					ZkWaitConnected();
 					continue;
 				}
 			}
@@ -835,7 +852,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				 * "ready"; if it went without doing so (it exited), we do.
 				 */
 				if (ready_left)
-					zk_clear_ready(node, path, ready, round);
+					zk_clear_ready(node, ready, round);
 				break;
 			}
 			qsort(names, n, sizeof(char *), zk_name_cmp);
@@ -847,46 +864,26 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			if (ours_exists && me < 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("ZooKeeper double barrier participant \"%s\" disappeared while leaving \"%s\"",
-								ZkUtf8ForMessage(znode), ZkUtf8ForMessage(path)),
+						 errmsg("ZooKeeper double barrier participant \"%s\" disappeared",
+								ZkUtf8ForMessage(znode)),
 						 errdetail("Another client deleted the node.")));
 			if (me == 0 && n == 1)
 			{
 				/* the last one: "ready" (if this round's) and ours, at once */
 				if (round != PG_INT64_MAX)
 				{
-					ZkMultiReq	reqs[3];
-					ZkOp	   *op;
-					int			err;
+					int			err = zk_delete_versioned(node, version, ready,
+														  znode, NULL);
 
-					memset(reqs, 0, sizeof(reqs));
-					reqs[0].kind = ZK_MULTI_SET;
-					reqs[0].path = node;
-					reqs[0].data = "";
-					reqs[0].version = version;
-					reqs[1].kind = ZK_MULTI_DELETE;
-					reqs[1].path = ready;
-					reqs[1].version = -1;
-					reqs[2].kind = ZK_MULTI_DELETE;
-					reqs[2].path = znode;
-					reqs[2].version = -1;
-					op = ZkMulti(3, reqs);
-					ZkOpWait(op, WHAT_LEAVE, path);
-					rc = op->rc;
-					if (rc != ZOK && !ZkIsConnectionLoss(rc))
-						(void) ZkMultiFailure(op, &err);
-					else
-						err = rc;
-					ZkOpFree(op);
 					if (err == ZBADVERSION || ZkIsConnectionLoss(err))
 					{
 						/* changed meanwhile, or unknown: look again */
 						if (ZkIsConnectionLoss(err))
-							ZkWaitConnected(WHAT_LEAVE, path);
+							ZkWaitConnected();
 						continue;
 					}
 					if (err != ZOK && err != ZNONODE)
-						ZkRaiseForRc(err, WHAT_LEAVE, path);
+						ZkRaiseForRc(err);
 					if (err == ZOK)
 					{
 						ours_exists = false;
@@ -894,7 +891,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					}
 					/* "ready" is gone already: only ours to delete */
 				}
-				zk_delete_sync(znode, WHAT_LEAVE, path);
+				zk_delete_sync(znode);
 				ours_exists = false;
 				break;
 			}
@@ -907,7 +904,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			/* a data watch: none is left on a node gone already */
 			ZkWatchArm(target_path);
 			w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
-			ZkOpWait(w, WHAT_LEAVE, path);
+			ZkOpWait(w);
 			rc = w->rc;
 			ZkOpFree(w);
 			pfree(target_path);
@@ -919,25 +916,15 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				if (drc == ZOK || drc == ZNONODE)
 					ours_exists = false;
 				else if (!ZkIsConnectionLoss(drc))
-					ZkRaiseForRc(drc, WHAT_LEAVE, path);
+					ZkRaiseForRc(drc);
 			}
-			if (rc == ZNONODE)
-				continue;
-			if (ZkIsConnectionLoss(rc))
-			{
-				ZkWaitConnected(WHAT_LEAVE, path);
-				continue;
-			}
-			if (rc != ZOK)
-				ZkRaiseForRc(rc, WHAT_LEAVE, path);
-			event = ZkWatchWait(deadline, WHAT_LEAVE, path);
-			if (event != 0)
-				continue;
+			if (ZkAwaitNodeGone(rc, deadline) != ZK_NODE_WAIT_OVER)
+				continue;		/* gone, or changed: look again */
 
 			/* the wait is over: our node goes, the others are not waited for */
 			if (ours_exists)
 			{
-				zk_delete_sync(znode, WHAT_LEAVE, path);
+				zk_delete_sync(znode);
 				ours_exists = false;
 			}
 			result = false;
@@ -959,6 +946,6 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				 errmsg("canceling statement due to lock timeout"),
 				 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".",
 						   ZkUtf8ForMessage(path))));
-
+	ZkOperationPop(&oc);
 	return result;
 }

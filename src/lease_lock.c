@@ -20,7 +20,7 @@
  * child (ZK_LEASE_WAITER) of the taker's session: the child keeps the
  * server from reaping a node that waits longer than its TTL, and tells
  * other clients that the taker is alive.  The wait itself is
- * lock_recipe.c's (herd-free, interruptible, with deadlock detection).
+ * lock_attempt.c's (herd-free, interruptible, with deadlock detection).
  * The grant writes the node's data and deletes the child in one
  * transaction: the TTL then runs from the grant, and the node no longer
  * depends on the taker's session.
@@ -69,12 +69,9 @@
 #include "lock_attempt.h"
 #include "lock_recipe.h"
 #include "node_data.h"
+#include "operation_context.h"
 #include "text_encoding.h"
 #include "zk_session.h"
-
-#define WHAT_ACQUIRE	"acquiring a lease on lock"
-#define WHAT_RENEW		"renewing a lease on lock"
-#define WHAT_RELEASE	"releasing a lease on lock"
 
 /* how many lease names a backend remembers */
 #define ZK_LEASE_NAMES	64
@@ -101,13 +98,11 @@ static ZkLeaseName *zk_lease_remember(const char *lock_node, int64 token,
 									  const char *znode, const char *data,
 									  int datalen);
 static void zk_lease_forget(ZkLeaseName *name);
-static ZkLeaseName *zk_lease_find(const char *lock_node, const char *lock_path,
-								  int64 token, const char *what);
+static ZkLeaseName *zk_lease_find(const char *lock_node, int64 token);
 static int64 zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime);
 static bool zk_lease_blocked(ZkAttempt *at);
 static void zk_lease_add_waiter(ZkAttempt *at);
 static int64 zk_lease_claim(ZkAttempt *at, int64 *mtime);
-static void zk_lease_raise_disappeared(ZkAttempt *at) pg_attribute_noreturn();
 
 /*
  * zk_lease_known
@@ -219,8 +214,7 @@ ZkLeaseKnownLockNode(int64 token)
  *		exist).  A name found is remembered.
  */
 static ZkLeaseName *
-zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
-			  const char *what)
+zk_lease_find(const char *lock_node, int64 token)
 {
 	ZkLeaseName *name = zk_lease_known(lock_node, token);
 
@@ -232,7 +226,7 @@ zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
 		char	   *head;
 		int			rc;
 
-		ZkOpWait(op, what, lock_path);
+		ZkOpWait(op);
 		rc = op->rc;
 		if (rc == ZNONODE)
 		{
@@ -242,11 +236,11 @@ zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
 		if (ZkIsConnectionLoss(rc))
 		{
 			ZkOpFree(op);
-			ZkWaitConnected(what, lock_path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (rc != ZOK)
-			ZkRaiseForRc(rc, what, lock_path);
+			ZkRaiseForRc(rc);
 
 		queue = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
 		nqueue = ZkSortContenders(op->children, op->nchildren, queue);
@@ -257,7 +251,7 @@ zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
 			return NULL;
 
 		op = ZkGetData(head, ZK_NO_WATCH);
-		ZkOpWait(op, what, lock_path);
+		ZkOpWait(op);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
@@ -274,27 +268,11 @@ zk_lease_find(const char *lock_node, const char *lock_path, int64 token,
 		ZkOpFree(op);
 		pfree(head);
 		if (ZkIsConnectionLoss(rc))
-			ZkWaitConnected(what, lock_path);
+			ZkWaitConnected();
 		else if (rc != ZNONODE) /* ZNONODE: the head went; read again */
-			ZkRaiseForRc(rc, what, lock_path);
+			ZkRaiseForRc(rc);
 	}
 	return name;
-}
-
-/*
- * zk_lease_raise_disappeared
- *		Our lease node (or its waiter child) was deleted by another client
- *		while we were taking the lease.
- */
-static void
-zk_lease_raise_disappeared(ZkAttempt *at)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("ZooKeeper queue node \"%s\" disappeared while acquiring a lease on lock \"%s\"",
-					ZkUtf8ForMessage(at->znode),
-					ZkUtf8ForMessage(at->args->lock_path)),
-			 errdetail("Another client deleted the node or its waiter child.")));
 }
 
 /*
@@ -324,8 +302,8 @@ zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 		sent_at = create->sent_at;
 
 		/* answers come in order: once the listing is in, so is the create */
-		ZkOpWait(list, WHAT_ACQUIRE, args->lock_path);
-		ZkOpWait(create, WHAT_ACQUIRE, args->lock_path);
+		ZkOpWait(list);
+		ZkOpWait(create);
 		rc = create->rc;
 		if (rc == ZOK)
 		{
@@ -339,7 +317,7 @@ zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 			ZkOpFree(list);
 			if (!ok)
 			{
-				ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+				ZkWaitConnected();
 				ZkAttemptRereadQueue(at);
 			}
 			return sent_at;
@@ -348,7 +326,7 @@ zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 		ZkOpFree(list);
 
 		if (rc == ZNONODE)
-			ZkCreateLockParents(&args->lock_node, 1, args->lock_path);
+			ZkCreateLockParents(&args->lock_node, 1);
 		else if (rc == ZUNIMPLEMENTED)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -358,7 +336,7 @@ zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 					 errhint("Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true.")));
 		else if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+			ZkWaitConnected();
 			if (ZkAttemptRecover(at))
 			{
 				ZkGuardNode(at->znode);
@@ -368,7 +346,7 @@ zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 			}
 		}
 		else
-			ZkRaiseForRc(rc, WHAT_ACQUIRE, args->lock_path);
+			ZkRaiseForRc(rc);
 	}
 }
 
@@ -398,20 +376,16 @@ zk_lease_add_waiter(ZkAttempt *at)
 	ZkGuardNode(child);
 	for (;;)
 	{
-		ZkOp	   *op = ZkCreate(child, "", 0, ZOO_EPHEMERAL, true);
-		int			rc;
+		int			rc = ZkOpResult(ZkCreate(child, "", 0, ZOO_EPHEMERAL, true));
 
-		ZkOpWait(op, WHAT_ACQUIRE, at->args->lock_path);
-		rc = op->rc;
-		ZkOpFree(op);
 		/* ZNODEEXISTS: made by an earlier try whose answer was lost */
 		if (rc == ZOK || rc == ZNODEEXISTS)
 			break;
 		if (rc == ZNONODE)
-			zk_lease_raise_disappeared(at);
+			ZkAttemptRaiseDisappeared(at, true);
 		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc, WHAT_ACQUIRE, at->args->lock_path);
-		ZkWaitConnected(WHAT_ACQUIRE, at->args->lock_path);
+			ZkRaiseForRc(rc);
+		ZkWaitConnected();
 	}
 	pfree(child);
 }
@@ -450,7 +424,7 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 
 		if (first_sent == 0)
 			first_sent = op->sent_at;
-		ZkOpWait(op, WHAT_ACQUIRE, args->lock_path);
+		ZkOpWait(op);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
@@ -463,7 +437,7 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 		ZkOpFree(op);
 		if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_ACQUIRE, args->lock_path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (which == 1 && err == ZNONODE && first_sent != 0)
@@ -472,7 +446,7 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 			ZkOp	   *ex = ZkExists(at->znode);
 			bool		claimed;
 
-			ZkOpWait(ex, WHAT_ACQUIRE, args->lock_path);
+			ZkOpWait(ex);
 			claimed = (ex->rc == ZOK && ex->stat.version > 0 &&
 					   ex->stat.numChildren == 0);
 			*mtime = ex->stat.mtime;
@@ -484,8 +458,8 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 			}
 		}
 		if (err == ZNONODE)
-			zk_lease_raise_disappeared(at);
-		ZkRaiseForRc(err, WHAT_ACQUIRE, args->lock_path);
+			ZkAttemptRaiseDisappeared(at, true);
+		ZkRaiseForRc(err);
 	}
 }
 
@@ -495,11 +469,13 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
  *		(then returns false), or with wait_ms < 0 as long as needed,
  *		bounded by lock_timeout if set (then ERROR 55P03).  However it ends
  *		without the lease, its node is deleted.  On success *info describes
- *		the lease, whose name this backend remembers.
+ *		the lease, whose name this backend remembers.  Errors name the
+ *		lease being acquired, its wait included.
  */
 bool
 ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 {
+	ZkOperationContext oc;
 	ZkAcquireArgs args;
 	ZkAttempt  *at;
 	ZkGrant		grant;
@@ -507,6 +483,7 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 	volatile int64 sent_at = 0;
 	volatile int64 mtime = -1;
 
+	ZkOperationPush(&oc, ZK_OPER_ACQUIRE_LEASE, largs->lock_path);
 	memset(&args, 0, sizeof(args));
 	args.lock_node = largs->lock_node;
 	args.lock_path = largs->lock_path;
@@ -542,29 +519,28 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 	}
 	PG_CATCH();
 	{
-		ZkAttemptAbandon(at, false);
+		ZkAttemptAbandon(&at, 1, false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	if (!granted)
+	if (granted)
 	{
-		ZkAttemptAbandon(at, true);
-		ZkAttemptFree(at);
-		return false;
+		ZkAttemptGrant(at, &grant);
+		ZkGuardRelease();
+		info->znode = grant.znode;
+		info->token = grant.token;
+		info->ttl_ms = largs->ttl_ms;
+		info->sent_at = sent_at;
+		info->expires_at = mtime >= 0 ? mtime + largs->ttl_ms : -1;
+		zk_lease_remember(args.lock_node, grant.token, grant.znode,
+						  args.data, args.datalen)->sent_at = sent_at;
 	}
-
-	ZkAttemptGrant(at, &grant);
-	ZkGuardRelease();
-	info->znode = grant.znode;
-	info->token = grant.token;
-	info->ttl_ms = largs->ttl_ms;
-	info->sent_at = sent_at;
-	info->expires_at = mtime >= 0 ? mtime + largs->ttl_ms : -1;
-	zk_lease_remember(args.lock_node, grant.token, grant.znode,
-					  args.data, args.datalen)->sent_at = sent_at;
+	else
+		ZkAttemptAbandon(&at, 1, true);
 	ZkAttemptFree(at);
-	return true;
+	ZkOperationPop(&oc);
+	return granted;
 }
 
 /*
@@ -578,10 +554,13 @@ ZkLeaseStatus
 ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			 ZkLeaseInfo *info)
 {
+	ZkOperationContext oc;
+	ZkLeaseStatus status;
+
+	ZkOperationPush(&oc, ZK_OPER_RENEW_LEASE, lock_path);
 	for (;;)
 	{
-		ZkLeaseName *name = zk_lease_find(lock_node, lock_path, token,
-										  WHAT_RENEW);
+		ZkLeaseName *name = zk_lease_find(lock_node, token);
 		ZkOp	   *get;
 		ZkOp	   *set;
 		int			get_rc;
@@ -593,7 +572,10 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		bool		fast;
 
 		if (name == NULL)
-			return ZK_LEASE_NONE;
+		{
+			status = ZK_LEASE_NONE;
+			break;
+		}
 
 		memset(&before, 0, sizeof(before));
 		memset(&owner, 0, sizeof(owner));
@@ -607,8 +589,8 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		set = ZkSetData(name->znode, name->data, name->datalen);
 		sent_at = set->sent_at;
 		if (get != NULL)
-			ZkOpWait(get, WHAT_RENEW, lock_path);
-		ZkOpWait(set, WHAT_RENEW, lock_path);
+			ZkOpWait(get);
+		ZkOpWait(set);
 		get_rc = get != NULL ? get->rc : ZOK;
 		rc = set->rc;
 		if (get != NULL)
@@ -625,18 +607,19 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		{
 			/* a write applied twice does no harm: ask again, reading */
 			name->sent_at = 0;
-			ZkWaitConnected(WHAT_RENEW, lock_path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (get_rc == ZNONODE || rc == ZNONODE)
 		{
 			zk_lease_forget(name);
-			return ZK_LEASE_NONE;
+			status = ZK_LEASE_NONE;
+			break;
 		}
 		if (get_rc != ZOK)
-			ZkRaiseForRc(get_rc, WHAT_RENEW, lock_path);
+			ZkRaiseForRc(get_rc);
 		if (rc != ZOK)
-			ZkRaiseForRc(rc, WHAT_RENEW, lock_path);
+			ZkRaiseForRc(rc);
 
 		/* its ttl is in its data: the server keeps it to itself */
 		info->ttl_ms = fast ? name->ttl_ms : owner.ttl_ms;
@@ -657,25 +640,29 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			{
 				ZkOp	   *del = ZkDelete(znode, -1);
 
-				ZkOpWait(del, WHAT_RENEW, lock_path);
+				ZkOpWait(del);
 				rc = del->rc;
 				ZkOpFree(del);
 				if (!ZkIsConnectionLoss(rc))
 					break;
-				ZkWaitConnected(WHAT_RENEW, lock_path);
+				ZkWaitConnected();
 			}
 			if (rc != ZOK && rc != ZNONODE)
-				ZkRaiseForRc(rc, WHAT_RENEW, lock_path);
+				ZkRaiseForRc(rc);
 			pfree(znode);
-			return ZK_LEASE_EXPIRED;
+			status = ZK_LEASE_EXPIRED;
+			break;
 		}
 		name->sent_at = sent_at;
 		info->znode = pstrdup(name->znode);
 		info->token = token;
 		info->sent_at = sent_at;
 		info->expires_at = after.mtime + info->ttl_ms;
-		return ZK_LEASE_OK;
+		status = ZK_LEASE_OK;
+		break;
 	}
+	ZkOperationPop(&oc);
+	return status;
 }
 
 /*
@@ -689,32 +676,40 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 ZkLeaseStatus
 ZkLeaseRelease(const char *lock_node, const char *lock_path, int64 token)
 {
+	ZkOperationContext oc;
 	bool		resent = false;
+	bool		released;
 
+	ZkOperationPush(&oc, ZK_OPER_RELEASE_LEASE, lock_path);
 	for (;;)
 	{
-		ZkLeaseName *name = zk_lease_find(lock_node, lock_path, token,
-										  WHAT_RELEASE);
+		ZkLeaseName *name = zk_lease_find(lock_node, token);
 		ZkOp	   *op;
 		int			rc;
 
 		if (name == NULL)
-			return resent ? ZK_LEASE_OK : ZK_LEASE_NONE;
+		{
+			released = resent;
+			break;
+		}
 		op = ZkDelete(name->znode, -1);
-		ZkOpWait(op, WHAT_RELEASE, lock_path);
+		ZkOpWait(op);
 		rc = op->rc;
 		ZkOpFree(op);
 		if (ZkIsConnectionLoss(rc))
 		{
 			resent = true;
-			ZkWaitConnected(WHAT_RELEASE, lock_path);
+			ZkWaitConnected();
 			continue;
 		}
 		zk_lease_forget(name);
-		if (rc == ZOK)
-			return ZK_LEASE_OK;
-		if (rc == ZNONODE)
-			return resent ? ZK_LEASE_OK : ZK_LEASE_NONE;
-		ZkRaiseForRc(rc, WHAT_RELEASE, lock_path);
+		if (rc == ZOK || rc == ZNONODE)
+		{
+			released = (rc == ZOK || resent);
+			break;
+		}
+		ZkRaiseForRc(rc);
 	}
+	ZkOperationPop(&oc);
+	return released ? ZK_LEASE_OK : ZK_LEASE_NONE;
 }

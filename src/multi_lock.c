@@ -12,7 +12,7 @@
  * never deadlock with each other.  Every node of the set has the same
  * czxid, the transaction's zxid: the set's one fencing token.
  *
- * Then the backend waits with each node in turn (lock_recipe.c's wait,
+ * Then the backend waits with each node in turn (lock_attempt.c's wait,
  * herd-free as for a single lock).  Waiting for the nodes one after the
  * other costs nothing: they are all queued already, so the set is granted
  * as soon as the last of them is.  While waiting, deadlock detection sees
@@ -22,9 +22,9 @@
  * (lock_table.c deletes a set's nodes in one multi).
  *
  * However an attempt ends without the locks (a try that gives up, a
- * timeout, cancel, an error) every node of the set goes: the created ones
- * are deleted, and after a create whose answer was lost, the set's
- * protection prefix is swept from every lock node.
+ * timeout, cancel, an error) every node of the set goes (ZkAttemptAbandon):
+ * the created ones are deleted, and after a create whose answer was lost,
+ * the set's protection prefix is swept from every lock node.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,21 +32,17 @@
 
 #include "miscadmin.h"
 
-#include "deadlock.h"
 #include "lock_attempt.h"
 #include "multi_lock.h"
+#include "operation_context.h"
 #include "path_memory.h"
-#include "text_encoding.h"
 #include "zk_session.h"
 
-#define WHAT_ACQUIRE	"acquiring lock"
-
-static void zk_create_set(ZkAttempt **at, int n);
+static void zk_create_set(ZkAttempt **at, int n, ZkOperationContext *oc);
 static void zk_read_queues(ZkAttempt **at, int n);
 static bool zk_recover_set(ZkAttempt **at, int n);
 static void zk_verify_set(ZkAttempt **at, int n);
-static void zk_raise_set_incomplete(ZkAttempt **at, int n, int found);
-static void zk_abandon_set(ZkAttempt **at, int n, bool wait);
+static void zk_raise_set_incomplete(int n, int found);
 
 /*
  * zk_read_queues
@@ -68,7 +64,7 @@ zk_read_queues(ZkAttempt **at, int n)
 	{
 		if (ops[i] == NULL)
 			continue;
-		ZkOpWait(ops[i], WHAT_ACQUIRE, at[i]->args->lock_path);
+		ZkOpWait(ops[i]);
 		if (!lost && !ZkAttemptTakeQueue(at[i], ops[i]))
 			lost = true;
 		ZkOpFree(ops[i]);
@@ -78,7 +74,7 @@ zk_read_queues(ZkAttempt **at, int n)
 	if (!lost)
 		return;
 	/* a lost connection: read them one by one once it is back */
-	ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+	ZkWaitConnected();
 	for (int i = 0; i < n; i++)
 	{
 		if (at[i]->nqueue == 0)
@@ -103,21 +99,21 @@ zk_recover_set(ZkAttempt **at, int n)
 	if (found == 0)
 		return false;
 	if (found < n)
-		zk_raise_set_incomplete(at, n, found);
+		zk_raise_set_incomplete(n, found);
 	return true;
 }
 
 /*
  * zk_raise_set_incomplete
- *		Some of the set's nodes are gone: another client deleted them.
+ *		Some of the set's nodes are gone: another client deleted them (the
+ *		operation's context names the set's first lock).
  */
 static void
-zk_raise_set_incomplete(ZkAttempt **at, int n, int found)
+zk_raise_set_incomplete(int n, int found)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("queue nodes of a multi-lock disappeared while acquiring lock \"%s\"",
-					ZkUtf8ForMessage(at[0]->args->lock_path)),
+			 errmsg("queue nodes of a multi-lock disappeared"),
 			 errdetail("Only %d of the %d nodes created together still exist; another client deleted the others.",
 					   found, n)));
 }
@@ -145,7 +141,7 @@ zk_verify_set(ZkAttempt **at, int n)
 	{
 		int			rc;
 
-		ZkOpWait(ops[i], WHAT_ACQUIRE, at[i]->args->lock_path);
+		ZkOpWait(ops[i]);
 		rc = ops[i]->rc;
 		ZkOpFree(ops[i]);
 		ops[i] = NULL;
@@ -155,12 +151,12 @@ zk_verify_set(ZkAttempt **at, int n)
 		{
 			for (int j = i + 1; j < n; j++)
 				ZkOpFree(ops[j]);
-			ZkRaiseForRc(rc, WHAT_ACQUIRE, at[i]->args->lock_path);
+			ZkRaiseForRc(rc);
 		}
 	}
 	pfree(ops);
 	if (found < n)
-		zk_raise_set_incomplete(at, n, found);
+		zk_raise_set_incomplete(n, found);
 }
 
 /*
@@ -173,10 +169,11 @@ zk_verify_set(ZkAttempt **at, int n)
  * requests sent just before the multi, without waiting for them, as
  * lock_recipe.c does for one lock.  Where a lock node's data cannot be set
  * (an ACL that allows creating children but not writing the node), the
- * multi holds only the creates, and every queue is read.
+ * multi holds only the creates, and every queue is read.  A request the
+ * server refused is raised naming its own lock in the context 'oc'.
  */
 static void
-zk_create_set(ZkAttempt **at, int n)
+zk_create_set(ZkAttempt **at, int n, ZkOperationContext *oc)
 {
 	const char **paths = palloc(sizeof(char *) * n);
 	const char **datas = palloc(sizeof(char *) * n);
@@ -201,7 +198,7 @@ zk_create_set(ZkAttempt **at, int n)
 		ZkOp	   *op;
 		int			rc;
 		int			failed;
-		bool		parent_missing = false;
+		bool		parent_missing;
 
 		CHECK_FOR_INTERRUPTS();
 		for (int i = 0; i < n; i++)
@@ -214,27 +211,8 @@ zk_create_set(ZkAttempt **at, int n)
 		op = ZkCreateSet(n, paths, datas, lens, counted ? parents : NULL);
 
 		/* answers come in order: once the multi's is in, so are the others */
-		ZkOpWait(op, WHAT_ACQUIRE, at[0]->args->lock_path);
-		for (int i = 0; i < n; i++)
-		{
-			int			make_rc;
-
-			if (makes[i] == NULL)
-				continue;
-			ZkOpWait(makes[i], WHAT_ACQUIRE, at[i]->args->lock_path);
-			make_rc = makes[i]->rc;
-			ZkOpFree(makes[i]);
-			makes[i] = NULL;
-			if (make_rc == ZOK || make_rc == ZNODEEXISTS)
-			{
-				if (!learnt[i])
-					ZkLearnFresh(parents[i], make_rc == ZOK);
-				learnt[i] = true;
-				fresh[i] = false;	/* it exists now */
-			}
-			else if (make_rc == ZNONODE)
-				parent_missing = true;
-		}
+		ZkOpWait(op);
+		parent_missing = ZkCollectFreshCreates(makes, parents, n, learnt, fresh);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
@@ -257,15 +235,15 @@ zk_create_set(ZkAttempt **at, int n)
 				{
 					ZkOp	   *ex = ZkExists(at[0]->znode);
 
-					ZkOpWait(ex, WHAT_ACQUIRE, at[0]->args->lock_path);
+					ZkOpWait(ex);
 					rc = ex->rc;
 					token = ex->stat.czxid;
 					ZkOpFree(ex);
 					if (rc == ZOK)
 						break;
 					if (!ZkIsConnectionLoss(rc))
-						ZkRaiseForRc(rc, WHAT_ACQUIRE, at[0]->args->lock_path);
-					ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+						ZkRaiseForRc(rc);
+					ZkWaitConnected();
 				}
 				for (int i = 0; i < n; i++)
 					at[i]->token = token;
@@ -293,20 +271,23 @@ zk_create_set(ZkAttempt **at, int n)
 		else if (rc == ZNONODE)
 		{
 			/* a parent of a lock node is missing, or a node was reaped */
-			ZkCreateLockParents(parents, n, at[0]->args->lock_path);
+			ZkCreateLockParents(parents, n);
 			memset(fresh, 0, sizeof(bool) * n);
 		}
 		else if (rc == ZNOAUTH && counted)
 			counted = false;	/* maybe only a setData was refused */
 		else if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_ACQUIRE, at[0]->args->lock_path);
+			ZkWaitConnected();
 			if (zk_recover_set(at, n))
 				break;
 		}
 		else
-			ZkRaiseForRc(rc, WHAT_ACQUIRE,
-						 at[failed >= 0 ? failed : 0]->args->lock_path);
+		{
+			ZkOperationSet(oc, ZK_OPER_ACQUIRE_LOCK,
+						   at[failed >= 0 ? failed : 0]->args->lock_path);
+			ZkRaiseForRc(rc);
+		}
 	}
 	pfree(paths);
 	pfree(datas);
@@ -318,54 +299,23 @@ zk_create_set(ZkAttempt **at, int n)
 }
 
 /*
- * zk_abandon_set
- *		The set ends without its locks: every node goes, in one batch.
- *		With 'wait' (a try that returns false) and synchronous release the
- *		deletes are waited for, as a release is; otherwise (in PG_CATCH,
- *		where no ERROR may be raised) they go in the background.
- */
-static void
-zk_abandon_set(ZkAttempt **at, int n, bool wait)
-{
-	const char **znodes = palloc(sizeof(char *) * n);
-	int			nznodes = 0;
-	ZkOp	   *op;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (at[i]->published)
-			ZkDeadlockWithdraw();
-		at[i]->published = false;
-		if (at[i]->znode != NULL)
-			znodes[nznodes++] = at[i]->znode;
-		else if (at[i]->create_sent)
-			ZkSweepInBackground(at[i]->args->lock_node, at[i]->prefix);
-	}
-	if (nznodes > 0)
-	{
-		bool		sync = wait && zklock_synchronous_release;
-
-		op = ZkReleaseSend(znodes, nznodes, sync);
-		if (op != NULL)
-			(void) ZkReleaseWait(op);
-	}
-	pfree(znodes);
-}
-
-/*
  * ZkAcquireSet
  *		Take n locks (args[i], on distinct lock nodes) all at once.  Waits
  *		as ZkAcquire does (args[0].wait_ms for all); returns false if a try
  *		did not get every one of them, leaving no node behind.  On success
- *		grants[i] holds node i, and every grant has the same token.
+ *		grants[i] holds node i, and every grant has the same token.  Errors
+ *		name the set's first lock as acquired, and each lock as it is
+ *		waited for.
  */
 bool
 ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 {
+	ZkOperationContext oc;
 	ZkAttempt **at = palloc(sizeof(ZkAttempt *) * n);
 	char		prefix[ZK_PREFIX_LEN + 1];
 	bool		granted = true;
 
+	ZkOperationPush(&oc, ZK_OPER_ACQUIRE_LOCK, args[0].lock_path);
 	/* one protection prefix: the set is one attempt */
 	ZkMakeNodePrefix(prefix);
 	for (int i = 0; i < n; i++)
@@ -380,16 +330,20 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 	{
 		uint64		waits_before;
 
-		zk_create_set(at, n);
+		zk_create_set(at, n, &oc);
 		waits_before = ZkWatchWaitCount();
 		for (int i = 0; i < n && granted; i++)
+		{
+			ZkOperationSet(&oc, ZK_OPER_WAIT_LOCK, args[i].lock_path);
 			granted = ZkAttemptWait(at[i], &grants[i]);
+		}
+		ZkOperationSet(&oc, ZK_OPER_ACQUIRE_LOCK, args[0].lock_path);
 		if (granted && ZkWatchWaitCount() != waits_before)
 			zk_verify_set(at, n);
 	}
 	PG_CATCH();
 	{
-		zk_abandon_set(at, n, false);
+		ZkAttemptAbandon(at, n, false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -400,9 +354,10 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 			ZkAttemptGrant(at[i], &grants[i]);
 	}
 	else
-		zk_abandon_set(at, n, true);
+		ZkAttemptAbandon(at, n, true);
 	for (int i = 0; i < n; i++)
 		ZkAttemptFree(at[i]);
 	pfree(at);
+	ZkOperationPop(&oc);
 	return granted;
 }

@@ -15,7 +15,7 @@
  * server keeps a TTL node's ttl to itself.
  *
  * The data is UTF-8, whatever the database's encoding.  It is read with
- * PostgreSQL's JSON parser (common/jsonapi.h), whose errors are returned,
+ * PostgreSQL's JSON parser (json_reader.c), whose errors are returned,
  * not thrown: nodes written by other clients (Curator stores the client's
  * address, kazoo an identifier) or corrupt data simply yield NULL fields,
  * never an error.
@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "commands/dbcommands.h"
-#include "common/jsonapi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -35,26 +34,16 @@
 #include "utils/guc.h"
 #include "utils/json.h"
 
+#include "json_reader.h"
 #include "node_data.h"
 
 /* maximum length of one JSON string value we keep */
 #define ZK_MAX_FIELD 1024
 
-/* where ZkParseNodeData's semantic actions keep their state */
-typedef struct ZkNodeDataParse
-{
-	ZkOwner    *owner;
-	int			depth;			/* 1 inside the top-level object, more
-								 * inside a nested object or array */
-	char	   *field;			/* name of the top-level field being read */
-} ZkNodeDataParse;
-
 static void append_field(StringInfo buf, const char *key, const char *value,
 						 bool first);
-static void zk_nd_object_start(void *state);
-static void zk_nd_object_end(void *state);
-static void zk_nd_field_start(void *state, char *fname, bool isnull);
-static void zk_nd_scalar(void *state, char *token, JsonTokenType tokentype);
+static void zk_nd_scalar(void *arg, int depth, const char *f, char *token,
+						 JsonTokenType tokentype);
 static bool zk_nd_integer(const char *token, int64 min, int64 max,
 						  int64 *value);
 
@@ -113,28 +102,7 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	return buf.data;
 }
 
-/* ---- reading a node's data with common/jsonapi.h ---- */
-
-/* an object or array begins: one level deeper */
-static void
-zk_nd_object_start(void *state)
-{
-	((ZkNodeDataParse *) state)->depth++;
-}
-
-static void
-zk_nd_object_end(void *state)
-{
-	((ZkNodeDataParse *) state)->depth--;
-}
-
-static void
-zk_nd_field_start(void *state, char *fname, bool isnull)
-{
-	ZkNodeDataParse *p = (ZkNodeDataParse *) state;
-
-	p->field = (p->depth == 1) ? fname : NULL;
-}
+/* ---- reading a node's data (json_reader.c) ---- */
 
 /*
  * zk_nd_integer
@@ -157,17 +125,17 @@ zk_nd_integer(const char *token, int64 min, int64 max, int64 *value)
 /*
  * zk_nd_scalar
  *		Keep the top-level fields we know; a value of the wrong type or
- *		range, or a string longer than ZK_MAX_FIELD, is left out.
+ *		range, or a string longer than ZK_MAX_FIELD, is left out, and so
+ *		is every value nested deeper.
  */
 static void
-zk_nd_scalar(void *state, char *token, JsonTokenType tokentype)
+zk_nd_scalar(void *arg, int depth, const char *f, char *token,
+			 JsonTokenType tokentype)
 {
-	ZkNodeDataParse *p = (ZkNodeDataParse *) state;
-	ZkOwner    *owner = p->owner;
-	const char *f = p->field;
+	ZkOwner    *owner = (ZkOwner *) arg;
 	int64		v;
 
-	if (f == NULL || p->depth != 1)
+	if (f == NULL || depth != 1)
 		return;
 	if (tokentype == JSON_TOKEN_NUMBER)
 	{
@@ -207,10 +175,6 @@ zk_nd_scalar(void *state, char *token, JsonTokenType tokentype)
 void
 ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 {
-	ZkNodeDataParse p = {0};
-	JsonSemAction sem = {0};
-	JsonLexContext *lex;
-
 	memset(owner, 0, sizeof(*owner));
 	owner->port = -1;
 	owner->pid = -1;
@@ -218,17 +182,7 @@ ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 	if (data == NULL || len <= 0 ||
 		!pg_verify_mbstr(PG_UTF8, data, len, true))
 		return;
-
-	p.owner = owner;
-	sem.semstate = &p;
-	sem.object_start = zk_nd_object_start;
-	sem.object_end = zk_nd_object_end;
-	sem.array_start = zk_nd_object_start;
-	sem.array_end = zk_nd_object_end;
-	sem.object_field_start = zk_nd_field_start;
-	sem.scalar = zk_nd_scalar;
-	lex = makeJsonLexContextCstringLen(pnstrdup(data, len), len, PG_UTF8, true);
-	(void) pg_parse_json(lex, &sem);
+	(void) ZkJsonRead(data, len, zk_nd_scalar, owner);
 }
 
 /*

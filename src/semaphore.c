@@ -16,7 +16,7 @@
  * has more than max_leases children, wait for a change of its children;
  * release the mutex.  Only the one acquirer holding the mutex watches the
  * lease count; the others wait in the mutex queue, each watching the node
- * before it (lock_recipe.c): a release wakes one waiter, never a herd.
+ * before it (lock_attempt.c): a release wakes one waiter, never a herd.
  * Releasing a lease is deleting its node.
  *
  * Round trips.  The two creates go out together in one ZooKeeper multi,
@@ -44,29 +44,32 @@
  * it, an any-of wait, through which no cycle is reported.  A waiter in the
  * mutex queue waits for the mutex holder like any lock waiter.
  *
- * However an attempt ends without the lease, its nodes go; after a create
- * whose answer was lost, the attempt's prefix is swept from both parents.
+ * The mutex node and the lease node are two attempts (lock_attempt.h) under
+ * one protection prefix, abandoned together (ZkAttemptAbandon): however an
+ * acquisition ends without the lease, its nodes go.  After a create whose
+ * answer was lost, both nodes are looked for by that prefix before
+ * anything is created again (ZkAttemptRecover, the step every recipe
+ * shares), so an orphan lease never counts against the limit: the multi
+ * made both nodes (they are ours, and the leases are counted again) or
+ * neither (the multi is sent again under the same prefix).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "common/jsonapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "storage/proc.h"
 
 #include "contender.h"
 #include "deadlock.h"
+#include "deadlock_timer.h"
+#include "json_reader.h"
 #include "lock_attempt.h"
+#include "operation_context.h"
 #include "path_memory.h"
 #include "semaphore.h"
 #include "text_encoding.h"
 #include "zk_session.h"
-
-#define WHAT_ACQUIRE	"acquiring semaphore"
-#define WHAT_WAIT		"waiting for semaphore"
-#define LEASE_MARKER	"lease-"
 
 /* One acquisition. */
 typedef struct ZkSemAttempt
@@ -74,30 +77,18 @@ typedef struct ZkSemAttempt
 	const ZkSemaphoreArgs *args;
 	char	   *locks_node;		/* <sem_node>/locks */
 	char	   *leases_node;	/* <sem_node>/leases */
-	char		prefix[ZK_PREFIX_LEN + 1];
-	bool		create_sent;	/* nodes with our prefix may exist */
-	char	   *mutex_znode;	/* our node in the mutex queue */
-	char	   *lease_znode;	/* our lease node */
-	int64		token;			/* the lease node's czxid */
 	ZkAcquireArgs mutex_args;	/* for the mutex queue */
-	int64		start;
-	int64		deadline;		/* monotonic ms; 0: none */
-	bool		is_lock_timeout;
-	bool		published;		/* our count wait is published */
+	ZkAcquireArgs lease_args;	/* for the leases node */
+	ZkAttempt  *mutex;			/* our node in the mutex queue; its deadline
+								 * is the acquisition's */
+	ZkAttempt  *lease;			/* our lease node; its deadlock fields are
+								 * the count wait's */
+	ZkOperationContext *oper;	/* the acquisition's, from acquiring to
+								 * waiting and back */
 } ZkSemAttempt;
 
-/* The semaphore node's data as far as it records a limit. */
-typedef struct ZkLimitParse
-{
-	int			depth;
-	bool		in_field;
-	int			max_leases;		/* -1: none recorded */
-} ZkLimitParse;
-
-static void zk_limit_ofield(void *state, char *fname, bool isnull);
-static void zk_limit_scalar(void *state, char *token, JsonTokenType type);
-static void zk_limit_object_start(void *state);
-static void zk_limit_object_end(void *state);
+static void zk_limit_scalar(void *arg, int depth, const char *field,
+							char *token, JsonTokenType type);
 static int	zk_recorded_limit(const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
@@ -107,44 +98,26 @@ static bool zk_wait_mutex(ZkSemAttempt *s);
 static bool zk_wait_count(ZkSemAttempt *s);
 static bool zk_check_count_deadlock(ZkSemAttempt *s, char **children,
 									int nchildren);
-static void zk_sem_abandon(ZkSemAttempt *s, bool wait);
+static void zk_forget_node(ZkAttempt *at);
 static void zk_new_prefix(ZkSemAttempt *s);
 
-/* JSON semantic actions: the top-level "max_leases" number, if any. */
+/*
+ * zk_limit_scalar
+ *		The JSON reader's action: keep the top-level "max_leases" number.
+ */
 static void
-zk_limit_object_start(void *state)
+zk_limit_scalar(void *arg, int depth, const char *field, char *token,
+				JsonTokenType type)
 {
-	((ZkLimitParse *) state)->depth++;
-}
+	char	   *end;
+	long		v;
 
-static void
-zk_limit_object_end(void *state)
-{
-	((ZkLimitParse *) state)->depth--;
-}
-
-static void
-zk_limit_ofield(void *state, char *fname, bool isnull)
-{
-	ZkLimitParse *p = (ZkLimitParse *) state;
-
-	p->in_field = (p->depth == 1 && strcmp(fname, "max_leases") == 0);
-}
-
-static void
-zk_limit_scalar(void *state, char *token, JsonTokenType type)
-{
-	ZkLimitParse *p = (ZkLimitParse *) state;
-
-	if (p->in_field && type == JSON_TOKEN_NUMBER)
-	{
-		char	   *end;
-		long		v = strtol(token, &end, 10);
-
-		if (*end == '\0' && v >= 1 && v <= PG_INT32_MAX)
-			p->max_leases = (int) v;
-	}
-	p->in_field = false;
+	if (depth != 1 || field == NULL || strcmp(field, "max_leases") != 0 ||
+		type != JSON_TOKEN_NUMBER)
+		return;
+	v = strtol(token, &end, 10);
+	if (*end == '\0' && v >= 1 && v <= PG_INT32_MAX)
+		*(int *) arg = (int) v;
 }
 
 /*
@@ -155,25 +128,11 @@ zk_limit_scalar(void *state, char *token, JsonTokenType type)
 static int
 zk_recorded_limit(const char *data, int len)
 {
-	ZkLimitParse p = {0, false, -1};
-	JsonSemAction sem;
-	JsonLexContext *lex;
-	char	   *copy;
+	int			max_leases = -1;
 
-	if (data == NULL || len <= 0)
+	if (!ZkJsonRead(data, len, zk_limit_scalar, &max_leases))
 		return -1;
-	copy = pnstrdup(data, len);
-	memset(&sem, 0, sizeof(sem));
-	sem.semstate = &p;
-	sem.object_start = zk_limit_object_start;
-	sem.object_end = zk_limit_object_end;
-	sem.object_field_start = zk_limit_ofield;
-	sem.scalar = zk_limit_scalar;
-	lex = makeJsonLexContextCstringLen(copy, len, PG_UTF8, true);
-	if (pg_parse_json(lex, &sem) != JSON_SUCCESS)
-		p.max_leases = -1;
-	pfree(copy);
-	return p.max_leases;
+	return max_leases;
 }
 
 /*
@@ -220,20 +179,34 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 }
 
 /*
+ * zk_forget_node
+ *		The attempt no longer has a node (it was deleted, or is swept).
+ */
+static void
+zk_forget_node(ZkAttempt *at)
+{
+	if (at->znode != NULL)
+		pfree(at->znode);
+	at->znode = NULL;
+	at->name = NULL;
+}
+
+/*
  * zk_new_prefix
- *		A fresh protection prefix, after sweeping the old one's nodes (a
- *		create whose answer was lost may have made them).
+ *		A fresh protection prefix for both of the acquisition's nodes, after
+ *		sweeping the old one's (one of them was found without the other:
+ *		another client deleted it).
  */
 static void
 zk_new_prefix(ZkSemAttempt *s)
 {
-	if (s->create_sent)
-	{
-		ZkSweepInBackground(s->locks_node, s->prefix);
-		ZkSweepInBackground(s->leases_node, s->prefix);
-	}
-	ZkMakeNodePrefix(s->prefix);
-	s->create_sent = false;
+	if (s->mutex->create_sent)
+		ZkSweepInBackground(s->locks_node, s->mutex->prefix);
+	if (s->lease->create_sent)
+		ZkSweepInBackground(s->leases_node, s->lease->prefix);
+	ZkAttemptSetPrefix(s->mutex, NULL);
+	ZkAttemptSetPrefix(s->lease, s->mutex->prefix);
+	s->mutex->create_sent = s->lease->create_sent = false;
 }
 
 /*
@@ -242,7 +215,7 @@ zk_new_prefix(ZkSemAttempt *s)
  *		of the semaphore node (the recorded limit).  Sets *mutex_alone if
  *		our mutex node is alone in its queue, and *nleases to the number of
  *		lease nodes right after ours was made.  False if the answer was
- *		lost (the caller starts over with a fresh prefix).
+ *		lost (the caller finds our nodes by our prefix).
  *
  * The semaphore's nodes expected to be missing (path_memory.c) are created
  * by requests sent just before, without waiting, as lock_recipe.c does
@@ -257,17 +230,13 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 	const char *datas[2];
 	int			lens[2];
 	const char *parents[2];
-	char	   *mutex_base = psprintf("%s/%s%s", s->locks_node, s->prefix,
-									  ZK_MUTEX_MARKER);
-	char	   *lease_base = psprintf("%s/%s%s", s->leases_node, s->prefix,
-									  LEASE_MARKER);
 	char	   *limit = zk_limit_data(args->max_leases);
 	const char *nodes[3];
 	bool		make[3];
 	bool		learnt[3] = {false, false, false};	/* told path_memory.c */
 
-	paths[0] = mutex_base;
-	paths[1] = lease_base;
+	paths[0] = s->mutex->node_base;
+	paths[1] = s->lease->node_base;
 	datas[0] = datas[1] = args->data;
 	lens[0] = lens[1] = args->datalen;
 	parents[0] = s->locks_node;
@@ -296,31 +265,13 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 									ZOO_CONTAINER, true);
 		}
 		data_op = ZkGetData(args->sem_node, ZK_NO_WATCH);
-		s->create_sent = true;
+		s->mutex->create_sent = s->lease->create_sent = true;
 		op = ZkCreateSet(2, paths, datas, lens, parents);
 
 		/* answers come in order: once the multi's is in, so are the others */
-		ZkOpWait(op, WHAT_ACQUIRE, args->sem_path);
-		ZkOpWait(data_op, WHAT_ACQUIRE, args->sem_path);
-		for (int i = 0; i < 3; i++)
-		{
-			int			make_rc;
-
-			if (makes[i] == NULL)
-				continue;
-			ZkOpWait(makes[i], WHAT_ACQUIRE, args->sem_path);
-			make_rc = makes[i]->rc;
-			ZkOpFree(makes[i]);
-			if (make_rc == ZOK || make_rc == ZNODEEXISTS)
-			{
-				if (!learnt[i])
-					ZkLearnFresh(nodes[i], make_rc == ZOK);
-				learnt[i] = true;
-				make[i] = false;	/* it exists now */
-			}
-			else if (make_rc == ZNONODE)
-				parent_missing = true;
-		}
+		ZkOpWait(op);
+		ZkOpWait(data_op);
+		parent_missing = ZkCollectFreshCreates(makes, nodes, 3, learnt, make);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
@@ -332,9 +283,10 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 				if (!learnt[i])
 					ZkLearnFresh(nodes[i], false);
 			}
-			s->mutex_znode = pstrdup(ZkCreateSetResult(op, 0, &nmutex));
-			s->lease_znode = pstrdup(ZkCreateSetResult(op, 1, &nlease));
-			s->token = op->stat.czxid;
+			ZkAttemptCreated(s->mutex, ZkCreateSetResult(op, 0, &nmutex),
+							 op->stat.czxid, false);
+			ZkAttemptCreated(s->lease, ZkCreateSetResult(op, 1, &nlease),
+							 op->stat.czxid, false);
 			ZkOpFree(op);
 			*mutex_alone = (nmutex == 1);
 			*nleases = nlease;
@@ -347,8 +299,6 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 				ZkOpFree(data_op);
 			}
 			PG_END_TRY();
-			pfree(mutex_base);
-			pfree(lease_base);
 			pfree(limit);
 			return true;
 		}
@@ -367,57 +317,36 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 		else if (rc == ZNONODE)
 		{
 			/* the semaphore node or one of its parents is missing */
-			ZkCreateLockParents(parents, 2, args->sem_path);
+			ZkCreateLockParents(parents, 2);
 			make[0] = make[1] = make[2] = false;
 		}
 		else if (ZkIsConnectionLoss(rc))
 		{
-			ZkWaitConnected(WHAT_ACQUIRE, args->sem_path);
-			pfree(mutex_base);
-			pfree(lease_base);
+			ZkWaitConnected();
 			pfree(limit);
 			return false;
 		}
 		else
-			ZkRaiseForRc(rc, WHAT_ACQUIRE, args->sem_path);
+			ZkRaiseForRc(rc);
 	}
 }
 
 /*
  * zk_wait_mutex
  *		Our mutex node is queued behind others: wait with it as a lock
- *		waiter does (lock_recipe.c), until the attempt's deadline.
+ *		waiter does (lock_attempt.c), until the acquisition's deadline.
  */
 static bool
 zk_wait_mutex(ZkSemAttempt *s)
 {
-	ZkAttempt  *at = ZkAttemptBegin(&s->mutex_args, s->prefix);
 	ZkGrant		g;
-	bool		granted;
 
-	at->start = s->start;
-	at->deadline = s->deadline;
-	at->is_lock_timeout = s->is_lock_timeout;
-	ZkAttemptCreated(at, s->mutex_znode, s->token, false);
 	memset(&g, 0, sizeof(g));
-	PG_TRY();
-	{
-		ZkAttemptRereadQueue(at);
-		granted = ZkAttemptWait(at, &g);
-	}
-	PG_CATCH();
-	{
-		if (at->published)
-			ZkDeadlockWithdraw();
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (granted)
-		ZkAttemptGrant(at, &g);
-	else if (at->published)
-		ZkDeadlockWithdraw();
-	ZkAttemptFree(at);
-	return granted;
+	ZkAttemptRereadQueue(s->mutex);
+	if (!ZkAttemptWait(s->mutex, &g))
+		return false;
+	ZkAttemptGrant(s->mutex, &g);
+	return true;
 }
 
 /*
@@ -432,38 +361,37 @@ zk_create_lease(ZkSemAttempt *s, int *nleases)
 
 	for (;;)
 	{
-		char	   *base = psprintf("%s/%s%s", s->leases_node, s->prefix,
-									LEASE_MARKER);
 		ZkOp	   *op;
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
-		s->create_sent = true;
-		op = ZkCreateCounted(base, args->data, args->datalen, s->leases_node);
-		pfree(base);
-		ZkOpWait(op, WHAT_ACQUIRE, args->sem_path);
+		s->lease->create_sent = true;
+		op = ZkCreateCounted(s->lease->node_base, args->data, args->datalen,
+							 s->leases_node);
+		ZkOpWait(op);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
-			s->lease_znode = pstrdup(op->value);
-			s->token = op->stat.czxid;
+			ZkAttemptCreated(s->lease, op->value, op->stat.czxid, false);
 			*nleases = op->parent_children;
 			ZkOpFree(op);
 			return;
 		}
 		ZkOpFree(op);
 		if (rc == ZNONODE)
-			ZkCreateLockParents((const char **) &s->leases_node, 1,
-								args->sem_path);
+			ZkCreateLockParents((const char **) &s->leases_node, 1);
 		else if (ZkIsConnectionLoss(rc))
 		{
-			/* the lease may exist: sweep it, try under a fresh prefix */
-			ZkWaitConnected(WHAT_ACQUIRE, args->sem_path);
-			ZkSweepInBackground(s->leases_node, s->prefix);
-			ZkMakeNodePrefix(s->prefix);
+			/* the lease may exist: find it before creating it again */
+			ZkWaitConnected();
+			if (ZkAttemptRecover(s->lease))
+			{
+				*nleases = PG_INT32_MAX; /* not known: count them */
+				return;
+			}
 		}
 		else
-			ZkRaiseForRc(rc, WHAT_ACQUIRE, args->sem_path);
+			ZkRaiseForRc(rc);
 	}
 }
 
@@ -478,11 +406,11 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
 {
 	ZkWaitTarget t;
 	ZkWaitDesc	wait;
-	const char *mine = strrchr(s->lease_znode, '/') + 1;
+	const char *mine = s->lease->name;
 
 	t.lock_path = s->args->sem_path;
 	t.lock_node = s->leases_node;
-	t.znode = s->lease_znode;
+	t.znode = s->lease->znode;
 	t.mode = ZK_MODE_LEASE;
 	t.nahead = 0;
 	t.ahead = palloc(sizeof(char *) * Max(nchildren, 1));
@@ -495,7 +423,7 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
 	wait.kind = s->args->max_leases == 1 ? ZK_WAIT_ALL_OF : ZK_WAIT_ANY_OF;
 	wait.ntargets = 1;
 	wait.targets = &t;
-	s->published = true;
+	s->lease->published = true;
 	(void) ZkDeadlockPublish(&wait);
 	return ZkDeadlockCheck(&wait);
 }
@@ -504,16 +432,15 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
  * zk_wait_count
  *		Holding the mutex, with our lease node made: wait until the leases
  *		node has no more than max_leases children, watching its children.
- *		False when the attempt's deadline passed (a try); 55P03 when it was
- *		lock_timeout's.
+ *		False when the acquisition's deadline passed (a try); 55P03 when it
+ *		was lock_timeout's.  deadlock_timeout's timer runs from the first
+ *		sleep on; the caller stops it.
  */
 static bool
 zk_wait_count(ZkSemAttempt *s)
 {
 	const ZkSemaphoreArgs *args = s->args;
-	const char *mine = strrchr(s->lease_znode, '/') + 1;
-	int64		check_at = s->start + DeadlockTimeout;
-	bool		checked = false;
+	ZkAttempt  *lease = s->lease;
 
 	for (;;)
 	{
@@ -524,11 +451,11 @@ zk_wait_count(ZkSemAttempt *s)
 
 		ZkWatchArm(s->leases_node);
 		op = ZkGetChildrenWatched(s->leases_node);
-		ZkOpWait(op, WHAT_WAIT, args->sem_path);
+		ZkOpWait(op);
 		if (ZkIsConnectionLoss(op->rc))
 		{
 			ZkOpFree(op);
-			ZkWaitConnected(WHAT_WAIT, args->sem_path);
+			ZkWaitConnected();
 			continue;
 		}
 		if (op->rc != ZOK && op->rc != ZNONODE)
@@ -536,19 +463,18 @@ zk_wait_count(ZkSemAttempt *s)
 			int			rc = op->rc;
 
 			ZkOpFree(op);
-			ZkRaiseForRc(rc, WHAT_WAIT, args->sem_path);
+			ZkRaiseForRc(rc);
 		}
 		for (int i = 0; i < op->nchildren; i++)
-			found |= (strcmp(op->children[i], mine) == 0);
+			found |= (strcmp(op->children[i], lease->name) == 0);
 		n = op->nchildren;
 		if (!found)
 		{
 			ZkOpFree(op);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper lease node \"%s\" disappeared while acquiring semaphore \"%s\"",
-							ZkUtf8ForMessage(s->lease_znode),
-							ZkUtf8ForMessage(args->sem_path)),
+					 errmsg("ZooKeeper lease node \"%s\" disappeared",
+							ZkUtf8ForMessage(lease->znode)),
 					 errdetail("Another client deleted the node.")));
 		}
 		if (n <= args->max_leases)
@@ -562,67 +488,25 @@ zk_wait_count(ZkSemAttempt *s)
 			return false;
 		}
 
-		for (;;)
+		while (ZkDeadlockTimerWait(s->mutex->deadline, &event))
 		{
-			int64		until = s->deadline;
-
-			if (!checked && (until == 0 || check_at < until))
-				until = check_at;
-			event = ZkWatchWait(until, WHAT_WAIT, args->sem_path);
-			if (event != 0)
-				break;
-			if (!checked && until == check_at)
+			/* deadlock_timeout passed: check; again later if cut short */
+			if (!lease->checked_deadlock)
 			{
-				checked = zk_check_count_deadlock(s, op->children, n);
-				if (!checked)
-					check_at = ZkNowMs() + DeadlockTimeout;
-				continue;
+				lease->checked_deadlock =
+					zk_check_count_deadlock(s, op->children, n);
+				if (!lease->checked_deadlock)
+					ZkDeadlockTimerAgain();
 			}
-			ZkOpFree(op);
-			if (s->is_lock_timeout)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("canceling statement due to lock timeout"),
-						 errdetail("Waiting for ZooKeeper semaphore \"%s\".",
-								   ZkUtf8ForMessage(args->sem_path))));
-
-			return false;
 		}
 		ZkOpFree(op);
+		if (event == 0)
+		{
+			if (s->mutex->is_lock_timeout)
+				ZkRaiseLockTimeout(ZK_WAITED_FOR_SEMAPHORE, args->sem_path);
+			return false;
+		}
 		/* the children changed: count again (and watch again) */
-	}
-}
-
-/*
- * zk_sem_abandon
- *		The attempt ends without a lease: its nodes go, in one batch (with
- *		'wait' and synchronous release, waited for as a release is; in
- *		PG_CATCH in the background).
- */
-static void
-zk_sem_abandon(ZkSemAttempt *s, bool wait)
-{
-	const char *znodes[2];
-	int			n = 0;
-
-	if (s->published)
-		ZkDeadlockWithdraw();
-	s->published = false;
-	if (s->lease_znode != NULL)
-		znodes[n++] = s->lease_znode;
-	if (s->mutex_znode != NULL)
-		znodes[n++] = s->mutex_znode;
-	if (n > 0)
-	{
-		ZkOp	   *op = ZkReleaseSend(znodes, n, wait && zklock_synchronous_release);
-
-		if (op != NULL)
-			(void) ZkReleaseWait(op);
-	}
-	if (s->create_sent && (s->lease_znode == NULL || s->mutex_znode == NULL))
-	{
-		ZkSweepInBackground(s->locks_node, s->prefix);
-		ZkSweepInBackground(s->leases_node, s->prefix);
 	}
 }
 
@@ -636,23 +520,54 @@ zk_sem_acquire(ZkSemAttempt *s)
 {
 	bool		mutex_alone;
 	int			nleases;
+	bool		granted;
 
 	while (!zk_create_both(s, &mutex_alone, &nleases))
-		zk_new_prefix(s);
+	{
+		/*
+		 * The answer was lost.  The multi made both nodes or neither: find
+		 * them by our prefix before creating anything again, so that no
+		 * orphan lease ever counts against the limit.
+		 */
+		bool		have_mutex = ZkAttemptRecover(s->mutex);
+		bool		have_lease = ZkAttemptRecover(s->lease);
+
+		if (have_mutex && have_lease)
+		{
+			/* the mutex is ours if no contender is before our node */
+			mutex_alone = (ZkFindContender(s->mutex->queue, s->mutex->nqueue,
+										   s->mutex->name) == 0);
+			nleases = PG_INT32_MAX;	/* not known: count them */
+			break;
+		}
+		if (have_mutex || have_lease)
+		{
+			/* another client deleted one of them: sweep, start afresh */
+			zk_forget_node(s->mutex);
+			zk_forget_node(s->lease);
+			zk_new_prefix(s);
+		}
+		/* else neither was made: send the multi again, same prefix */
+	}
 
 	if (!mutex_alone)
 	{
 		/* never hold a lease while waiting behind the mutex holder */
-		ZkDeleteInBackground(s->lease_znode);
-		pfree(s->lease_znode);
-		s->lease_znode = NULL;
+		ZkDeleteInBackground(s->lease->znode);
+		zk_forget_node(s->lease);
+		ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
 		if (!zk_wait_mutex(s))
 			return false;
+		ZkOperationSet(s->oper, ZK_OPER_ACQUIRE_SEMAPHORE, s->args->sem_path);
 		zk_create_lease(s, &nleases);
 	}
+	/* PG_INT32_MAX: not known (after a lost answer): zk_wait_count counts */
 	if (nleases <= s->args->max_leases)
 		return true;
-	return zk_wait_count(s);
+	ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
+	granted = zk_wait_count(s);
+	ZkDeadlockTimerStop();		/* an ERROR's stop is ZkAttemptAbandon's */
+	return granted;
 }
 
 /*
@@ -661,26 +576,23 @@ zk_sem_acquire(ZkSemAttempt *s)
  *		returns false), or with wait_ms < 0 as long as needed, bounded by
  *		lock_timeout if set (then ERROR 55P03).  However it ends without
  *		the lease, its nodes are deleted.  On success grant->znode is the
- *		lease node and grant->token its czxid.
+ *		lease node and grant->token its czxid.  Errors name the semaphore
+ *		as acquired, or as waited for while its mutex or its lease count
+ *		is.
  */
 bool
 ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 {
+	ZkOperationContext oc;
 	ZkSemAttempt *s = palloc0(sizeof(ZkSemAttempt));
+	ZkAttempt  *both[2];
 	bool		granted;
 
+	ZkOperationPush(&oc, ZK_OPER_ACQUIRE_SEMAPHORE, args->sem_path);
+	s->oper = &oc;
 	s->args = args;
 	s->locks_node = psprintf("%s/locks", args->sem_node);
 	s->leases_node = psprintf("%s/leases", args->sem_node);
-	s->start = ZkNowMs();
-	if (args->wait_ms > 0)
-		s->deadline = s->start + args->wait_ms;
-	else if (args->wait_ms < 0 && LockTimeout > 0)
-	{
-		s->deadline = s->start + LockTimeout;
-		s->is_lock_timeout = true;
-	}
-	ZkMakeNodePrefix(s->prefix);
 	s->mutex_args.lock_node = s->locks_node;
 	s->mutex_args.lock_path = args->sem_path;
 	s->mutex_args.mode = ZK_MODE_EXCLUSIVE;
@@ -688,6 +600,14 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 	s->mutex_args.wait_ms = args->wait_ms;
 	s->mutex_args.data = args->data;
 	s->mutex_args.datalen = args->datalen;
+	s->lease_args = s->mutex_args;
+	s->lease_args.lock_node = s->leases_node;
+	s->lease_args.mode = ZK_MODE_LEASE;
+	/* the mutex attempt begins first, with a fresh prefix for both */
+	s->mutex = ZkAttemptBegin(&s->mutex_args, NULL);
+	s->lease = ZkAttemptBegin(&s->lease_args, s->mutex->prefix);
+	both[0] = s->lease;
+	both[1] = s->mutex;
 	memset(grant, 0, sizeof(*grant));
 
 	PG_TRY();
@@ -696,25 +616,25 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 	}
 	PG_CATCH();
 	{
-		zk_sem_abandon(s, false);
+		ZkAttemptAbandon(both, 2, false);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
 	if (granted)
 	{
-		if (s->published)
-			ZkDeadlockWithdraw();
+		ZkAttemptGrant(s->lease, grant);
 		/* the mutex has done its work: let the next acquirer count */
-		ZkDeleteInBackground(s->mutex_znode);
-		grant->znode = s->lease_znode;
-		grant->token = s->token;
+		ZkDeleteInBackground(s->mutex->znode);
 	}
 	else
-		zk_sem_abandon(s, true);
-	pfree(s->mutex_znode);
+		ZkAttemptAbandon(both, 2, true);
+	pfree(s->mutex->znode);
+	ZkAttemptFree(s->mutex);
+	ZkAttemptFree(s->lease);
 	pfree(s->locks_node);
 	pfree(s->leases_node);
 	pfree(s);
+	ZkOperationPop(&oc);
 	return granted;
 }

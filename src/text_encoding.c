@@ -176,7 +176,7 @@ convert_from_utf8(const char *utf8, int len, bool for_message)
 					 errmsg("character U+%04X of ZooKeeper text \"%s\" has no equivalent in encoding \"%s\"",
 							(unsigned int) utf8_to_unicode((const unsigned char *) p),
 							shown, GetDatabaseEncodingName()),
-					 errhint("A database whose encoding is UTF8 can show every ZooKeeper path.")));
+					 errdetail("A database whose encoding is UTF8 can show every ZooKeeper path.")));
 		}
 		appendStringInfo(&out, "\\u%04X",
 						 (unsigned int) utf8_to_unicode((const unsigned char *) p));

@@ -10,7 +10,7 @@
 
 #include "vocabulary.h"
 
-/* settings; zklock.c registers them with their descriptions and bounds */
+/* settings; settings.c registers them with their descriptions and bounds */
 char	   *zklock_hosts = NULL;
 char	   *zklock_root = NULL;
 int			zklock_session_timeout = 10000; /* ms */

@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_values.c
+ *		Arguments and values the SQL functions share: a lock path
+ *		argument, an argument that must not be negative, and ZooKeeper's
+ *		times as timestamptz.
+ *
+ * Used by the SQL functions (zklock.c, lock_views.c) only.  A lock path
+ * is validated by lock_path.c, which talks to nobody; nothing here talks
+ * to ZooKeeper either.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+
+#include "lock_path.h"
+#include "sql_values.h"
+
+/*
+ * ZkPathArg
+ *		A lock path argument, validated (lock_path.c), in UTF-8.
+ */
+char *
+ZkPathArg(FunctionCallInfo fcinfo, int argno)
+{
+	return ZkCheckLockPath(text_to_cstring(PG_GETARG_TEXT_PP(argno)));
+}
+
+/*
+ * ZkNonNegativeArg
+ *		An integer argument that must not be negative (22023 otherwise,
+ *		naming the argument).
+ */
+int32
+ZkNonNegativeArg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	int32		value = PG_GETARG_INT32(argno);
+
+	if (value < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name)));
+	return value;
+}
+
+/*
+ * ZkUnixMsToTimestampTz
+ *		Milliseconds since the Unix epoch, as ZooKeeper gives times (on the
+ *		clock of the server that wrote them), as a timestamptz.
+ */
+TimestampTz
+ZkUnixMsToTimestampTz(int64 ms)
+{
+	return ms * 1000 -
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY *
+		 USECS_PER_SEC);
+}
