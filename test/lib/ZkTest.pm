@@ -73,14 +73,25 @@ sub _free_port_triple
 sub zk_standalone
 {
 	my (%opts) = @_;
+	my ($dir, $port) = _zk_start('start', 'zk', %opts);
+	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };
+}
+
+# _zk_start(CMD, NAME, %opts): test/zkctl CMD (start, or secure) of one
+# server in tmp_check/NAME_PORT, PORT free (with PORT+100 and PORT+200),
+# with the options of zk_standalone; the server is stopped when the test
+# ends.  Returns (dir, port).
+sub _zk_start
+{
+	my ($cmd, $name, %opts) = @_;
 	my $port = _free_port_triple();
-	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_$port";
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/${name}_$port";
 	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
 	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
 	local $ENV{ZKCTL_NO_TTL} = $opts{no_ttl} ? 1 : '';
-	zkctl('start', $dir, $port);
+	zkctl($cmd, $dir, $port);
 	push @started, $dir;
-	return { dir => $dir, ports => [$port], hosts => "127.0.0.1:$port" };
+	return ($dir, $port);
 }
 
 # zk_secure(%opts): start a standalone server whose only client port is a
@@ -94,12 +105,7 @@ push @EXPORT, qw(zk_secure);
 sub zk_secure
 {
 	my (%opts) = @_;
-	my $port = _free_port_triple();
-	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_tls_$port";
-	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
-	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
-	zkctl('secure', $dir, $port);
-	push @started, $dir;
+	my ($dir, $port) = _zk_start('secure', 'zk_tls', %opts);
 	return { dir => $dir, ports => [$port], tls => "$dir/tls" };
 }
 
@@ -115,6 +121,20 @@ sub zk_ensemble
 		ports => \@ports,
 		hosts => join(',', map { "127.0.0.1:$_" } @ports)
 	};
+}
+
+# zk_secure_ensemble(): start a three-server ensemble whose members' only
+# client ports are TLS ones (test/zkctl ensemble-secure); returns a hash
+# with dir, ports (the secure ports) and tls (the test CA and client
+# certificate, as zk_secure's); no hosts: clients go through TLS tunnels.
+push @EXPORT, qw(zk_secure_ensemble);
+sub zk_secure_ensemble
+{
+	my @ports = map { _free_port_triple() } 1 .. 3;
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_tls_ens_$ports[0]";
+	zkctl('ensemble-secure', $dir, join(',', @ports));
+	push @started, $dir;
+	return { dir => $dir, ports => \@ports, tls => "$dir/tls" };
 }
 
 # zk_proxy(ZK): start the fault-injecting proxy (python/zkproxy.py) in
@@ -286,7 +306,18 @@ sub kazoo_run
 # background_psql session: query_safe('\set VERBOSITY verbose'); a psql or
 # safe_psql call: the same line in front of its SQL).
 
-push @EXPORT, qw(error_is warning_is);
+push @EXPORT, qw(error_is warning_is verbose_session);
+
+# verbose_session(NODE, DB): a background_psql session on database DB
+# (default postgres) of NODE that goes on after an error (on_error_stop
+# => 0), with VERBOSITY verbose, so that its errors are checked by code.
+sub verbose_session
+{
+	my ($node, $db) = @_;
+	my $s = $node->background_psql($db // 'postgres', on_error_stop => 0);
+	$s->query_safe('\set VERBOSITY verbose');
+	return $s;
+}
 
 # error_is(STDERR, SQLSTATE, MESSAGE, NAME): test that STDERR holds
 # "ERROR:  SQLSTATE: " followed by what the regex MESSAGE matches (which may
@@ -402,6 +433,55 @@ sub queue_is
 	wait_for(sub { ($got = queue_rows($node, $path, $row)) eq $expected },
 		10, "queue $expected");
 	return is($got, $expected, $name);
+}
+
+# --- churn: several workers at once, their outcomes counted -----------------
+#
+# A churn test creates, in database postgres of every server it uses, a
+# procedure churn(secs float8) that takes and releases for SECS seconds, and
+# a table outcome whose column "what" records how each attempt ended:
+# 'granted', 'try failed', or an error's SQLSTATE and message.
+
+push @EXPORT, qw(churn_run);
+
+# churn_run(NODES, SECS): run CALL churn(SECS) in one background session per
+# entry of the array NODES (a node listed three times gets three workers),
+# all at once; wait for every worker and test that none printed an error
+# ("churn: every worker ran to the end").  Returns the outcomes summed over
+# the servers in NODES, as a hash of "what" to its count.
+sub churn_run
+{
+	my ($nodes, $secs) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my @workers;
+	for my $node (@$nodes)
+	{
+		my $s = $node->background_psql('postgres',
+			on_error_stop => 0,
+			timeout => $secs + 120);
+		bg_begin($s, "CALL churn($secs)", 'churn_done');
+		push @workers, $s;
+	}
+	my $errors = '';
+	for my $s (@workers)
+	{
+		my (undef, $err) = bg_finish($s, 'churn_done');
+		$errors .= $err;
+		$s->quit;
+	}
+	is($errors, '', 'churn: every worker ran to the end');
+	my (%outcomes, %seen);
+	for my $node (grep { !$seen{ $_->name }++ } @$nodes)
+	{
+		for my $row (split /\n/,
+			$node->safe_psql('postgres',
+				'SELECT what, count(*) FROM outcome GROUP BY 1'))
+		{
+			my ($what, $n) = split /\|/, $row;
+			$outcomes{$what} += $n;
+		}
+	}
+	return %outcomes;
 }
 
 # --- command-driven client programs (test/java, test/python) ---------------

@@ -29,6 +29,8 @@ import sys
 import threading
 import time
 
+from proxylib import close_quietly, recv_exact, say
+
 CREATE_OPS = {1, 15, 19, 21}    # create, create2, createContainer, createTTL
 MULTI_OP = 14
 
@@ -54,32 +56,10 @@ delay_s = 0.0                   # added to every client-to-server frame
 conns = set()
 
 
-def say(line):
-    with lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-
-def recv_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 def close_pair(a, b):
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            s.close()
-        except OSError:
-            pass
+    close_quietly(a, b)
     with lock:
         conns.discard((a, b))
 

@@ -188,7 +188,7 @@ delete_node_externally('/zklock/loss/gone/'
 $bw->query_safe(q{SELECT zk_unlock('/loss/gone')});
 ($res, $err) = bg_finish($g, 'gone_done');
 error_is($err, '55000',
-	qr/ZooKeeper queue node "[^"]+" disappeared while acquiring lock "\/loss\/gone"/,
+	qr/ZooKeeper queue node "[^"]+" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for lock "\/loss\/gone"/,
 	'the waiter whose node was deleted fails instead of taking the lock: 55000');
 is($g->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
 ok(wait_queue_len($b, '/loss/gone', 0, 10, 'empty queue'), 'nothing is left in the queue');
@@ -256,7 +256,7 @@ is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 
 ($out, $err) = bg_finish($wb, 'w_done');
 my $wait_ms = 1000 * (time() - $t_stop);
-error_is($err, '08006', qr/lost connection to ZooKeeper while waiting for lock "\/loss\/w"/,
+error_is($err, '08006', qr/lost connection to ZooKeeper\n(?:(?:DETAIL|HINT):  .*\n)*CONTEXT:  while waiting for lock "\/loss\/w"/,
 	'the waiter fails with a lost connection (08006), naming the operation and path');
 note(sprintf('the waiter gave up %.0f ms after ZooKeeper stopped (session timeout 2 s)',
 		$wait_ms));

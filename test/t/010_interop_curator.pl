@@ -17,6 +17,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+use ZkInterop;
 use ZkTest;
 
 if (my $why = curator_missing())
@@ -40,36 +41,23 @@ sub sql { return $pg->safe_psql('postgres', $_[0]); }
 my $h1 = $pg->background_psql('postgres');
 my $h2 = $pg->background_psql('postgres');
 
+# the Curator client as ZkInterop's checks see it
+my $curator = {
+	pg => $pg,
+	h1 => $h1,
+	h2 => $h2,
+	c => $c1,
+	who => 'Curator',
+	data => $addr,
+	write => 'write',
+	read => 'read',
+	lock => 'the write lock',
+	rlock => 'read lock',
+	write_node => '^_c_[0-9a-f-]{36}-__WRIT__[0-9]{10}$',
+};
+
 # --- Curator's write lock excludes zklock; zk_lock waits for it
-is(client_ask($c1, 'write 5000'), 'acquired write',
-	'Curator takes the write lock');
-is(sql(q{SELECT zk_try_lock('/interop/w')}),
-	'f', 'zk_try_lock fails while Curator holds the write lock');
-is(sql(q{SELECT zk_try_rlock('/interop/w', 200)}),
-	'f', 'so does zk_try_rlock, after waiting 200 ms');
-queue_is($pg, '/interop/w', "1:exclusive:t:$addr",
-	'the failed tries left nothing behind');
-is( sql(
-		q{SELECT znode ~ '^_c_[0-9a-f-]{36}-__WRIT__[0-9]{10}$', mode, granted,
-		         data, cluster_name IS NULL AND pid IS NULL
-		  FROM zk_lock_queue('/interop/w')}),
-	"t|exclusive|t|$addr|t",
-	"zk_lock_queue shows Curator's node: exclusive, granted, Curator's data, no zklock owner"
-);
-
-bg_begin($h1, q{SELECT zk_lock('/interop/w') > 0 AS got}, 'h1_got_w');
-ok(wait_queue_len($pg, '/interop/w', 2, 15, 'zk_lock queued behind Curator'),
-	'zk_lock queues behind Curator');
-queue_is($pg, '/interop/w', "1:exclusive:t:$addr,2:exclusive:f:a",
-	'the queue: Curator holding, zklock waiting');
-ok(!bg_done($h1, 'h1_got_w'), 'zk_lock is still waiting');
-
-my $t0 = time();
-is(client_ask($c1, 'release write'), 'released write', 'Curator releases');
-my ($out) = bg_finish($h1, 'h1_got_w');
-my $ms = 1000 * (time() - $t0);
-like($out, qr/^t$/m, 'zk_lock gets the lock once Curator released it');
-note(sprintf('Curator release -> zk_lock handoff: %.1f ms', $ms));
+peer_write_excludes_zklock($curator, '/interop/w');
 
 # --- zklock's write lock excludes Curator; Curator's acquire waits for it
 is(client_ask($c1, 'write 300'), 'timeout write',
@@ -78,118 +66,35 @@ is(client_ask($c1, 'read 300'), 'timeout read',
 	"so does Curator's read lock");
 queue_is($pg, '/interop/w', '1:exclusive:t:a',
 	'the timed-out Curator attempts left no node behind');
-
-client_send($c1, 'write');
-is(client_next($c1), 'acquiring write', 'Curator waits for the write lock');
-ok(wait_queue_len($pg, '/interop/w', 2, 15, 'Curator queued behind zklock'),
-	'Curator queues behind zklock');
-queue_is($pg, '/interop/w', "1:exclusive:t:a,2:exclusive:f:$addr",
-	'the queue: zklock holding, Curator waiting');
-is(client_poll($c1), undef, 'Curator is still waiting');
-
-$t0 = time();
-$h1->query_safe(q{SELECT zk_unlock('/interop/w')});
-is(client_next($c1, 10), 'acquired write',
-	'Curator gets the write lock once zklock released it');
-note(sprintf('zk_unlock -> Curator handoff: %.1f ms', 1000 * (time() - $t0)));
-is(client_ask($c1, 'release write'), 'released write', 'Curator releases');
+peer_waits_for_zklock($curator, '/interop/w');
 
 # --- read locks are shared, whoever comes first
-is(client_ask($c1, 'path /zklock/interop/r'), 'path /zklock/interop/r',
-	'Curator client switches to /interop/r');
-$h1->query_safe(q{SELECT zk_rlock('/interop/r')});
-is(client_ask($c1, 'read 3000'), 'acquired read',
-	"Curator's read lock shares with zklock's read lock (zklock first)");
-is(sql(q{SELECT zk_try_rlock('/interop/r')}),
-	't', 'another zklock reader gets in too');
+peer_reads_with_zklock($curator, '/interop/r');
 queue_is($pg, '/interop/r', "1:shared:t:a,2:shared:t:$addr",
 	'the queue: both readers granted');
-is(sql(q{SELECT zk_try_lock('/interop/r', 200)}),
-	'f', 'a zklock writer cannot get in');
-$h1->query_safe(q{SELECT zk_unlock('/interop/r')});
-queue_is($pg, '/interop/r', "1:shared:t:$addr", 'the Curator reader remains');
-is(sql(q{SELECT zk_try_rlock('/interop/r', 2000)}),
-	't', "zk_rlock shares with Curator's read lock (Curator first)");
-is(sql(q{SELECT zk_try_lock('/interop/r')}),
-	'f', 'zk_try_lock fails while Curator holds the read lock');
-is(client_ask($c1, 'release read'), 'released read', 'Curator releases');
+peer_reader_excludes_zklock_writer($curator, '/interop/r');
 
 # --- a Curator writer queued between two zklock readers: FIFO
-is(client_ask($c1, 'path /zklock/interop/q'), 'path /zklock/interop/q',
-	'Curator client switches to /interop/q');
-$h1->query_safe(q{SELECT zk_rlock('/interop/q')});
-client_send($c1, 'write');
-is(client_next($c1), 'acquiring write', 'Curator asks for the write lock');
-ok(wait_queue_len($pg, '/interop/q', 2, 15, 'Curator writer queued'),
-	'the Curator writer queues behind the zklock reader');
-is( sql(
-		q{SELECT position, mode, granted, data FROM zk_lock_queue('/interop/q')
-		  WHERE znode LIKE '%\_\_WRIT\_\_%'}),
-	"2|exclusive|f|$addr",
-	'zk_lock_queue: the Curator node, exclusive, waiting in position 2');
-is(sql(q{SELECT zk_try_rlock('/interop/q')}),
-	'f', 'a later zklock reader does not overtake the Curator writer');
-is(sql(q{SELECT zk_try_rlock('/interop/q', 300)}),
-	'f', 'not even after waiting 300 ms');
-queue_is($pg, '/interop/q', "1:shared:t:a,2:exclusive:f:$addr",
-	'the failed tries left nothing behind');
-
-bg_begin($h2, q{SELECT zk_rlock('/interop/q') > 0 AS got}, 'h2_got_q');
-ok(wait_queue_len($pg, '/interop/q', 3, 15, 'second zklock reader queued'),
-	'the second zklock reader queues behind the Curator writer');
+peer_writer_queues_between_readers($curator, '/interop/q');
 queue_is($pg, '/interop/q', "1:shared:t:a,2:exclusive:f:$addr,3:shared:f:a",
 	'the queue: reader, Curator writer, reader');
-
-$h1->query_safe(q{SELECT zk_unlock('/interop/q')});
-is(client_next($c1, 10), 'acquired write',
-	'the Curator writer gets the lock when the first reader leaves');
-ok(!bg_done($h2, 'h2_got_q'), 'the second reader still waits');
-queue_is($pg, '/interop/q', "1:exclusive:t:$addr,2:shared:f:a",
-	'the queue: Curator writer holding, zklock reader waiting');
-is(client_ask($c1, 'release write'), 'released write',
-	'the Curator writer releases');
-($out) = bg_finish($h2, 'h2_got_q');
-like($out, qr/^t$/m, 'then the second zklock reader gets the lock');
-$h2->query_safe(q{SELECT zk_unlock('/interop/q')});
+peer_writer_granted_before_reader($curator, '/interop/q');
 
 # --- a Curator holder that closes its session: handoff at once
 my $c2 = curator_client('curator2', $zk, '/zklock/interop/d', 4000);
 like($c2->{ready}, qr/ session_ms=4000 /, 'curator2 has a 4 s session');
-is(client_ask($c2, 'write 3000'), 'acquired write', 'curator2 holds the lock');
-bg_begin($h1, q{SELECT zk_lock('/interop/d') > 0 AS got}, 'h1_got_d');
-ok(wait_queue_len($pg, '/interop/d', 2, 15, 'zk_lock queued behind curator2'),
-	'zk_lock waits for curator2');
-$t0 = time();
-is(client_ask($c2, 'close'), 'closed', 'curator2 closes its client');
-($out) = bg_finish($h1, 'h1_got_d');
-$ms = 1000 * (time() - $t0);
-like($out, qr/^t$/m, 'zk_lock gets the lock when the Curator session closes');
-note(sprintf('Curator close -> zk_lock handoff: %.1f ms (session timeout 4 s)',
-		$ms));
-cmp_ok($ms, '<', 2000,
-	'well before the session could have expired: the close deleted the node');
-$h1->query_safe(q{SELECT zk_unlock('/interop/d')});
+peer_holder_closes($curator, $c2, 'curator2', '/interop/d', 4);
 client_stop($c2);
 
 # --- a SIGKILLed Curator holder: handoff when its session expires
 my $c3 = curator_client('curator3', $zk, '/zklock/interop/k', 3000);
 like($c3->{ready}, qr/ session_ms=3000 /, 'curator3 has a 3 s session');
-is(client_ask($c3, 'write 3000'), 'acquired write', 'curator3 holds the lock');
-bg_begin($h1, q{SELECT zk_lock('/interop/k') > 0 AS got}, 'h1_got_k');
-ok(wait_queue_len($pg, '/interop/k', 2, 15, 'zk_lock queued behind curator3'),
-	'zk_lock waits for curator3');
-$t0 = time();
-client_stop($c3, 'KILL');
-ok(!client_alive($c3), 'curator3 is dead');
-($out) = bg_finish($h1, 'h1_got_k');
-$ms = 1000 * (time() - $t0);
-like($out, qr/^t$/m,
-	"zk_lock gets the lock after the killed client's session expired");
-note(sprintf('Curator SIGKILL -> zk_lock handoff: %.1f ms (session timeout 3 s)',
-		$ms));
-cmp_ok($ms, '>', 1500, 'not before the session could expire');
-cmp_ok($ms, '<', 9000, 'but soon after the session timeout');
-$h1->query_safe(q{SELECT zk_unlock('/interop/k')});
+peer_holder_dies(
+	$curator, $c3, 'curator3', '/interop/k', 3, 'SIGKILL',
+	sub {
+		client_stop($c3, 'KILL');
+		ok(!client_alive($c3), 'curator3 is dead');
+	});
 
 # --- a terminated zklock holder hands over to a Curator waiter at once
 my $h3 = $pg->background_psql('postgres');
@@ -202,11 +107,11 @@ is(client_next($c1), 'acquiring write', 'Curator asks for the write lock');
 ok(wait_queue_len($pg, '/interop/t', 2, 15, 'Curator queued behind zklock'),
 	'Curator queues behind the zklock holder');
 is(client_poll($c1), undef, 'Curator is still waiting');
-$t0 = time();
+my $t0 = time();
 sql("SELECT pg_terminate_backend($h3_pid)");
 is(client_next($c1, 10), 'acquired write',
 	'Curator gets the lock when the zklock holder is terminated');
-$ms = 1000 * (time() - $t0);
+my $ms = 1000 * (time() - $t0);
 note(sprintf('pg_terminate_backend -> Curator handoff: %.1f ms', $ms));
 cmp_ok($ms, '<', 3000, 'at once, not after a session timeout');
 is(client_ask($c1, 'release write'), 'released write', 'Curator releases');
@@ -240,7 +145,7 @@ ok(wait_queue_len($pg, '/interop/m', 2, 15, 'zk_lock queued behind the mutex'),
 ok(!bg_done($h1, 'h1_got_m'), 'zk_lock is still waiting');
 is(client_ask($c1, 'release mutex'), 'released mutex',
 	'Curator releases the mutex');
-($out) = bg_finish($h1, 'h1_got_m');
+my ($out) = bg_finish($h1, 'h1_got_m');
 like($out, qr/^t$/m, 'zk_lock gets the lock once the mutex is released');
 
 # ...but the mutex does not respect zklock's nodes.  InterProcessMutex sorts
@@ -260,18 +165,8 @@ is(client_ask($c1, 'release mutex'), 'released mutex',
 $h1->query_safe(q{SELECT zk_unlock('/interop/m')});
 
 # --- nothing is left behind
-is(client_ask($c1, 'close'), 'closed', 'the Curator client closes');
-$h1->quit;
-$h2->quit;
-ok( wait_queues_empty(
-		$pg,
-		[
-			'/interop/w', '/interop/r', '/interop/q', '/interop/d',
-			'/interop/k', '/interop/t', '/interop/m'
-		],
-		10,
-		'empty queues'),
-	'no queue node is left');
+peer_close($curator,
+	[ map { "/interop/$_" } qw(w r q d k t m) ]);
 
 client_stop($c1);
 $pg->stop;

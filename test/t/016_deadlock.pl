@@ -42,14 +42,6 @@ sub deadlocks
 		'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()');
 }
 
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 sub queue_empty
 {
 	my @paths = @_;
@@ -58,8 +50,8 @@ sub queue_empty
 
 # --- a 2-cycle across two servers
 {
-	my $sa = session($na);
-	my $sb = session($nb);
+	my $sa = verbose_session($na);
+	my $sb = verbose_session($nb);
 	my $pid_a = $sa->query_safe('SELECT pg_backend_pid()');
 	my $pid_b = $sb->query_safe('SELECT pg_backend_pid()');
 	my $dl_b_before = deadlocks($nb);
@@ -101,9 +93,9 @@ sub queue_empty
 #     b) holds /dl3/b shared, C (server a) holds /dl3/c in a transaction;
 #     A asks /dl3/b exclusive, B asks /dl3/c shared, C asks /dl3/a shared.
 {
-	my $sa = session($na);
-	my $sb = session($nb);
-	my $sc = session($na);
+	my $sa = verbose_session($na);
+	my $sb = verbose_session($nb);
+	my $sc = verbose_session($na);
 	$sa->query_safe(q{SELECT zk_lock('/dl3/a')});
 	$sb->query_safe(q{SELECT zk_rlock('/dl3/b')});
 	$sc->query_safe('BEGIN');
@@ -142,8 +134,8 @@ sub queue_empty
 
 # --- no false positives
 {
-	my $h = session($na);
-	my @w = map { session($_ % 2 ? $nb : $na) } 1 .. 3;
+	my $h = verbose_session($na);
+	my @w = map { verbose_session($_ % 2 ? $nb : $na) } 1 .. 3;
 
 	# a long holder with waiters
 	$h->query_safe(q{SELECT zk_lock('/fp/long')});
@@ -227,7 +219,7 @@ BEGIN
 	END LOOP;
 END $$});
 }
-my @churners = map { session($_ % 2 ? $nb : $na) } 1 .. 8;
+my @churners = map { verbose_session($_ % 2 ? $nb : $na) } 1 .. 8;
 bg_begin($churners[$_], "CALL churn($churn_s)", "churn$_") for 0 .. 7;
 my ($total_dl, $total_rounds) = (0, 0);
 for (0 .. 7)

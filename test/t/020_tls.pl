@@ -20,6 +20,18 @@
 # - With ssl.clientAuth=need (mutual TLS), a tunnel presenting a client
 #   certificate signed by the server's CA works; one without a certificate,
 #   or with a certificate of another CA, gets 08001.
+# - The tunnel stopped under held locks and started again within the
+#   session timeout: the backend reconnects through it to the same session,
+#   keeps its locks (another server cannot take them meanwhile) and
+#   commits; stopped for longer, the session expires, the lock goes to
+#   another server, and once the tunnel is back the backend's next call
+#   fails with 08006 naming the lost lock, the one after works.
+# - A three-server ensemble whose members have only TLS client ports, one
+#   tunnel per member, zklock.hosts naming the three tunnels: when the
+#   member the holder's session is on is killed, the session moves to
+#   another member through its tunnel, same session, same lock and token;
+#   another server cannot take the lock meanwhile, and takes it once it is
+#   released, with a greater token.
 use strict;
 use warnings;
 
@@ -41,13 +53,14 @@ my @helpers;    # stunnel and capture proxy processes, killed at the end
 # stunnel_client(NAME, PORT, %opts): a stunnel client tunnel accepting
 # plaintext on a free loopback port and connecting with TLS to PORT.
 # Options: ca (CAfile; the tunnel verifies the chain, verifyChain = yes),
-# host (checkHost, default localhost), cert and key (a client certificate).
+# host (checkHost, default localhost), cert and key (a client certificate),
+# accept (the port to accept on: a tunnel started again in place of one).
 # Returns a hash with port, hosts (for zklock.hosts) and log (what stunnel
 # printed so far; see tunnel_log).
 sub stunnel_client
 {
 	my ($name, $port, %o) = @_;
-	my $accept = PostgreSQL::Test::Cluster::get_free_port();
+	my $accept = $o{accept} // PostgreSQL::Test::Cluster::get_free_port();
 	my $conf = "$tmp/stunnel_$name.conf";
 	open my $fh, '>', $conf or die "$conf: $!";
 	print $fh "foreground = yes\npid =\ndebug = notice\n\n[zk]\nclient = yes\n"
@@ -222,6 +235,99 @@ my $tf = stunnel_client('mtls_foreign', $mport, ca => "$zkm->{tls}/ca.pem",
 refused($tf->{hosts}, 'mutual TLS, a client certificate of another CA');
 like(tunnel_log($tf), qr/alert (bad certificate|certificate unknown|unknown ca)/,
 	'ZooKeeper refused the handshake');
+
+# --- the tunnel restarts under held locks: within the session timeout the
+#     session comes back through the new tunnel with its locks; past it,
+#     the locks are lost and the next statement says so (08006)
+{
+	my $tr = stunnel_client('restart', $secure, ca => "$zk->{tls}/ca.pem");
+	my $s = $pa->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe('\set VERBOSITY verbose');
+	$s->query_safe("SET zklock.hosts = '$tr->{hosts}'");
+	$s->query_safe(q{SET zklock.session_timeout = '6s'});
+	$s->query_safe(q{SELECT zk_lock('/tls/restart')});
+	my $sid = $s->query_safe('SELECT session_id FROM zk_session()');
+	$s->query_safe('BEGIN');
+	$s->query_safe(q{SELECT zk_xact_lock('/tls/restart_x')});
+	my $state = sub { $s->query_safe('SELECT state FROM zk_session()') };
+
+	$tr->{h}->kill_kill(grace => 1);
+	ok(wait_for(sub { $state->() eq 'connecting' }, 10, 'the session notices'),
+		'the tunnel is stopped: the backend loses its connection');
+	is($pb->safe_psql('postgres', q{SELECT zk_try_lock('/tls/restart')}), 'f',
+		'while it is down, the lock stays held: the session lives on in ZooKeeper');
+	$tr = stunnel_client('restart', $secure, ca => "$zk->{tls}/ca.pem",
+		accept => $tr->{port});
+	ok(wait_for(sub { $state->() eq 'connected' }, 10, 'reconnected'),
+		'a new tunnel on the same port: the backend reconnects through it');
+	is($s->query_safe('SELECT session_id FROM zk_session()'), $sid,
+		'to the same session');
+	is($s->query_safe(q{SELECT string_agg(path, ',' ORDER BY path) FROM zk_locks}),
+		'/tls/restart,/tls/restart_x', 'holding both of its locks');
+	my ($out, $err) = bg_query($s, 'COMMIT');
+	is($err, '', 'its transaction commits');
+	queue_is($pb, '/tls/restart_x', '', 'releasing the transaction lock');
+	queue_is($pb, '/tls/restart', '1:exclusive:t:a', 'the session lock stays held');
+
+	# down for longer than the session timeout: the server expires the
+	# session, and its node goes
+	$tr->{h}->kill_kill(grace => 1);
+	ok(wait_for(sub { queue_len($pb, '/tls/restart') eq '0' }, 30, 'expiry'),
+		'a tunnel down past the session timeout: the session expires, its node goes');
+	is($pb->safe_psql('postgres', q{SELECT zk_try_lock('/tls/restart') AND zk_unlock('/tls/restart')}),
+		't', 'and another server can take the lock');
+	$tr = stunnel_client('restart', $secure, ca => "$zk->{tls}/ca.pem",
+		accept => $tr->{port});
+	($out, $err) = bg_query($s, q{SELECT zk_try_lock('/tls/after')});
+	error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost\nDETAIL:  Lost: "\/tls\/restart" \(exclusive, session\)\./,
+		'with the tunnel back, the next call fails with 08006 naming the lost lock');
+	is($s->query_safe(q{SELECT zk_try_lock('/tls/after') AND zk_unlock('/tls/after')}), 't',
+		'and the call after that works, on a new session through the tunnel');
+	isnt($s->query_safe('SELECT session_id FROM zk_session()'), $sid, 'a new session');
+	$s->quit;
+}
+
+# --- an ensemble behind tunnels: one tunnel per member, zklock.hosts
+#     naming the three tunnels; the member the holder's session is on is
+#     killed: the session moves to another member through its tunnel
+{
+	my $ens = zk_secure_ensemble();
+	my @t = map {
+		stunnel_client("ens$_", $ens->{ports}[ $_ - 1 ], ca => "$ens->{tls}/ca.pem")
+	} 1 .. 3;
+	my $hosts = join(',', map { $_->{hosts} } @t);
+	my $s = $pa->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe('\set VERBOSITY verbose');
+	$s->query_safe("SET zklock.hosts = '$hosts'");
+	$s->query_safe(q{SET zklock.session_timeout = '6s'});
+	my $tok = $s->query_safe(q{SELECT zk_lock('/tls/ens')});
+	my $sid = $s->query_safe('SELECT session_id FROM zk_session()');
+	my $server = $s->query_safe('SELECT server FROM zk_session()');
+	my ($m) = grep { $t[ $_ - 1 ]{hosts} eq $server } 1 .. 3;
+	ok(defined $m, 'a backend locks through one of three tunnels, one per member');
+	my $o = $pb->background_psql('postgres', on_error_stop => 0);
+	$o->query_safe("SET zklock.hosts = '$hosts'");
+	is($o->query_safe(q{SELECT zk_try_lock('/tls/ens')}), 'f',
+		'another server, through the same tunnels, cannot take the lock');
+
+	zkctl('kill', $ens->{dir}, $m // 1);
+	my $where = sub { $s->query_safe(q{SELECT state || ' ' || server FROM zk_session()}) };
+	ok(wait_for(sub { my $v = $where->(); $v =~ /^connected / && $v ne "connected $server" },
+			20, 'the session on another member'),
+		'the member it was on is killed: the session moves to another member through its tunnel');
+	is($s->query_safe(q{SELECT (SELECT session_id FROM zk_session()) || ' ' || fencing_token
+		FROM zk_locks WHERE path = '/tls/ens'}), "$sid $tok",
+		'the same session, holding the lock with the same token');
+	ok(wait_for(sub { my ($r) = bg_query($o, q{SELECT zk_try_lock('/tls/ens', 200)}); $r eq 'f' },
+			20, 'the other server answered'),
+		'the other server still cannot take it');
+	$s->query_safe(q{SELECT zk_unlock('/tls/ens')});
+	my $tok2 = $o->query_safe(q{SELECT zk_lock('/tls/ens')});
+	cmp_ok($tok2, '>', $tok, 'once released, the other server takes it, with a greater token');
+	$o->query_safe(q{SELECT zk_unlock_all()});
+	$s->quit;
+	$o->quit;
+}
 
 $pa->stop;
 $pb->stop;

@@ -26,14 +26,6 @@ my $conf = "deadlock_timeout = '200ms'\nmax_connections = 30\n";
 my $na = pg_with_zklock('a', $zk, $conf);
 my $nb = pg_with_zklock('b', $zk, $conf);
 
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 # the tokens of the nodes in the queues of PATHS, as server B sees them
 sub tokens
 {
@@ -48,7 +40,7 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 
 # --- atomicity: one transaction, one token
 {
-	my $s = session($na);
+	my $s = verbose_session($na);
 	my $token = $s->query_safe("SELECT zk_lock($arr)");
 	is(tokens(@set), $token, 'the three nodes share one czxid: the token returned');
 	is(queue_len($nb, '/ml/b'), 1, 'one node per path');
@@ -58,8 +50,8 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 
 # --- all or none, waiting, cancel, lock_timeout
 {
-	my $sa = session($na);
-	my $sb = session($nb);
+	my $sa = verbose_session($na);
+	my $sb = verbose_session($nb);
 	my $pid_a = $sa->query_safe('SELECT pg_backend_pid()');
 	$sb->query_safe(q{SELECT zk_lock('/ml/b')});
 
@@ -110,7 +102,7 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 	kazoo_run($zk, "c.delete('/zklock/ml/c/$mine')");
 	$sb->query_safe(q{SELECT zk_unlock('/ml/c')});
 	($out, $err) = bg_finish($sa, 'gone_done');
-	error_is($err, '55000', qr/ZooKeeper queue node "\/zklock\/ml\/c\/\Q$mine\E" disappeared while acquiring lock "\/ml\/c"/,
+	error_is($err, '55000', qr/ZooKeeper queue node "\/zklock\/ml\/c\/\Q$mine\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for lock "\/ml\/c"/,
 		'a set whose node another client deleted fails with 55000');
 	ok(wait_for(sub { queue_len($nb, '/ml/a') . queue_len($nb, '/ml/b') . queue_len($nb, '/ml/c') eq '000' },
 		5, 'gone cleanup'), 'and leaves none of its other nodes behind');
@@ -121,8 +113,8 @@ my $arr = "ARRAY['/ml/a', '/ml/b', '/ml/c']";
 
 # --- a deadlock between a set and a single lock, across servers
 {
-	my $sa = session($na);
-	my $sb = session($nb);
+	my $sa = verbose_session($na);
+	my $sb = verbose_session($nb);
 	my $pid_a = $sa->query_safe('SELECT pg_backend_pid()');
 	my $pid_b = $sb->query_safe('SELECT pg_backend_pid()');
 	$sa->query_safe(q{SELECT zk_lock('/mld/1')});
@@ -203,35 +195,15 @@ END
 $$;
 });
 }
-my @workers;
-for my $node ($na, $na, $na, $nb, $nb, $nb)
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0, timeout => $secs + 120);
-	bg_begin($s, "CALL churn($secs)", 'churn_done');
-	push @workers, $s;
-}
-my $errors = '';
-for my $s (@workers)
-{
-	my ($out, $err) = bg_finish($s, 'churn_done');
-	$errors .= $err;
-	$s->quit;
-}
-is($errors, '', 'churn: every worker ran to the end');
+my %outcomes = churn_run([ $na, $na, $na, $nb, $nb, $nb ], $secs);
 
 my @held;
-my %outcomes;
 for my $node ($na, $nb)
 {
 	for my $row (split /\n/, $node->safe_psql('postgres', 'SELECT path, mode, t0, t1, pid FROM held'))
 	{
 		push @held, [ split /\|/, $row ];
 		$held[-1][4] .= $node->name;
-	}
-	for my $row (split /\n/, $node->safe_psql('postgres', 'SELECT what, count(*) FROM outcome GROUP BY 1'))
-	{
-		my ($what, $n) = split /\|/, $row;
-		$outcomes{$what} += $n;
 	}
 }
 my $violations = 0;

@@ -34,14 +34,6 @@ my $conf = "deadlock_timeout = '200ms'\nmax_connections = 30\n";
 my $na = pg_with_zklock('a', $zk, $conf);
 my $nb = pg_with_zklock('b', $zk, $conf);
 
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 # children of a znode, as kazoo sees them (sorted, comma-separated)
 sub children
 {
@@ -61,9 +53,9 @@ sub nchildren
 }
 
 # --- layout, limit, try
-my $s1 = session($na);
-my $s2 = session($nb);
-my $s3 = session($na);
+my $s1 = verbose_session($na);
+my $s2 = verbose_session($nb);
+my $s3 = verbose_session($na);
 my $t1 = $s1->query_safe(q{SELECT zk_semaphore_acquire('/sem/x', 2)});
 like(children('/zklock/sem/x/leases'), qr/^_c_[0-9a-f-]{36}-lease-[0-9]{10}$/,
 	'one lease node, named like InterProcessSemaphoreV2 leases');
@@ -93,8 +85,8 @@ is(nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks'), '20',
 	'the failed tries left no lease and no mutex node');
 
 # --- waiting: only the head watches the count; FIFO; release hands over
-my $s4 = session($nb);
-my $s5 = session($na);
+my $s4 = verbose_session($nb);
+my $s5 = verbose_session($na);
 my $pid3 = $s3->query_safe('SELECT pg_backend_pid()');
 my $pid4 = $s4->query_safe('SELECT pg_backend_pid()');
 bg_begin($s3, q{SELECT zk_semaphore_acquire('/sem/x', 2) > 0}, 'w1');
@@ -185,7 +177,7 @@ my ($newest) = (split /,/, kazoo_run($zk,
 	"print(','.join(sorted(c.get_children('/zklock/sem/x/leases'), key=lambda n: n[-10:])))"))[-1];
 kazoo_run($zk, "c.delete('/zklock/sem/x/leases/$newest')");
 ($out, $err) = bg_finish($s3, 'g1');
-error_is($err, '55000', qr/ZooKeeper lease node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared while acquiring semaphore "\/sem\/x"/,
+error_is($err, '55000', qr/ZooKeeper lease node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/sem\/x"/,
 	'a waiter whose lease node another client deleted fails with 55000');
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
 	'and leaves nothing behind');
@@ -221,7 +213,7 @@ $s5->query_safe(q{SELECT zk_unlock_all()});
 
 # InterProcessSemaphoreMutex (one lease) against zk_semaphore_acquire(path, 1)
 my $m = curator_client('curator_semmutex', $zk, '/zklock/sem/m', 10000);
-my $s6 = session($nb);
+my $s6 = verbose_session($nb);
 my $pid6 = $s6->query_safe('SELECT pg_backend_pid()');
 $s6->query_safe(q{SELECT zk_semaphore_acquire('/sem/m', 1)});
 is(client_ask($m, 'semmutex 300'), 'timeout semmutex', 'InterProcessSemaphoreMutex waits for a zklock holder');
@@ -245,8 +237,8 @@ client_ask($m, 'close');
 
 # --- a deadlock through a one-lease semaphore
 {
-	my $da = session($na);
-	my $db = session($nb);
+	my $da = verbose_session($na);
+	my $db = verbose_session($nb);
 	my $pa = $da->query_safe('SELECT pg_backend_pid()');
 	my $pb = $db->query_safe('SELECT pg_backend_pid()');
 	$da->query_safe(q{SELECT zk_semaphore_acquire('/sem/d', 1)});
@@ -314,34 +306,14 @@ END
 $$;
 });
 }
-my @workers;
-for my $node ($na, $na, $na, $nb, $nb, $nb)
-{
-	my $w = $node->background_psql('postgres', on_error_stop => 0, timeout => $secs + 120);
-	bg_begin($w, "CALL churn($secs)", 'churn_done');
-	push @workers, $w;
-}
-my $errors = '';
-for my $w (@workers)
-{
-	my ($o, $e) = bg_finish($w, 'churn_done');
-	$errors .= $e;
-	$w->quit;
-}
-is($errors, '', 'churn: every worker ran to the end');
+my %outcomes = churn_run([ $na, $na, $na, $nb, $nb, $nb ], $secs);
 my @events;
-my %outcomes;
 for my $node ($na, $nb)
 {
 	for my $row (split /\n/, $node->safe_psql('postgres', 'SELECT t0, t1 FROM held'))
 	{
 		my ($a, $b) = split /\|/, $row;
 		push @events, [ $a, 1 ], [ $b, -1 ];
-	}
-	for my $row (split /\n/, $node->safe_psql('postgres', 'SELECT what, count(*) FROM outcome GROUP BY 1'))
-	{
-		my ($what, $n) = split /\|/, $row;
-		$outcomes{$what} += $n;
 	}
 }
 my ($cur, $max) = (0, 0);

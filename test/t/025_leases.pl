@@ -37,14 +37,6 @@ my $na = pg_with_zklock('a', $zk, $conf);
 # B recovers from the SIGKILL below by a crash restart
 my $nb = pg_with_zklock('b', $zk, $conf . "restart_after_crash = on\n");
 
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 # the children of a lock node, with what each one's Stat says: sequence
 # number, ephemeral or not, data version, child count
 sub znodes
@@ -63,7 +55,7 @@ print(','.join(out))});
 }
 
 # --- a lease outlives the backend that took it
-my $sa = session($na);
+my $sa = verbose_session($na);
 my $pid = $sa->query_safe('SELECT pg_backend_pid()');
 $sa->query_safe(q{SET application_name = 'job_taker'});
 my $t1 = $sa->query_safe(q{SELECT zk_lease_lock('/job/nightly', '1 min')});
@@ -112,7 +104,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 
 # --- terminated taker: the lease stays as well
 {
-	my $s = session($na);
+	my $s = verbose_session($na);
 	my $p = $s->query_safe('SELECT pg_backend_pid()');
 	my $t = $s->query_safe(q{SELECT zk_lease_lock('/job/term', '1 min')});
 	$na->safe_psql('postgres', "SELECT pg_terminate_backend($p)");
@@ -148,9 +140,9 @@ is(znodes('/job/nightly'), '', 'no node left');
 
 # --- a lease and a session lock exclude each other, first come, first served
 {
-	my $h = session($na);    # session lock holder on a
-	my $l = session($nb);    # lease taker on b
-	my $w = session($na);    # session lock waiter on a
+	my $h = verbose_session($na);    # session lock holder on a
+	my $l = verbose_session($nb);    # lease taker on b
+	my $w = verbose_session($na);    # session lock waiter on a
 	$h->query_safe(q{SELECT zk_lock('/job/fifo')});
 	bg_begin($l, q{SELECT zk_lease_lock('/job/fifo', '1 min') AS lt}, 'lease_done');
 	ok(wait_queue_len($na, '/job/fifo', 2, 10, 'lease queued'), 'the lease waits behind a session lock');
@@ -183,7 +175,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 {
 	my $t = $na->safe_psql('postgres', q{SELECT zk_lease_lock('/job/expire', '2 s')});
 	my $t0 = time();
-	my $w = session($nb);
+	my $w = verbose_session($nb);
 	bg_begin($w, q{SELECT zk_lock('/job/expire') > 0 AS got}, 'exp_done');
 	my ($out) = bg_finish($w, 'exp_done');
 	my $s = time() - $t0;
@@ -260,7 +252,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 
 # --- a waiting lease that is cancelled, times out or terminated leaves nothing
 {
-	my $h = session($na);
+	my $h = verbose_session($na);
 	$h->query_safe(q{SELECT zk_lock('/job/wait')});
 
 	my ($stdout, $stderr) = ('', '');
@@ -274,7 +266,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 		't', 'a try that times out returns NULL');
 	is(znodes('/job/wait') =~ tr/,//, 0, 'and leaves no lease node');
 
-	my $w = session($nb);
+	my $w = verbose_session($nb);
 	my $wpid = $w->query_safe('SELECT pg_backend_pid()');
 	bg_begin($w, q{SELECT zk_lease_lock('/job/wait', '1 min')}, 'c_done');
 	ok(wait_queue_len($na, '/job/wait', 2, 10, 'waiting'), 'a lease waits');
@@ -292,7 +284,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 
 	# SIGKILL: no exit code runs; the node stays until the session expires,
 	# then the next zklock acquirer removes it
-	my $k = session($nb);
+	my $k = verbose_session($nb);
 	my $kpid = $k->query_safe('SELECT pg_backend_pid()');
 	bg_begin($k, q{SELECT zk_lease_lock('/job/wait', '5 min')}, 'k_done');
 	ok(wait_queue_len($na, '/job/wait', 2, 10, 'waiting'), 'a lease waits a third time');
@@ -315,8 +307,8 @@ is(znodes('/job/nightly'), '', 'no node left');
 
 # --- deadlock detection sees a waiting lease like any waiter
 {
-	my $sa2 = session($na);
-	my $sb2 = session($nb);
+	my $sa2 = verbose_session($na);
+	my $sb2 = verbose_session($nb);
 	$sa2->query_safe(q{SELECT zk_lock('/dl/x')});
 	$sb2->query_safe(q{SELECT zk_lock('/dl/y')});
 	bg_begin($sa2, q{SELECT zk_lease_lock('/dl/y', '1 min') > 0 AS got}, 'la_done');
@@ -341,9 +333,9 @@ is(znodes('/job/nightly'), '', 'no node left');
 #     (waits for the lease, the nearest writer ahead); C holds /dl/r, which
 #     A asks for.  C's wait leads to B only through the lease's waiter child.
 {
-	my $a = session($na);
-	my $b = session($nb);
-	my $c = session($na);
+	my $a = verbose_session($na);
+	my $b = verbose_session($nb);
+	my $c = verbose_session($na);
 	my $pid_a = $a->query_safe('SELECT pg_backend_pid()');
 	$a->query_safe(q{SELECT zk_rlock('/dl/q')});
 	$c->query_safe(q{SELECT zk_lock('/dl/r')});
@@ -388,7 +380,7 @@ SKIP:
 	is(client_next($cur, 10), 'acquired write', 'Curator gets it when the lease is released');
 
 	# a lease waits behind Curator, and a kazoo writer behind the lease
-	my $l = session($nb);
+	my $l = verbose_session($nb);
 	bg_begin($l, q{SELECT zk_lease_lock('/job/interop', '1 min') AS lt}, 'il_done');
 	ok(wait_queue_len($na, '/job/interop', 2, 10, 'lease queued'), 'a lease waits behind Curator');
 	client_send($kaz, 'lock');

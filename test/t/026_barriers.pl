@@ -60,14 +60,6 @@ my $na = pg_with_zklock('a', $zk, $conf);
 my $nb = pg_with_zklock('b', $zk, $conf . "restart_after_crash = on\n");
 
 # a background session whose errors carry their SQLSTATE
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 # a kazoo client that only looks at nodes
 my $kz = kazoo_client('kazoo_inspect', $zk, '/zklock', 10);
 like($kz->{ready}, qr/^ready /, 'the kazoo client is connected');
@@ -115,7 +107,7 @@ my ($out, $err, $t0);
 # =====================================================================
 # Bad input
 # =====================================================================
-my $s1 = session($na);
+my $s1 = verbose_session($na);
 ($out, $err) = bg_query($s1,
 	q{SELECT zk_barrier_set(NULL) IS NULL, zk_barrier_remove(NULL) IS NULL,
 	         zk_barrier_wait(NULL) IS NULL, zk_barrier_wait(NULL, 100) IS NULL,
@@ -180,8 +172,8 @@ my $ms = ms_since($t0);
 cmp_ok($ms, '>=', 290, "after the 300 ms ($ms ms)");
 
 # waiters on both servers, released by zk_barrier_remove from a third backend
-my $wa = session($na);
-my $wb = session($nb);
+my $wa = verbose_session($na);
+my $wb = verbose_session($nb);
 # (a timed-out wait may leave its watch behind: count the new ones)
 my $w0 = watchers('/zklock/b/x');
 bg_begin($wa, q{SELECT zk_barrier_wait('/b/x')}, 'bw_a');
@@ -245,7 +237,7 @@ my $kb = kazoo_client('kazoo_barrier', $zk, '/zklock/b/k', 10);
 like($kb->{ready}, qr/^ready /, 'the kazoo barrier client is connected');
 is(client_ask($kb, 'barriercreate'), 'barrier created', "kazoo's Barrier.create()");
 is($s1->query_safe(q{SELECT zk_barrier_set('/b/k')}), 'f', 'zklock sees it up');
-my $ww = session($na);
+my $ww = verbose_session($na);
 $w0 = watchers('/zklock/b/k');
 bg_begin($ww, q{SELECT zk_barrier_wait('/b/k')}, 'bk');
 ok(wait_for(sub { watchers('/zklock/b/k') == $w0 + 1 }, 10, 'watch on /zklock/b/k'),
@@ -307,7 +299,7 @@ is($s1->query_safe(q{SELECT zk_barrier_remove('/b/t')}), 't', '/b/t removed');
 # LeaderLatch
 # =====================================================================
 my $latch_re = qr/^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-latch-[0-9]{10}$/;
-my $l1 = session($na);
+my $l1 = verbose_session($na);
 $l1->query_safe(q{SET zklock.exclusive_node_style = 'latch'});
 cmp_ok($l1->query_safe(q{SELECT zk_lock('/latch/x')}), '>', 0, 'SQL first: zk_lock in latch style');
 is(client_ask($cu, 'path /zklock/latch/x'), 'path /zklock/latch/x', 'Curator on the same node');
@@ -358,7 +350,7 @@ is(client_ask($cu, 'latchclose'), 'latch closed', 'Curator closes');
 ok(wait_queue_len($na, '/latch/x', 0, 10, 'empty'), 'nothing left on /latch/x');
 
 # no shared locks in latch style
-$l1 = session($na);
+$l1 = verbose_session($na);
 $l1->query_safe(q{SET zklock.exclusive_node_style = 'latch'});
 for my $call (q{zk_rlock('/latch/r')}, q{zk_try_rlock('/latch/r', 100)})
 {
@@ -514,7 +506,7 @@ ok(wait_for(sub { (kids('/zklock/db/n') // '') eq '' }, 10, 'empty'), 'nothing l
 
 # an exited member has left (its session is closed at exit: at once, not
 # after the session timeout, 20 s for this member)
-my $ex = session($na);
+my $ex = verbose_session($na);
 $ex->query_safe(q{SET zklock.session_timeout = '20s'});
 bg_begin($a1, q{SELECT zk_double_barrier_enter('/db/x', 2)}, 'x_a');
 ok(wait_for(sub { participants('/zklock/db/x') == 1 }, 10, 'A waits'), 'A waits to enter /db/x');
@@ -705,7 +697,7 @@ ok(wait_for(sub { (kids('/zklock/db/loop') // '') eq '' }, 10, 'empty'),
 # --- a member SIGKILLed while entered counts as left once its session expired
 $b1->quit;
 $wb = $b1 = undef;
-my $k = session($nb);
+my $k = verbose_session($nb);
 my $pk = $k->query_safe('SELECT pg_backend_pid()');
 bg_begin($a1, q{SELECT zk_double_barrier_enter('/db/k', 3)}, 'k_a1');
 bg_begin($a2, q{SELECT zk_double_barrier_enter('/db/k', 3)}, 'k_a2');

@@ -36,14 +36,6 @@ my $zk = zk_standalone();
 my $na = pg_with_zklock('a', $zk);
 my $nb = pg_with_zklock('b', $zk);
 
-sub session
-{
-	my ($node) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 # the server's last zxid
 sub zxid
 {
@@ -69,8 +61,8 @@ sub writes
 	return $token - $before;
 }
 
-my $sa = session($na);
-my $sb = session($nb);
+my $sa = verbose_session($na);
+my $sb = verbose_session($nb);
 
 # a parent that stays: the fresh paths' lock nodes go, their parent not
 $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});

@@ -33,9 +33,8 @@ is($node->safe_psql('postgres', 'SHOW server_encoding'), 'UTF8',
 sub session
 {
 	my ($db) = @_;
-	my $s = $node->background_psql($db, on_error_stop => 0);
+	my $s = verbose_session($node, $db);
 	$s->query_safe("SET client_encoding = 'UTF8'");
-	$s->query_safe('\set VERBOSITY verbose');
 	return $s;
 }
 
@@ -126,7 +125,8 @@ is($lat->query_safe(q{SELECT zk_unlock('/enc/café')}), 't', 'LATIN1: unlock');
 	$lat->query_safe(q{SELECT zk_lock('/dl/é1')});
 	$utf->query_safe(q{SELECT zk_lock('/dl/ö2')});
 	bg_begin($lat, q{SELECT zk_lock('/dl/ö2') > 0 AS got}, 'dl_lat');
-	wait_for(sub { queue_len($node, '/dl/ö2') == 2 }, 10, 'LATIN1 waits');
+	ok(wait_for(sub { queue_len($node, '/dl/ö2') == 2 }, 10, 'LATIN1 waits'),
+		'2-cycle: the LATIN1 member waits');
 	my (undef, $err) = bg_query($utf, q{SELECT zk_lock('/dl/é1')});
 	like($err, qr/ERROR:  40P01: deadlock detected/, 'UTF8 victim: 40P01');
 	like($err, qr{waits for exclusive ZooKeeper lock "/dl/ö2"; blocked by process},
@@ -144,9 +144,11 @@ is($lat->query_safe(q{SELECT zk_unlock('/enc/café')}), 't', 'LATIN1: unlock');
 	$utf->query_safe(q{SELECT zk_lock('/dl/日2')});
 	$utf2->query_safe(q{SELECT zk_lock('/dl/ö3')});
 	bg_begin($utf2, q{SELECT zk_lock('/dl/日2') > 0 AS got}, 'dl_utf2');
-	wait_for(sub { queue_len($node, '/dl/日2') == 2 }, 10, 'utf2 waits');
+	ok(wait_for(sub { queue_len($node, '/dl/日2') == 2 }, 10, 'utf2 waits'),
+		'3-cycle: the second UTF-8 member waits');
 	bg_begin($utf, q{SELECT zk_lock('/dl/é1') > 0 AS got}, 'dl_utf');
-	wait_for(sub { queue_len($node, '/dl/é1') == 2 }, 10, 'utf waits');
+	ok(wait_for(sub { queue_len($node, '/dl/é1') == 2 }, 10, 'utf waits'),
+		'3-cycle: the first UTF-8 member waits');
 	(undef, $err) = bg_query($lat, q{SELECT zk_lock('/dl/ö3')});
 	like($err, qr/ERROR:  40P01: deadlock detected/, 'LATIN1 victim: 40P01');
 	like($err, qr{waits for exclusive ZooKeeper lock "/dl/\\u65E52"; blocked by process},

@@ -23,13 +23,6 @@ my $zk = zk_standalone();
 my $node = pg_with_zklock('stat', $zk,
 	"shared_preload_libraries = 'zklock'\ndeadlock_timeout = '200ms'\n");
 
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('\set VERBOSITY verbose');
-	return $s;
-}
-
 sub stat_row
 {
 	my ($cols) = @_;
@@ -40,12 +33,12 @@ $node->safe_psql('postgres', 'SELECT zk_stat_reset()');
 is(stat_row('acquired, waits, sessions_opened, requests'), '0|0|0|0',
 	'after a reset every counter is zero');
 
-my $a = session();
-my $b = session();
-my $c = session();
+my $a = verbose_session($node);
+my $b = verbose_session($node);
+my $c = verbose_session($node);
 # one backend watches the queues (a new backend per look would open a
 # ZooKeeper session each time)
-my $obs = session();
+my $obs = verbose_session($node);
 
 sub queued
 {

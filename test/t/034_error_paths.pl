@@ -3,7 +3,7 @@
 #
 # - A backend that holds no lock, frozen (SIGSTOP) while it waits past its
 #   session timeout: when it wakes, its wait fails with 08006 "ZooKeeper
-#   session expired while waiting for lock" (with a lock held, the error
+#   session expired", CONTEXT while waiting for lock (with a lock held, the error
 #   would name the lost locks instead).
 # - zklock.verify_on_commit: a COMMIT while ZooKeeper is frozen (SIGSTOP,
 #   the connection stays up, the session does not expire) fails after
@@ -13,7 +13,7 @@
 #   server log.)
 # - A ZooKeeper result code zklock has no case for (a lock node that is
 #   another client's ephemeral node: ZNOCHILDRENFOREPHEMERALS): 38000
-#   "ZooKeeper error while acquiring lock", the client library's text as
+#   "ZooKeeper error", CONTEXT while acquiring lock, the client library's text as
 #   DETAIL.
 # - A multi-lock whose nodes another client deletes: while the set waits,
 #   the node it waits with: 55000 naming that queue node; after a set's
@@ -25,6 +25,9 @@
 # - zklock.auth_file owned by another user (a symbolic link to a file of
 #   root's: the test runs as the server's user and cannot chown): F0000;
 #   a file of that user with mode 0000: 42501 "could not open".
+# - A root whose deadlock records' parent (<root>.waits) admits reading
+#   only: a wait that lasts deadlock_timeout fails with 42501, its queue
+#   node goes, the holder and the session are unharmed.
 # - A 2-cycle whose deadlock checks fall due while ZooKeeper is
 #   unreachable (the proxy refuses connections): nothing is reported
 #   during the outage, and exactly one member gets 40P01 once it is over.
@@ -86,6 +89,22 @@ sub psql_err
 	return $err;
 }
 
+# set_incomplete_is(SESSION, STDERR, PATH1, PATH2, NAME): the set on PATH1
+# and PATH2 of SESSION failed with 55000 because one of its two nodes was
+# deleted by another client, holds nothing, and left no node behind
+sub set_incomplete_is
+{
+	my ($s, $err, $p1, $p2, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	error_is($err, '55000',
+		qr/queue nodes of a multi-lock disappeared\nDETAIL:  Only 1 of the 2 nodes created together still exist; another client deleted the others\.\nCONTEXT:  while acquiring lock "\Q$p1\E"/,
+		$name);
+	is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_queues_empty($pg, [ $p1, $p2 ], 10, 'empty queues'),
+		'none of its nodes is left');
+	return;
+}
+
 my ($h, $hpid) = session();    # holds the locks others wait for
 
 # --- 08006: the session of a waiter that holds no lock expires
@@ -105,8 +124,8 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	my ($out, $err) = finish_within($w, 'exp_done', 20, $wpid,
 		'the woken waiter ends its wait');
 	error_is($err, '08006',
-		qr/ZooKeeper session expired while waiting for lock "\/err\/exp"/,
-		'its wait fails: 08006 "session expired while waiting for lock"');
+		qr/ZooKeeper session expired\n(?:(?:DETAIL|HINT):  .*\n)*CONTEXT:  while waiting for lock "\/err\/exp"/,
+		'its wait fails: 08006 "ZooKeeper session expired", CONTEXT while waiting for lock');
 	unlike($err, qr/locks? (was|were) lost/, 'naming no lost lock (it held none)');
 	is($w->query_safe(q{SELECT zk_try_lock('/err/exp2')}), 't',
 		'its next call works, on a new session');
@@ -173,8 +192,8 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	  or diag($kerr);
 	my $err = psql_err(q{SELECT zk_lock('/eph38')});
 	error_is($err, '38000',
-		qr/ZooKeeper error while acquiring lock "\/eph38"\nDETAIL:  no children for ephemerals/,
-		'a lock node that is an ephemeral node: 38000 "ZooKeeper error while acquiring lock", the client library\'s text as DETAIL');
+		qr/ZooKeeper error\nDETAIL:  no children for ephemerals\nCONTEXT:  while acquiring lock "\/eph38"/,
+		'a lock node that is an ephemeral node: 38000 "ZooKeeper error", CONTEXT while acquiring lock, the client library\'s text as DETAIL');
 	$kin .= "\n";
 	$kh->finish;
 }
@@ -193,7 +212,7 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	$h->query_safe(q{SELECT zk_unlock('/err/m1')});
 	my ($out, $err) = finish_within($m, 'm_done', 15, $mpid, 'the set ends its wait');
 	error_is($err, '55000',
-		qr/ZooKeeper queue node "\/zklock\/err\/m1\/\Q$name\E" disappeared while acquiring lock "\/err\/m1"/,
+		qr/ZooKeeper queue node "\/zklock\/err\/m1\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for lock "\/err\/m1"/,
 		'a set whose node was deleted while it waited with it fails: 55000, naming the node');
 	is($m->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
 	ok(wait_queues_empty($pg, [ '/err/m1', '/err/m2' ], 10, 'empty queues'),
@@ -216,12 +235,8 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	kazoo_run($zk, "c.delete('/zklock/err/n2/$name')");
 	$h->query_safe(q{SELECT zk_unlock('/err/n1')});
 	my ($out, $err) = finish_within($m, 'n_done', 15, $mpid, 'the set ends its wait');
-	error_is($err, '55000',
-		qr/queue nodes of a multi-lock disappeared while acquiring lock "\/err\/n1"\nDETAIL:  Only 1 of the 2 nodes created together still exist/,
+	set_incomplete_is($m, $err, '/err/n1', '/err/n2',
 		'a set whose granted node was deleted while it waited for another is not granted: 55000');
-	is($m->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
-	ok(wait_queues_empty($pg, [ '/err/n1', '/err/n2' ], 10, 'empty queues'),
-		'none of its nodes is left');
 	$m->quit;
 }
 
@@ -255,12 +270,8 @@ for _ in range(250):
 	like($deleted, qr/__WRIT__/, "another client deletes the set's node on /err/r2");
 	my ($out, $err) = finish_within($r, 'r_done', 30, $rpid, 'the set ends');
 	zk_proxy_cmd($proxy, 'delay 0');
-	error_is($err, '55000',
-		qr/queue nodes of a multi-lock disappeared while acquiring lock "\/err\/r1"\nDETAIL:  Only 1 of the 2 nodes created together still exist; another client deleted the others\./,
+	set_incomplete_is($r, $err, '/err/r1', '/err/r2',
 		'the set finds part of its nodes: 55000 "queue nodes of a multi-lock disappeared"');
-	is($r->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
-	ok(wait_queues_empty($pg, [ '/err/r1', '/err/r2' ], 10, 'empty queues'),
-		'none of its nodes is left');
 	$r->quit;
 }
 
@@ -272,7 +283,7 @@ for _ in range(250):
 	is($err, '', 'without zklock.auth, that server serves zklock');
 	$err = psql_err("$set SET zklock.auth = 'pgapp:secret'; SELECT zk_try_lock('/err/auth')");
 	error_is($err, '28000',
-		qr/ZooKeeper authentication failed (at|while authenticating to) "\Q$zka->{hosts}\E"/,
+		qr/ZooKeeper authentication failed(?: at "\Q$zka->{hosts}\E"|\nCONTEXT:  while authenticating to "\Q$zka->{hosts}\E")/,
 		'with credentials the server rejects: 28000 "ZooKeeper authentication failed"');
 	unlike($err, qr/secret/, 'not showing the password');
 }
@@ -303,6 +314,36 @@ SKIP:
 		qr/could not open zklock.auth_file "\Q$file\E": Permission denied/,
 		'an auth file its owner cannot read (mode 0000): 42501 "could not open"');
 	unlike($err, qr/secret/, 'not showing its content');
+}
+
+# --- 42501: the deadlock detector's records refused by their parent's ACL
+{
+	# a root whose records' parent (<root>.waits) admits reading only
+	kazoo_run($zk, q{from kazoo.security import make_acl
+c.create('/denied.waits', b'', acl=[make_acl('world', 'anyone', read=True)])});
+	my ($r, $rpid) = session();
+	$r->query_safe(q{SET zklock.root = '/denied'});
+	$r->query_safe(q{SET deadlock_timeout = '200ms'});
+	$h->query_safe(q{SET zklock.root = '/denied'});
+	$h->query_safe(q{SELECT zk_lock('/err/rec')});
+	my $t0 = time();
+	bg_begin($r, q{SELECT zk_lock('/err/rec')}, 'rec_done');
+	my ($out, $err) = finish_within($r, 'rec_done', 15, $rpid,
+		'a wait that cannot publish its record ends');
+	my $secs = time() - $t0;
+	error_is($err, '42501',
+		qr/ZooKeeper refused access\nDETAIL:  The node's ACL does not allow this session's identity\.\nHINT:  Check zklock\.auth and the ACLs under zklock\.root\.\nCONTEXT:  while waiting for lock "\/err\/rec"/,
+		'once deadlock_timeout passed, the record is refused: 42501');
+	cmp_ok($secs, '>=', 0.2, 'not before deadlock_timeout');
+	is(kazoo_run($zk, q{print(len(c.get_children('/denied/err/rec')))}), '1',
+		"the waiter's queue node is gone; the holder's stays");
+	is($h->query_safe(q{SELECT count(*) FROM zk_locks WHERE path = '/err/rec'}), '1',
+		'the holder keeps its lock');
+	is($r->query_safe(q{SELECT zk_try_lock('/err/rec2') AND zk_unlock('/err/rec2')}), 't',
+		"the refused backend's session goes on");
+	$h->query_safe(q{SELECT zk_unlock_all()});
+	$h->query_safe(q{RESET zklock.root});
+	$r->quit;
 }
 
 # --- 40P01: deadlock checks that fall due during an outage

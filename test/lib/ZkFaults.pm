@@ -1,0 +1,262 @@
+# ZkFaults.pm: network faults between ZooKeeper servers, for zklock's TAP
+# tests.
+#
+# A partitionable ensemble is a 3-server ensemble (test/zkctl
+# ensemble-peers) whose members reach each other only through
+# test/python/tcpproxy.py: member I names member J by the port of a
+# forwarder "qI>J" (quorum) and "eI>J" (election), while every member binds
+# its own real ports and clients reach them directly.  (An election
+# connection announces its initiator's election address, and the server
+# it reaches may call back there: the proxy rewrites that address to its
+# own forwarder, so that no election connection goes around it.)  Cutting every
+# forwarder to and from member M isolates M from the other two (the
+# minority side) and leaves its client connections alone.  Everything
+# started here (proxies, servers) is stopped when the test ends.
+package ZkFaults;
+
+use strict;
+use warnings;
+
+use Cwd ();
+use Exporter 'import';
+use File::Basename ();
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use ZkTest;
+
+our @EXPORT = qw(tcp_proxy_start tcp_proxy_cmd zk_partitionable_ensemble
+  zk_isolate zk_heal zk_member_mode zk_wait_mode zk_leader_of
+  zk_member_of_server zk_member_hosts zk_ephemerals_under zkctl_bg
+  zk_healthy);
+
+my @ensembles;    # dirs to stop at the end
+my @proxies;
+
+# tcp_proxy_start(NAME => UPSTREAM_PORT, ...): start python/tcpproxy.py
+# with these forwarders; returns a hash whose ->{port}{NAME} is the port
+# each listens on.
+sub tcp_proxy_start
+{
+	my (%map) = @_;
+	my $p = { in => '', out => '', err => '' };
+	$p->{h} = IPC::Run::start(
+		[ 'python3', 'python/tcpproxy.py', map { "$_=$map{$_}" } sort keys %map ],
+		'<', \$p->{in}, '>', \$p->{out}, '2>', \$p->{err});
+	push @proxies, $p;
+	$p->{timer} = IPC::Run::timer(30);
+	pump_until($p->{h}, $p->{timer}, \$p->{out}, qr/^ready\n/m)
+	  or die "tcpproxy did not start: $p->{err}";
+	$p->{port}{$1} = $2 while $p->{out} =~ /^listening (\S+) (\d+)$/mg;
+	$p->{out} = '';
+	return $p;
+}
+
+# tcp_proxy_cmd(PROXY, CMD): send one command, wait (at most 30 s) for its
+# "ok"; returns what it printed before the "ok".
+sub tcp_proxy_cmd
+{
+	my ($p, $cmd) = @_;
+	$p->{in} .= "$cmd\n";
+	$p->{timer}->start(30);
+	pump_until($p->{h}, $p->{timer}, \$p->{out}, qr/^(ok|error.*)$/m)
+	  or die "tcpproxy: no answer to '$cmd': $p->{err}";
+	die "tcpproxy: $1 (to '$cmd')" if $p->{out} =~ /^(error.*)$/m;
+	$p->{out} =~ s/\A(.*?)^ok\n//ms;
+	return $1;
+}
+
+# zk_partitionable_ensemble(%opts): start a 3-server ensemble whose members
+# talk to each other through one tcpproxy.py (forwarders qI>J and eI>J);
+# returns a hash like ZkTest's zk_ensemble (dir, ports, hosts) plus proxy.
+# Options: cfg (extra zoo.cfg lines), jvm (extra JVM options).
+sub zk_partitionable_ensemble
+{
+	my (%opts) = @_;
+	# client ports chosen as ZkTest chooses them for its ensembles (with
+	# P+100 and P+200 free for the quorum and election ports)
+	my @ports = map { ZkTest::_free_port_triple() } 1 .. 3;
+	my %map;
+	for my $i (1 .. 3)
+	{
+		for my $j (grep { $_ != $i } 1 .. 3)
+		{
+			$map{"q$i>$j"} = $ports[ $j - 1 ] + 100;
+			# the election forwarder rewrites the address a connection
+			# announces, so that the server called back calls back through
+			# the proxy (see tcpproxy.py)
+			$map{"e$i>$j"} = ($ports[ $j - 1 ] + 200) . "\@e$j>$i";
+		}
+	}
+	my $proxy = tcp_proxy_start(%map);
+	my @peers;
+	for my $i (1 .. 3)
+	{
+		for my $j (grep { $_ != $i } 1 .. 3)
+		{
+			push @peers, "$i>$j=" . $proxy->{port}{"q$i>$j"} . ':'
+			  . $proxy->{port}{"e$i>$j"};
+		}
+	}
+	my $peers = join(',', @peers);
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/zk_part_$ports[0]";
+	local $ENV{ZKCTL_EXTRA_CFG} = $opts{cfg} // '';
+	local $ENV{ZKCTL_JVM_OPTS} = $opts{jvm} // '';
+	push @ensembles, $dir;
+	zkctl('ensemble-peers', $dir, join(',', @ports), $peers);
+	return {
+		dir => $dir,
+		ports => \@ports,
+		hosts => join(',', map { "127.0.0.1:$_" } @ports),
+		proxy => $proxy,
+	};
+}
+
+# the forwarders that carry member M's traffic, both ways
+sub _links_of
+{
+	my ($m) = @_;
+	return map { ("q$m>$_", "e$m>$_", "q$_>$m", "e$_>$m") }
+	  grep { $_ != $m } 1 .. 3;
+}
+
+# zk_isolate(ENS, M): cut member M off from the other two (every byte
+# between them is dropped; connections stay open).
+sub zk_isolate
+{
+	my ($ens, $m) = @_;
+	tcp_proxy_cmd($ens->{proxy}, 'cut ' . join(' ', _links_of($m)));
+	return;
+}
+
+# zk_heal(ENS): every forwarder forwards again (the connections that were
+# cut are closed, so the members open new ones).
+sub zk_heal
+{
+	my ($ens) = @_;
+	tcp_proxy_cmd($ens->{proxy}, 'heal *');
+	return;
+}
+
+# zk_member_mode(ENS, I): "leader", "follower", "not serving" (the server
+# answers but serves no requests: no quorum), or "down" (no answer).
+sub zk_member_mode
+{
+	my ($ens, $i) = @_;
+	my $srvr = zk_4lw($ens->{ports}[ $i - 1 ], 'srvr');
+	return $1 if $srvr =~ /^Mode: (\w+)/m;
+	return 'not serving' if $srvr =~ /not currently serving requests/;
+	return 'down';
+}
+
+# zk_wait_mode(ENS, I, REGEX, SECS): wait (at most SECS) for member I's
+# mode to match REGEX; returns the last mode seen if it does, else undef.
+sub zk_wait_mode
+{
+	my ($ens, $i, $re, $secs) = @_;
+	my $mode;
+	wait_for(sub { ($mode = zk_member_mode($ens, $i)) =~ $re },
+		$secs, "member $i in mode $re")
+	  or return undef;
+	return $mode;
+}
+
+# zk_leader_of(ENS, MEMBERS): the member among MEMBERS (default all) whose
+# srvr says leader, or undef.
+sub zk_leader_of
+{
+	my ($ens, @members) = @_;
+	@members = (1 .. 3) unless @members;
+	for my $i (@members)
+	{
+		return $i if zk_member_mode($ens, $i) eq 'leader';
+	}
+	return undef;
+}
+
+# zk_member_of_server(ENS, SERVER): the member whose client port SERVER
+# ("host:port", as zk_session() shows it) names, or undef.
+sub zk_member_of_server
+{
+	my ($ens, $server) = @_;
+	my ($port) = ($server // '') =~ /:(\d+)$/ or return undef;
+	for my $i (1 .. 3)
+	{
+		return $i if $ens->{ports}[ $i - 1 ] == $port;
+	}
+	return undef;
+}
+
+# zkctl_bg(ARGS...): run test/zkctl in the background (a restart waits for
+# the member to serve); returns the IPC::Run harness, whose ->pumpable is
+# false once it has ended, and whose result ->finish gives.
+my $zkctl_path = Cwd::abs_path(File::Basename::dirname(__FILE__) . '/../zkctl');
+sub zkctl_bg
+{
+	my (@args) = @_;
+	my ($out, $err) = ('', '');
+	return IPC::Run::start([ $zkctl_path, @args ], '<', \undef, '>', \$out,
+		'2>', \$err);
+}
+
+# zk_healthy(ENS): every member serves, one of them as the leader
+sub zk_healthy
+{
+	my ($ens) = @_;
+	my @modes = map { zk_member_mode($ens, $_) } 1 .. 3;
+	return (grep { $_ eq 'leader' } @modes) == 1
+	  && (grep { $_ eq 'follower' } @modes) == 2;
+}
+
+# zk_member_hosts(ENS, MEMBERS...): a zklock.hosts string naming only
+# those members
+sub zk_member_hosts
+{
+	my ($ens, @members) = @_;
+	return join(',', map { "127.0.0.1:$ens->{ports}[$_ - 1]" } @members);
+}
+
+# zk_ephemerals_under(ZK, PATH): every ephemeral node under PATH (read
+# with kazoo), one "path owner-session" per line, '' if none; dies if
+# kazoo cannot run.
+sub zk_ephemerals_under
+{
+	my ($zk, $path) = @_;
+	return kazoo_run($zk, <<"EOF");
+out = []
+def walk(p):
+    try:
+        kids = c.get_children(p)
+    except Exception:
+        return
+    for k in kids:
+        q = p.rstrip('/') + '/' + k
+        try:
+            data, st = c.get(q)
+        except Exception:
+            continue
+        if st.ephemeralOwner:
+            out.append('%s %x' % (q, st.ephemeralOwner))
+        walk(q)
+walk('$path')
+print('\\n'.join(out))
+EOF
+}
+
+END
+{
+	my $rc = $?;
+	for my $p (@proxies)
+	{
+		eval { $p->{h}->kill_kill(grace => 1); 1 };
+	}
+	for my $dir (@ensembles)
+	{
+		eval { zkctl('stop', $dir); 1 };
+	}
+	$? = $rc;
+}
+
+1;
