@@ -136,11 +136,7 @@ public class CuratorBench
 		String outfile = args[3];
 		double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;
 
-		CuratorFramework client = CuratorFrameworkFactory.newClient(
-				hosts, 30000, 15000, new RetryOneTime(100));
-		client.start();
-		if (!client.blockUntilConnected(30, TimeUnit.SECONDS))
-			throw new IllegalStateException("could not connect to " + hosts);
+		CuratorFramework client = connect(hosts);
 
 		Cycle cycle;
 		if (mode.equals("mutex"))

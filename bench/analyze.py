@@ -274,130 +274,87 @@ def main():
         res["needs"] = list(needed)
         return res
 
+    def over(a, b):
+        """the ratio of latency variants a ÷ b, within each round"""
+        return ratio_series((a, b), lambda g: g[a] / g[b])
+
     def zk_part(g, v="sql_lock"):
         return g[v] - g["sql_advisory"]
 
+    def zk_part_over(v, floor):
+        """the ZooKeeper part of SQL variant v (v − sql_advisory) ÷ floor, within each round"""
+        return ratio_series((v, "sql_advisory", floor), lambda g: zk_part(g, v) / g[floor])
+
     ratios = {
         "zk_part_us": ratio_series(("sql_lock", "sql_advisory"), zk_part),
-        "zk_part_over_create": ratio_series(("sql_lock", "sql_advisory", "floor_create"),
-                                            lambda g: zk_part(g) / g["floor_create"]),
-        "zk_part_over_cycle2": ratio_series(("sql_lock", "sql_advisory", "floor_cycle2"),
-                                            lambda g: zk_part(g) / g["floor_cycle2"]),
-        "zk_part_over_multi": ratio_series(("sql_lock", "sql_advisory", "floor_multi"),
-                                           lambda g: zk_part(g) / g["floor_multi"]),
-        "sql_over_curator_mutex": ratio_series(("sql_lock", "curator_mutex"),
-                                               lambda g: g["sql_lock"] / g["curator_mutex"]),
-        "sql_over_kazoo": ratio_series(("sql_lock", "kazoo"), lambda g: g["sql_lock"] / g["kazoo"]),
+        "zk_part_over_create": zk_part_over("sql_lock", "floor_create"),
+        "zk_part_over_cycle2": zk_part_over("sql_lock", "floor_cycle2"),
+        "zk_part_over_multi": zk_part_over("sql_lock", "floor_multi"),
+        "sql_over_curator_mutex": over("sql_lock", "curator_mutex"),
+        "sql_over_kazoo": over("sql_lock", "kazoo"),
         "async_zk_part_us": ratio_series(("sql_lock_async", "sql_advisory"),
                                          lambda g: zk_part(g, "sql_lock_async")),
-        "async_zk_part_over_create": ratio_series(("sql_lock_async", "sql_advisory", "floor_create"),
-                                                  lambda g: zk_part(g, "sql_lock_async") / g["floor_create"]),
-        "async_zk_part_over_pattern": ratio_series(("sql_lock_async", "sql_advisory", "floor_pattern"),
-                                                   lambda g: zk_part(g, "sql_lock_async") / g["floor_pattern"]),
-        "async_over_curator_mutex": ratio_series(("sql_lock_async", "curator_mutex"),
-                                                 lambda g: g["sql_lock_async"] / g["curator_mutex"]),
-        "async_over_kazoo": ratio_series(("sql_lock_async", "kazoo"),
-                                         lambda g: g["sql_lock_async"] / g["kazoo"]),
-        "async_over_sql": ratio_series(("sql_lock_async", "sql_lock"),
-                                       lambda g: g["sql_lock_async"] / g["sql_lock"]),
-        "zk_part_over_pattern": ratio_series(("sql_lock", "sql_advisory", "floor_pattern"),
-                                             lambda g: zk_part(g) / g["floor_pattern"]),
-        "cycle2_over_create": ratio_series(("floor_cycle2", "floor_create"),
-                                           lambda g: g["floor_cycle2"] / g["floor_create"]),
-        "multi_over_create": ratio_series(("floor_multi", "floor_create"),
-                                          lambda g: g["floor_multi"] / g["floor_create"]),
-        "multi_over_cycle2": ratio_series(("floor_multi", "floor_cycle2"),
-                                          lambda g: g["floor_multi"] / g["floor_cycle2"]),
-        "createlist_over_create": ratio_series(("floor_createlist", "floor_create"),
-                                               lambda g: g["floor_createlist"] / g["floor_create"]),
-        "pattern_over_createlist": ratio_series(("floor_pattern", "floor_createlist"),
-                                                lambda g: g["floor_pattern"] / g["floor_createlist"]),
-        "pattern_over_create": ratio_series(("floor_pattern", "floor_create"),
-                                            lambda g: g["floor_pattern"] / g["floor_create"]),
-        "kazoo_over_sql": ratio_series(("kazoo", "sql_lock"), lambda g: g["kazoo"] / g["sql_lock"]),
-        "curator_mutex_over_sql": ratio_series(("curator_mutex", "sql_lock"),
-                                               lambda g: g["curator_mutex"] / g["sql_lock"]),
-        "curator_rw_over_sql": ratio_series(("curator_rw_write", "sql_lock"),
-                                            lambda g: g["curator_rw_write"] / g["sql_lock"]),
-        "textbook_over_sql": ratio_series(("floor_cycle", "sql_lock"), lambda g: g["floor_cycle"] / g["sql_lock"]),
-        "xact_over_sql": ratio_series(("sql_xact", "sql_lock"), lambda g: g["sql_xact"] / g["sql_lock"]),
-        "xact_zk_part_over_create": ratio_series(("sql_xact", "sql_advisory", "floor_create"),
-                                                 lambda g: zk_part(g, "sql_xact") / g["floor_create"]),
+        "async_zk_part_over_create": zk_part_over("sql_lock_async", "floor_create"),
+        "async_zk_part_over_pattern": zk_part_over("sql_lock_async", "floor_pattern"),
+        "async_over_curator_mutex": over("sql_lock_async", "curator_mutex"),
+        "async_over_kazoo": over("sql_lock_async", "kazoo"),
+        "async_over_sql": over("sql_lock_async", "sql_lock"),
+        "zk_part_over_pattern": zk_part_over("sql_lock", "floor_pattern"),
+        "cycle2_over_create": over("floor_cycle2", "floor_create"),
+        "multi_over_create": over("floor_multi", "floor_create"),
+        "multi_over_cycle2": over("floor_multi", "floor_cycle2"),
+        "createlist_over_create": over("floor_createlist", "floor_create"),
+        "pattern_over_createlist": over("floor_pattern", "floor_createlist"),
+        "pattern_over_create": over("floor_pattern", "floor_create"),
+        "kazoo_over_sql": over("kazoo", "sql_lock"),
+        "curator_mutex_over_sql": over("curator_mutex", "sql_lock"),
+        "curator_rw_over_sql": over("curator_rw_write", "sql_lock"),
+        "textbook_over_sql": over("floor_cycle", "sql_lock"),
+        "xact_over_sql": over("sql_xact", "sql_lock"),
+        "xact_zk_part_over_create": zk_part_over("sql_xact", "floor_create"),
     }
 
     # the multi and semaphore phases' ratios, within each of their rounds
     def ph_ratio(needed, fn, nrounds):
         return ratio_series(needed, fn, ph_per_round, nrounds)
 
+    def ph_over(a, b, nrounds):
+        """the ratio of a phase's variants a ÷ b, within each of its rounds"""
+        return ph_ratio((a, b), lambda g: g[a] / g[b], nrounds)
+
     ph_ratios = {
-        "multi10_over_create": ph_ratio(("sql_multi10", "multi_floor_create"),
-                                        lambda g: g["sql_multi10"] / g["multi_floor_create"], multi_rounds),
-        "multi10_over_set10": ph_ratio(("sql_multi10", "multi_floor_set10"),
-                                       lambda g: g["sql_multi10"] / g["multi_floor_set10"], multi_rounds),
-        "set10_over_create": ph_ratio(("multi_floor_set10", "multi_floor_create"),
-                                      lambda g: g["multi_floor_set10"] / g["multi_floor_create"], multi_rounds),
-        "multi100_over_create": ph_ratio(("sql_multi100", "multi_floor_create"),
-                                         lambda g: g["sql_multi100"] / g["multi_floor_create"], multi_rounds),
-        "curator_multi10_over_sql": ph_ratio(("curator_multi10", "sql_multi10"),
-                                             lambda g: g["curator_multi10"] / g["sql_multi10"], multi_rounds),
-        "curator_multi100_over_sql": ph_ratio(("curator_multi100", "sql_multi100"),
-                                              lambda g: g["curator_multi100"] / g["sql_multi100"], multi_rounds),
-        "sql_multi100_over_multi10": ph_ratio(("sql_multi100", "sql_multi10"),
-                                              lambda g: g["sql_multi100"] / g["sql_multi10"], multi_rounds),
-        "curator_multi100_over_multi10": ph_ratio(("curator_multi100", "curator_multi10"),
-                                                  lambda g: g["curator_multi100"] / g["curator_multi10"], multi_rounds),
+        "multi10_over_create": ph_over("sql_multi10", "multi_floor_create", multi_rounds),
+        "multi10_over_set10": ph_over("sql_multi10", "multi_floor_set10", multi_rounds),
+        "set10_over_create": ph_over("multi_floor_set10", "multi_floor_create", multi_rounds),
+        "multi100_over_create": ph_over("sql_multi100", "multi_floor_create", multi_rounds),
+        "curator_multi10_over_sql": ph_over("curator_multi10", "sql_multi10", multi_rounds),
+        "curator_multi100_over_sql": ph_over("curator_multi100", "sql_multi100", multi_rounds),
+        "sql_multi100_over_multi10": ph_over("sql_multi100", "sql_multi10", multi_rounds),
+        "curator_multi100_over_multi10": ph_over("curator_multi100", "curator_multi10", multi_rounds),
         "curator_multi10_per_path_over_create": ph_ratio(
             ("curator_multi10", "multi_floor_create"),
             lambda g: g["curator_multi10"] / 10 / g["multi_floor_create"], multi_rounds),
-        "sql_sem_over_curator": ph_ratio(("sql_semaphore", "curator_semaphore"),
-                                         lambda g: g["sql_semaphore"] / g["curator_semaphore"], sem_rounds),
-        "curator_sem_over_sql": ph_ratio(("curator_semaphore", "sql_semaphore"),
-                                         lambda g: g["curator_semaphore"] / g["sql_semaphore"], sem_rounds),
-        "lease_cycle_over_create": ph_ratio(("sql_lease_cycle", "lease_floor_create"),
-                                            lambda g: g["sql_lease_cycle"] / g["lease_floor_create"], lease_rounds),
-        "lease_renew_over_create": ph_ratio(("sql_lease_renew", "lease_floor_create"),
-                                            lambda g: g["sql_lease_renew"] / g["lease_floor_create"], lease_rounds),
-        "ttlcycle_over_create": ph_ratio(("lease_floor_ttlcycle", "lease_floor_create"),
-                                         lambda g: g["lease_floor_ttlcycle"] / g["lease_floor_create"], lease_rounds),
-        "renewfloor_over_create": ph_ratio(("lease_floor_renew", "lease_floor_create"),
-                                           lambda g: g["lease_floor_renew"] / g["lease_floor_create"], lease_rounds),
-        "lease_cycle_over_ttlcycle": ph_ratio(("sql_lease_cycle", "lease_floor_ttlcycle"),
-                                              lambda g: g["sql_lease_cycle"] / g["lease_floor_ttlcycle"], lease_rounds),
-        "lease_renew_over_renewfloor": ph_ratio(("sql_lease_renew", "lease_floor_renew"),
-                                                lambda g: g["sql_lease_renew"] / g["lease_floor_renew"], lease_rounds),
-        "fresh_over_warm": ph_ratio(("sql_fresh", "sql_fresh_warm"),
-                                    lambda g: g["sql_fresh"] / g["sql_fresh_warm"], fresh_rounds),
-        "fresh_off_over_warm": ph_ratio(("sql_fresh_off", "sql_fresh_warm"),
-                                        lambda g: g["sql_fresh_off"] / g["sql_fresh_warm"], fresh_rounds),
-        "fresh_over_fresh_off": ph_ratio(("sql_fresh", "sql_fresh_off"),
-                                         lambda g: g["sql_fresh"] / g["sql_fresh_off"], fresh_rounds),
-        "fresh_warm_over_create": ph_ratio(("sql_fresh_warm", "fresh_floor_create"),
-                                           lambda g: g["sql_fresh_warm"] / g["fresh_floor_create"], fresh_rounds),
-        "fresh_over_create": ph_ratio(("sql_fresh", "fresh_floor_create"),
-                                      lambda g: g["sql_fresh"] / g["fresh_floor_create"], fresh_rounds),
-        "fanout_on_over_off": ph_ratio(("fanout_on", "fanout_off"),
-                                       lambda g: g["fanout_on"] / g["fanout_off"], fanout_rounds),
-        "dbarrier_release_over_create": ph_ratio(
-            ("sql_dbarrier8_release", "barrier_floor_create"),
-            lambda g: g["sql_dbarrier8_release"] / g["barrier_floor_create"], barrier_rounds),
-        "dbarrier_round_over_curator": ph_ratio(
-            ("sql_dbarrier8", "curator_dbarrier8"),
-            lambda g: g["sql_dbarrier8"] / g["curator_dbarrier8"], barrier_rounds),
-        "dbarrier_fromlast_over_curator": ph_ratio(
-            ("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast"),
-            lambda g: g["sql_dbarrier8_fromlast"] / g["curator_dbarrier8_fromlast"], barrier_rounds),
-        "dbarrier_release_over_curator": ph_ratio(
-            ("sql_dbarrier8_release", "curator_dbarrier8_release"),
-            lambda g: g["sql_dbarrier8_release"] / g["curator_dbarrier8_release"], barrier_rounds),
-        "curator_dbarrier_release_over_create": ph_ratio(
-            ("curator_dbarrier8_release", "barrier_floor_create"),
-            lambda g: g["curator_dbarrier8_release"] / g["barrier_floor_create"], barrier_rounds),
-        "dbarrier_fromlast_over_create": ph_ratio(
-            ("sql_dbarrier8_fromlast", "barrier_floor_create"),
-            lambda g: g["sql_dbarrier8_fromlast"] / g["barrier_floor_create"], barrier_rounds),
-        "curator_dbarrier_fromlast_over_create": ph_ratio(
-            ("curator_dbarrier8_fromlast", "barrier_floor_create"),
-            lambda g: g["curator_dbarrier8_fromlast"] / g["barrier_floor_create"], barrier_rounds),
+        "sql_sem_over_curator": ph_over("sql_semaphore", "curator_semaphore", sem_rounds),
+        "curator_sem_over_sql": ph_over("curator_semaphore", "sql_semaphore", sem_rounds),
+        "lease_cycle_over_create": ph_over("sql_lease_cycle", "lease_floor_create", lease_rounds),
+        "lease_renew_over_create": ph_over("sql_lease_renew", "lease_floor_create", lease_rounds),
+        "ttlcycle_over_create": ph_over("lease_floor_ttlcycle", "lease_floor_create", lease_rounds),
+        "renewfloor_over_create": ph_over("lease_floor_renew", "lease_floor_create", lease_rounds),
+        "lease_cycle_over_ttlcycle": ph_over("sql_lease_cycle", "lease_floor_ttlcycle", lease_rounds),
+        "lease_renew_over_renewfloor": ph_over("sql_lease_renew", "lease_floor_renew", lease_rounds),
+        "fresh_over_warm": ph_over("sql_fresh", "sql_fresh_warm", fresh_rounds),
+        "fresh_off_over_warm": ph_over("sql_fresh_off", "sql_fresh_warm", fresh_rounds),
+        "fresh_over_fresh_off": ph_over("sql_fresh", "sql_fresh_off", fresh_rounds),
+        "fresh_warm_over_create": ph_over("sql_fresh_warm", "fresh_floor_create", fresh_rounds),
+        "fresh_over_create": ph_over("sql_fresh", "fresh_floor_create", fresh_rounds),
+        "fanout_on_over_off": ph_over("fanout_on", "fanout_off", fanout_rounds),
+        "dbarrier_release_over_create": ph_over("sql_dbarrier8_release", "barrier_floor_create", barrier_rounds),
+        "dbarrier_round_over_curator": ph_over("sql_dbarrier8", "curator_dbarrier8", barrier_rounds),
+        "dbarrier_fromlast_over_curator": ph_over("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast", barrier_rounds),
+        "dbarrier_release_over_curator": ph_over("sql_dbarrier8_release", "curator_dbarrier8_release", barrier_rounds),
+        "curator_dbarrier_release_over_create": ph_over("curator_dbarrier8_release", "barrier_floor_create", barrier_rounds),
+        "dbarrier_fromlast_over_create": ph_over("sql_dbarrier8_fromlast", "barrier_floor_create", barrier_rounds),
+        "curator_dbarrier_fromlast_over_create": ph_over("curator_dbarrier8_fromlast", "barrier_floor_create", barrier_rounds),
     }
 
     # the barrier phase: what each run printed, and the other columns of
@@ -568,15 +525,24 @@ def main():
         return (f"{(1 - x / limit) * 100:.0f} % short of the {limit:g} {unit} bar" if x < limit
                 else f"{(x / limit - 1) * 100:.0f} % above the {limit:g} {unit} bar")
 
+    def ratio_verdict(key, limit, kind):
+        """the verdict on ratio key against limit, on its medians and on its means"""
+        return verdict(check(rmed(key), limit, kind), check(rmed(key, "mean"), limit, kind))
+
     def ratio_target(text, key, limit, kind, extra=""):
         x, xm = rmed(key), rmed(key, "mean")
         return {
             "target": text,
             "measured": (f"{x:.2f} × (means: {xm:.2f} ×)" if known(x) else "not measured") + extra,
             "met": check(x, limit, kind),
-            "verdict": verdict(check(x, limit, kind), check(xm, limit, kind)),
+            "verdict": ratio_verdict(key, limit, kind),
             "margin": margin(x, limit, kind),
         }
+
+    def value_target(text, measured, x, limit, kind):
+        """a target judged on one figure x against limit; measured says what was measured"""
+        return {"target": text, "measured": measured, "met": check(x, limit, kind),
+                "verdict": verdict(check(x, limit, kind)), "margin": margin(x, limit, kind)}
 
     sync_guc = machine.get("sync_release_guc", "?")
     async_ran = "sql_lock_async" in pooled
@@ -587,6 +553,15 @@ def main():
     else:
         async_why = "not run"
     build_note = ("; **so `sql_lock` itself released in the background**" if sync_guc == "absent" else "")
+
+    def bare_c_note(floor, floor_over_create, sql_over_floor, what="cycle"):
+        """a target's note on the phase's bare C client sending zklock's traffic (variant floor), if it ran:
+        the ratios floor_over_create and sql_over_floor (zklock's what over it)"""
+        if floor not in ph_pooled:
+            return ""
+        return (f"; the same ZooKeeper traffic from a bare C client (`{floor}`) is itself "
+                f"{fmt(rmed(floor_over_create), 2)} × one create, and zklock's {what} "
+                f"{fmt(rmed(sql_over_floor), 2)} × that")
 
     def async_beside(key, what):
         if not async_ran:
@@ -657,10 +632,7 @@ def main():
                      "multi10_over_create", T_MULTI_CREATE, "le",
                      f"; {fmt(ph_med('sql_multi10'))} µs vs floor {fmt(ph_med('multi_floor_create'))} µs; "
                      f"N = 100: {fmt(rmed('multi100_over_create'), 2)} × ({fmt(ph_med('sql_multi100'))} µs)"
-                     + (f"; the same ZooKeeper traffic from a bare C client (`multi_floor_set10`) is itself "
-                        f"{fmt(rmed('set10_over_create'), 2)} × one create, and zklock's cycle "
-                        f"{fmt(rmed('multi10_over_set10'), 2)} × that"
-                        if "multi_floor_set10" in ph_pooled else "")
+                     + bare_c_note("multi_floor_set10", "set10_over_create", "multi10_over_set10")
                      if "sql_multi10" in ph_pooled else ""),
         ratio_target(f"Multi-lock, N = 10: Curator InterProcessMultiLock over the same number of paths ≥ {T_MULTI_PEER:g} × "
                      f"slower than zklock's (`curator_multi10` ÷ `sql_multi10`)",
@@ -682,19 +654,14 @@ def main():
                      f"≤ {T_LEASE_CYCLE:g} × one create (`lease_floor_create`, same phase)",
                      "lease_cycle_over_create", T_LEASE_CYCLE, "le",
                      f"; {fmt(ph_med('sql_lease_cycle'))} µs vs floor {fmt(ph_med('lease_floor_create'))} µs"
-                     + (f"; the same ZooKeeper traffic from a bare C client (`lease_floor_ttlcycle`) is itself "
-                        f"{fmt(rmed('ttlcycle_over_create'), 2)} × one create, and zklock's cycle "
-                        f"{fmt(rmed('lease_cycle_over_ttlcycle'), 2)} × that"
-                        if "lease_floor_ttlcycle" in ph_pooled else "")
+                     + bare_c_note("lease_floor_ttlcycle", "ttlcycle_over_create", "lease_cycle_over_ttlcycle")
                      if "sql_lease_cycle" in ph_pooled else ""),
         ratio_target(f"Lease renewal (node name known to the backend): `zk_lease_renew` (`sql_lease_renew`) "
                      f"≤ {T_LEASE_RENEW:g} × one create (`lease_floor_create`, same phase)",
                      "lease_renew_over_create", T_LEASE_RENEW, "le",
                      f"; {fmt(ph_med('sql_lease_renew'))} µs vs floor {fmt(ph_med('lease_floor_create'))} µs"
-                     + (f"; the same ZooKeeper traffic from a bare C client (`lease_floor_renew`) is itself "
-                        f"{fmt(rmed('renewfloor_over_create'), 2)} × one create, and zklock's renewal "
-                        f"{fmt(rmed('lease_renew_over_renewfloor'), 2)} × that"
-                        if "lease_floor_renew" in ph_pooled else "")
+                     + bare_c_note("lease_floor_renew", "renewfloor_over_create", "lease_renew_over_renewfloor",
+                                   "renewal")
                      if "sql_lease_renew" in ph_pooled else ""),
         ratio_target(f"Double barrier, 8 members (4 backends per server), lock-step cycles: from the last member's "
                      f"`zk_double_barrier_enter` to every member's return (`sql_dbarrier8_release`) "
@@ -724,28 +691,20 @@ def main():
                      "fanout_on_over_off", T_FANOUT, "ge",
                      f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s"
                      if "fanout_on" in ph_pooled else ""),
-        {
-            "target": f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
-                      f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
-            "measured": (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
-                         f"{fmt(pooled_med('floor_create'))} µs)" if known(c_over_floor)
-                         else f"not measured ({fmt(c_us_per_grant)} µs per grant; floor_create "
-                              f"{fmt(pooled_med('floor_create'))} µs)"),
-            "met": check(c_over_floor, T_CONTEND_FLOOR, "le"),
-            "verdict": verdict(check(c_over_floor, T_CONTEND_FLOOR, "le")),
-            "margin": margin(c_over_floor, T_CONTEND_FLOOR, "le"),
-        },
-        {
-            "target": f"Contention, 8 contenders on one path: zklock grants/s ≥ {T_CONTEND_PEER:g} × Curator "
-                      f"InterProcessMutex grants/s (2 JVMs × 4 threads)",
-            "measured": (f"{c_over_curator:.2f} × ({fmt(c_rate, 1)} vs {fmt(cur_rate, 1)} grants/s)"
-                         if known(c_over_curator) else
-                         f"not measured (zklock {fmt(c_rate, 1)}, Curator {fmt(cur_rate, 1)} grants/s)")
-                        + (f"; **a JVM started counting {cur_late:.0f} ms late**" if known(cur_late) and cur_late > 0 else ""),
-            "met": check(c_over_curator, T_CONTEND_PEER, "ge"),
-            "verdict": verdict(check(c_over_curator, T_CONTEND_PEER, "ge")),
-            "margin": margin(c_over_curator, T_CONTEND_PEER, "ge"),
-        },
+        value_target(f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
+                     f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
+                     (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
+                      f"{fmt(pooled_med('floor_create'))} µs)" if known(c_over_floor)
+                      else f"not measured ({fmt(c_us_per_grant)} µs per grant; floor_create "
+                           f"{fmt(pooled_med('floor_create'))} µs)"),
+                     c_over_floor, T_CONTEND_FLOOR, "le"),
+        value_target(f"Contention, 8 contenders on one path: zklock grants/s ≥ {T_CONTEND_PEER:g} × Curator "
+                     f"InterProcessMutex grants/s (2 JVMs × 4 threads)",
+                     (f"{c_over_curator:.2f} × ({fmt(c_rate, 1)} vs {fmt(cur_rate, 1)} grants/s)"
+                      if known(c_over_curator) else
+                      f"not measured (zklock {fmt(c_rate, 1)}, Curator {fmt(cur_rate, 1)} grants/s)")
+                     + (f"; **a JVM started counting {cur_late:.0f} ms late**" if known(cur_late) and cur_late > 0 else ""),
+                     c_over_curator, T_CONTEND_PEER, "ge"),
         {
             "target": f"Releasing N = {fmt(rel_n)} transaction locks at COMMIT: COMMIT time ÷ N ≤ {T_RELEASE_US:g} µs, "
                       f"and no queue node left when COMMIT returns",
@@ -759,27 +718,19 @@ def main():
             "verdict": verdict(rel_ok),
             "margin": margin(rel_us, T_RELEASE_US, "le", "µs"),
         },
-        {
-            "target": f"Deadlock detection: time from `deadlock_timeout` to 40P01 for a 2-cycle across two servers "
-                      f"≤ {T_DEADLOCK:g} × `floor_create`, and linear in the cycle length",
-            "measured": (f"{dl_over_create:.1f} × ({dl[2]:.2f} ms; floor_create {fmt(pooled_med('floor_create'))} µs); "
-                         f"3-cycle {dl[3]:.2f} ms, 4-cycle {dl[4]:.2f} ms (medians of "
-                         f"{len(deadlock.get('deadlock_ms_2', '').split())} each)"
-                         if known(dl_over_create) else
-                         (f"not measured against floor_create (2-cycle {dl[2]:.2f} ms)" if known(dl[2]) else "not measured")),
-            "met": check(dl_over_create, T_DEADLOCK, "le"),
-            "verdict": verdict(check(dl_over_create, T_DEADLOCK, "le")),
-            "margin": margin(dl_over_create, T_DEADLOCK, "le"),
-        },
-        {
-            "target": f"Independent locks in parallel (8 clients, 4 per server, a path each): zklock cycles/s "
-                      f"≥ {T_PARALLEL:g} × raw C client (8 sessions, same cycle)",
-            "measured": (f"{par_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_raw_rate)} cycles/s)"
-                         if known(par_ratio) else "not measured"),
-            "met": check(par_ratio, T_PARALLEL, "ge"),
-            "verdict": verdict(check(par_ratio, T_PARALLEL, "ge")),
-            "margin": margin(par_ratio, T_PARALLEL, "ge"),
-        },
+        value_target(f"Deadlock detection: time from `deadlock_timeout` to 40P01 for a 2-cycle across two servers "
+                     f"≤ {T_DEADLOCK:g} × `floor_create`, and linear in the cycle length",
+                     (f"{dl_over_create:.1f} × ({dl[2]:.2f} ms; floor_create {fmt(pooled_med('floor_create'))} µs); "
+                      f"3-cycle {dl[3]:.2f} ms, 4-cycle {dl[4]:.2f} ms (medians of "
+                      f"{len(deadlock.get('deadlock_ms_2', '').split())} each)"
+                      if known(dl_over_create) else
+                      (f"not measured against floor_create (2-cycle {dl[2]:.2f} ms)" if known(dl[2]) else "not measured")),
+                     dl_over_create, T_DEADLOCK, "le"),
+        value_target(f"Independent locks in parallel (8 clients, 4 per server, a path each): zklock cycles/s "
+                     f"≥ {T_PARALLEL:g} × raw C client (8 sessions, same cycle)",
+                     (f"{par_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_raw_rate)} cycles/s)"
+                      if known(par_ratio) else "not measured"),
+                     par_ratio, T_PARALLEL, "ge"),
         {
             "target": "Stacked re-acquire < 20 µs per call",
             "measured": f"{stack_us:.3f} µs per call" if known(stack_us) else "not measured",
@@ -882,10 +833,15 @@ def main():
     for t in targets:
         target_rows.append(f"| {t['target']} | {t['measured']} | {t['verdict']} | {t['margin']} |")
 
-    stmt_rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
-    for v in ("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory"):
-        for k, x in stmt.get(v, {}).items():
-            stmt_rows.append(f"| `{v}` | `{k}` | {x:.0f} |")
+    def stmt_table(variants, stmts):
+        """the per-statement means (stmt or ph_stmt) of the pgbench variants"""
+        rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
+        for v in variants:
+            for k, x in stmts.get(v, {}).items():
+                rows.append(f"| `{v}` | `{k}` | {x:.0f} |")
+        return rows
+
+    stmt_rows = stmt_table(("sql_lock", "sql_lock_async", "sql_xact", "sql_advisory"), stmt)
 
     stack_rows = [
         "| statement (one backend already holding the lock) | µs per call |", "|---|---:|",
@@ -1143,22 +1099,17 @@ def main():
                     f"{fmt(dbr(s_, 'zk_watch_events_per_cycle'), 1)} | {fmt(dbr(c_, 'zk_watch_events_per_cycle'), 1)} |")
         return rows
 
-    def ph_stmt_rows(variants):
-        rows = ["| pgbench script | statement | mean µs (median over rounds) |", "|---|---|---:|"]
-        for v in variants:
-            for k, x in ph_stmt.get(v, {}).items():
-                rows.append(f"| `{v}` | `{k}` | {x:.0f} |")
-        return rows
-
-    def ph_noise_rows(variants, nrounds):
+    def noise_rows(runs, measured, variants, nrounds):
+        """the CPU other people's processes used during each run (noise or ph_noise) of the variants that were
+        measured (in pooled or ph_pooled), a column per round"""
         rows = ["| variant | " + " | ".join(f"round {r}" for r in range(1, nrounds + 1)) + " |",
                 "|---|" + "---:|" * nrounds]
         for v, _ in variants:
-            if v not in ph_pooled:
+            if v not in measured:
                 continue
             cells = []
             for r in range(1, nrounds + 1):
-                x = [n for n in ph_noise if n["variant"] == v and n["round"] == r]
+                x = [n for n in runs if n["variant"] == v and n["round"] == r]
                 cells.append(f"{x[0]['foreign_pct']:.0f} %" if x and x[0]["foreign_pct"] == x[0]["foreign_pct"] else "")
             rows.append(f"| `{v}` | " + " | ".join(cells) + " |")
         return rows
@@ -1179,16 +1130,7 @@ def main():
                       f"{statistics.median(foreign_all):.0f} % median over the whole run")
     else:
         noise_line = "no CPU samples"
-    noise_table = ["| variant | " + " | ".join(f"round {r}" for r in range(1, rounds + 1)) + " |",
-                   "|---|" + "---:|" * rounds]
-    for v, _ in VARIANTS:
-        if v not in pooled:
-            continue
-        cells = []
-        for r in range(1, rounds + 1):
-            x = [n for n in noise if n["variant"] == v and n["round"] == r]
-            cells.append(f"{x[0]['foreign_pct']:.0f} %" if x and x[0]["foreign_pct"] == x[0]["foreign_pct"] else "")
-        noise_table.append(f"| `{v}` | " + " | ".join(cells) + " |")
+    noise_table = noise_rows(noise, pooled, VARIANTS, rounds)
 
     m = machine
     machine_rows = [
@@ -1339,6 +1281,42 @@ def main():
     def ran(ph, n):
         return f"{n} rounds in this run" if ph in phases_run else "not run"
 
+    def section(title, ph, rows, *paragraphs):
+        """a section on the measurement of phase ph: its title, its paragraphs, the CPU others used during it
+        and its table"""
+        md.append(f"\n## {title}\n\n")
+        md.extend(paragraphs)
+        md.append(phase_note(ph))
+        md.extend(r + "\n" for r in rows)
+
+    def phase_start(ph):
+        """whether phase ph ran: appends what md says of it first (not run, or the CPU others used during it)"""
+        if ph not in phases_run:
+            md.append(f"Not measured in this run (phase `{ph}` not selected).\n")
+            return False
+        md.append(phase_note(ph))
+        return True
+
+    def phase_tables(variants, ratio_rows, own_floor=True, *head):
+        """a phase's latency table (head: its header line, if not the usual one), beside it the latency phase's
+        floor_create (if it ran) for a phase that measured a floor of its own, then the phase's ratio table"""
+        md.extend(r + "\n" for r in ph_lat_rows(variants, *head))
+        if own_floor and "floor_create" in pooled:
+            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
+        md.append("\n")
+        md.extend(r + "\n" for r in ratio_rows)
+
+    def ph_stmt_section(variants, intro="(warm-up second included)"):
+        """the per-statement means of a phase's pgbench variants"""
+        md.append(f"\nPer-statement mean latencies from `pgbench -r` {intro}:\n\n")
+        md.extend(r + "\n" for r in stmt_table(variants, ph_stmt))
+
+    def ph_noise_section(variants, nrounds, runs_of="this phase"):
+        """the CPU other people's processes used during each run of the phase's variants, if any ran"""
+        if any(x["variant"] in dict(variants) for x in ph_noise):
+            md.append(f"\nCPU used by other people's processes during each run of {runs_of}:\n\n")
+            md.extend(r + "\n" for r in noise_rows(ph_noise, ph_pooled, variants, nrounds))
+
     md.append(f"Two phases of their own, uncontended, one client. Phase `multi` ({ran('multi', multi_rounds)}) runs five "
               f"variants, phase `semaphore` ({ran('semaphore', sem_rounds)}) two, each for the same seconds as a latency variant "
               "(after the same warm-ups), in the listed order in odd rounds and in the reverse order in even ones "
@@ -1355,18 +1333,9 @@ def main():
               "deletes). `multi_floor_create` is `floor_create` (one ephemeral-sequential create from the C "
               "client) measured again inside this phase, so that the ratio to it is computed within each "
               "round; the paths are created by an untimed pgbench second before the first round.\n\n")
-    if "multi" not in phases_run:
-        md.append("Not measured in this run (phase `multi` not selected).\n")
-    else:
-        md.append(phase_note("multi"))
-        md.extend(r + "\n" for r in ph_lat_rows(MULTI_VARIANTS))
-        if "floor_create" in pooled:
-            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
-        md.append("\n")
-        md.extend(r + "\n" for r in multi_ratio_rows)
-        md.append("\nPer-statement mean latencies from `pgbench -r` (client side; these means include the "
-                  "warm-up second):\n\n")
-        md.extend(r + "\n" for r in ph_stmt_rows(("sql_multi10", "sql_multi100")))
+    if phase_start("multi"):
+        phase_tables(MULTI_VARIANTS, multi_ratio_rows)
+        ph_stmt_section(("sql_multi10", "sql_multi100"), "(client side; these means include the warm-up second)")
     md.append("\n### Semaphore with 4 leases\n\n")
     md.append("`sql_semaphore`: pgbench `-M prepared -c 1`, script `SELECT zk_semaphore_acquire('/bench/sem', 4); "
               "SELECT zk_semaphore_release('/bench/sem');` (one multi to acquire, one delete to release). "
@@ -1374,19 +1343,11 @@ def main():
               "`/zklock/bench/sem_c` with maxLeases 4, `lease = acquire()` + `returnLease(lease)`, timed in-process "
               "after the JIT warm-up, a fresh JVM per round (Curator takes the semaphore's internal mutex, creates "
               "the lease node, reads the leases, releases the mutex; returning deletes the lease node).\n\n")
-    if "semaphore" not in phases_run:
-        md.append("Not measured in this run (phase `semaphore` not selected).\n")
-    else:
-        md.append(phase_note("semaphore"))
-        md.extend(r + "\n" for r in ph_lat_rows(SEM_VARIANTS))
-        md.append("\n")
-        md.extend(r + "\n" for r in sem_ratio_rows)
-        md.append("\nPer-statement mean latencies from `pgbench -r` (warm-up second included):\n\n")
-        md.extend(r + "\n" for r in ph_stmt_rows(("sql_semaphore",)))
-    if any(x["variant"] in dict(MULTI_VARIANTS + SEM_VARIANTS) for x in ph_noise):
-        md.append("\nCPU used by other people's processes during each run of these phases (as in the noise "
-                  "table at the end):\n\n")
-        md.extend(r + "\n" for r in ph_noise_rows(MULTI_VARIANTS + SEM_VARIANTS, max(multi_rounds, sem_rounds)))
+    if phase_start("semaphore"):
+        phase_tables(SEM_VARIANTS, sem_ratio_rows, False)
+        ph_stmt_section(("sql_semaphore",))
+    ph_noise_section(MULTI_VARIANTS + SEM_VARIANTS, max(multi_rounds, sem_rounds),
+                     "these phases (as in the noise table at the end)")
     md.append("\n## Leases\n\n")
     md.append(f"Phase `lease` ({ran('lease', lease_rounds)}): uncontended leases, one client, its five variants for "
               "the same seconds as a latency variant (after the same warm-ups), in the listed order in odd rounds "
@@ -1407,26 +1368,16 @@ def main():
               "send the same ZooKeeper requests as the two SQL variants from a bare C client, so that zklock's "
               "cost over its own traffic shows. After each pgbench run the harness checks the path's queue; a "
               "lease left by a cycle cut between its lock and its unlock would be released and counted.\n\n")
-    if "lease" not in phases_run:
-        md.append("Not measured in this run (phase `lease` not selected).\n")
-    else:
-        md.append(phase_note("lease"))
-        md.extend(r + "\n" for r in ph_lat_rows(LEASE_VARIANTS))
-        if "floor_create" in pooled:
-            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
-        md.append("\n")
-        md.extend(r + "\n" for r in lease_ratio_rows)
+    if phase_start("lease"):
+        phase_tables(LEASE_VARIANTS, lease_ratio_rows)
         md.append(f"\nTargets: lease cycle ≤ {T_LEASE_CYCLE:g} × one create: "
-                  f"{verdict(check(rmed('lease_cycle_over_create'), T_LEASE_CYCLE, 'le'), check(rmed('lease_cycle_over_create', 'mean'), T_LEASE_CYCLE, 'le'))}; "
+                  f"{ratio_verdict('lease_cycle_over_create', T_LEASE_CYCLE, 'le')}; "
                   f"renewal ≤ {T_LEASE_RENEW:g} × one create: "
-                  f"{verdict(check(rmed('lease_renew_over_create'), T_LEASE_RENEW, 'le'), check(rmed('lease_renew_over_create', 'mean'), T_LEASE_RENEW, 'le'))} "
+                  f"{ratio_verdict('lease_renew_over_create', T_LEASE_RENEW, 'le')} "
                   f"(judged on the median over rounds of the per-round ratios of medians).\n")
         md.append(f"\nLeases left over after a pgbench run (released by the harness): {lease_leftovers}.\n")
-        md.append("\nPer-statement mean latencies from `pgbench -r` (warm-up second included):\n\n")
-        md.extend(r + "\n" for r in ph_stmt_rows(("sql_lease_cycle", "sql_lease_renew")))
-        if any(x["variant"] in dict(LEASE_VARIANTS) for x in ph_noise):
-            md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
-            md.extend(r + "\n" for r in ph_noise_rows(LEASE_VARIANTS, lease_rounds))
+        ph_stmt_section(("sql_lease_cycle", "sql_lease_renew"))
+        ph_noise_section(LEASE_VARIANTS, lease_rounds)
     md.append("\n## Double barrier with 8 members\n\n")
     md.append(f"Phase `barrier` ({ran('barrier', barrier_rounds)}): a double barrier of 8 members entered and left "
               "in lock-step cycles, zklock against Curator, each side for the same seconds as a latency variant "
@@ -1466,28 +1417,18 @@ def main():
               "some of whom had already left, never wakes up) or whose call failed is logged with every "
               "member's stage and the stuck threads' stacks, the members' sessions are closed, the barrier "
               "emptied, the clients connected again and the time left measured again after a new warm-up.\n\n")
-    if "barrier" not in phases_run:
-        md.append("Not measured in this run (phase `barrier` not selected).\n")
-    else:
-        md.append(phase_note("barrier"))
-        md.extend(r + "\n" for r in ph_lat_rows(
-            BARRIER_VARIANTS,
-            "| variant | what one sample is | median µs | mean µs | p99 µs | samples (cycles) | per-round medians µs |"))
-        if "floor_create" in pooled:
-            md.append(f"\n(`floor_create` of the latency phase in this run: {fmt(pooled_med('floor_create'))} µs.)\n")
-        md.append("\n")
-        md.extend(r + "\n" for r in dbarrier_ratio_rows)
+    if phase_start("barrier"):
+        phase_tables(BARRIER_VARIANTS, dbarrier_ratio_rows, True,
+                     "| variant | what one sample is | median µs | mean µs | p99 µs | samples (cycles) | per-round medians µs |")
         md.append(f"\nTargets: from the last member's enter to every member's return ≤ {T_DBARRIER_RELEASE:g} × one "
-                  f"create: {verdict(check(rmed('dbarrier_release_over_create'), T_DBARRIER_RELEASE, 'le'), check(rmed('dbarrier_release_over_create', 'mean'), T_DBARRIER_RELEASE, 'le'))}; "
+                  f"create: {ratio_verdict('dbarrier_release_over_create', T_DBARRIER_RELEASE, 'le')}; "
                   f"a whole enter + leave cycle ≤ {T_DBARRIER_PEER:g} × Curator's: "
-                  f"{verdict(check(rmed('dbarrier_round_over_curator'), T_DBARRIER_PEER, 'le'), check(rmed('dbarrier_round_over_curator', 'mean'), T_DBARRIER_PEER, 'le'))} "
+                  f"{ratio_verdict('dbarrier_round_over_curator', T_DBARRIER_PEER, 'le')} "
                   f"(judged on the median over rounds of the per-round ratios of medians; without the head start: "
                   f"{fmt(rmed('dbarrier_fromlast_over_curator'), 2)} ×).\n")
         md.append("\nThe other columns of the per-cycle lines:\n\n")
         md.extend(r + "\n" for r in dbarrier_cycle_rows())
-        if any(x["variant"] in dict(BARRIER_RUN_VARIANTS) for x in ph_noise):
-            md.append("\nCPU used by other people's processes during each run of this phase:\n\n")
-            md.extend(r + "\n" for r in ph_noise_rows(BARRIER_RUN_VARIANTS, barrier_rounds))
+        ph_noise_section(BARRIER_RUN_VARIANTS, barrier_rounds)
     md.append("\n## Fresh paths, and many distinct paths\n\n")
     md.append(f"Phase `fresh` ({ran('fresh', fresh_rounds)}): one client, uncontended, a lock + unlock cycle whose "
               "lock node is missing (a path nobody has used: the lock nodes are containers, which ZooKeeper removes "
@@ -1499,19 +1440,14 @@ def main():
               "without waiting: one round trip, two writes. The "
               "four variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
               "reversed in even ones; ratios within each round, median over rounds.\n\n")
-    if "fresh" not in phases_run:
-        md.append("Not measured in this run (phase `fresh` not selected).\n")
-    else:
-        md.append(phase_note("fresh"))
-        md.extend(r + "\n" for r in ph_lat_rows(FRESH_VARIANTS))
-        md.append("\n")
-        md.extend(r + "\n" for r in ratio_head + [
+    if phase_start("fresh"):
+        phase_tables(FRESH_VARIANTS, ratio_head + [
             rrow(f"`sql_fresh` ÷ `sql_fresh_warm` (target ≤ {T_FRESH:g})", "fresh_over_warm"),
             rrow("`sql_fresh_off` ÷ `sql_fresh_warm` (before the guess)", "fresh_off_over_warm"),
             rrow("`sql_fresh` ÷ `sql_fresh_off` (after ÷ before)", "fresh_over_fresh_off"),
             rrow("`sql_fresh_warm` ÷ `fresh_floor_create`", "fresh_warm_over_create"),
             rrow("`sql_fresh` ÷ `fresh_floor_create`", "fresh_over_create"),
-        ])
+        ], False)
     md.append(f"\nPhase `fanout` ({ran('fanout', fanout_rounds)}): {machine.get('fanout_clients_per_server', '?')} "
               "pgbench clients on each of the two servers at once (`-M prepared -j 2`), each transaction "
               f"`SELECT zk_lock('/bench/fan/' || :n); SELECT zk_unlock('/bench/fan/' || :n)` with n random in "
@@ -1520,10 +1456,7 @@ def main():
               "is locks taken and released per second. `fanout_on` with the default settings, `fanout_off` with "
               "`zklock.guess_fresh_paths = off`, alternating; after each run no node may be left under "
               "`/bench/fan`.\n\n")
-    if "fanout" not in phases_run:
-        md.append("Not measured in this run (phase `fanout` not selected).\n")
-    else:
-        md.append(phase_note("fanout"))
+    if phase_start("fanout"):
         md.append("| variant | what | median over rounds | per round |\n|---|---|---:|---|\n")
         for v, desc in FANOUT_VARIANTS:
             if v in ph_pooled:
@@ -1536,77 +1469,65 @@ def main():
         md.extend(r + "\n" for r in ratio_head + [
             rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
         ])
-    md.append("\n## Stacked re-acquire\n\n")
-    md.append("A backend that holds `/bench/s` takes it again many times in one statement (no "
-              "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
-    md.append(phase_note("stack"))
-    md.extend(r + "\n" for r in stack_rows)
-    md.append("\n## Contention: 8 contenders on one path\n\n")
-    md.append("`bench/pgclients contend`: 4 connections to each server, driven by one asynchronous libpq "
-              "loop, each repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast "
-              "as it can. The wait of a grant is timed on the client from sending `zk_lock` to its result "
-              "(so it includes the ~1 SQL round trip of the statement itself). The first second is "
-              "not counted.\n\n")
-    md.append("Then, for comparison, `CuratorBench contend`: two JVMs started together, 4 threads each, every "
-              "thread with its own Curator client (its own ZooKeeper session, as every backend has) and its "
-              "own `InterProcessMutex('/bench/curator_contend')`, looping `acquire(); release()`. Both JVMs "
-              "are given the same wall-clock start time a few seconds ahead; they connect and loop unmeasured "
-              "(JIT and contention warm-up) until it, then count the grants whose `acquire()` returns in the "
-              "window of the same length as zklock's. The two JVMs' grants are summed. Wall time per grant = "
-              "window ÷ grants (the mean hand-off time).\n\n")
-    md.append(phase_note("contend"))
-    md.extend(r + "\n" for r in contend_rows)
-    md.append("\n## Independent locks in parallel\n\n")
-    md.append("`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
-              "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "
-              "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
-              "session (zhandle) and its own parent node, looping the linearizable cycle: an "
-              "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
-              "awaited, then a synchronous delete. Both run against the same ZooKeeper for the same time, "
-              "twice each in the order raw, SQL, SQL, raw (so that linear drift cancels); a cycle counts when "
-              "its release is answered inside the measured window (after 1 s of warm-up). "
-              "Ratio = (SQL cycles of both runs ÷ their seconds) ÷ (raw cycles of both runs ÷ their seconds).\n\n")
-    md.append(phase_note("parallel"))
-    md.extend(r + "\n" for r in par_rows)
-    md.append("\n## 200 waiters on one path, and watch events per release\n\n")
-    md.append("`bench/pgclients herd`: a holder on server 1 takes `/bench/herd`; 100 backends on each server "
-              "then call `zk_lock` on it (asynchronous libpq, all at once). When ZooKeeper's `wchs` shows a "
-              "watch for every waiter and `zk_lock_queue` shows all 201 nodes, the harness reads `mntr`, the "
-              "holder releases, and every waiter releases as soon as it is granted. The harness checks "
-              "that every waiter was granted and that fencing tokens arrive in strictly increasing order "
-              "(one holder at a time, FIFO), waits until the queue is empty, and reads `mntr` again.\n\n")
-    md.append("**How watch events are counted (server side).** ZooKeeper 3.8's `mntr` exposes, for each "
-              "kind of watch trigger, a summary of how many watchers one event fired: "
-              "`zk_{cnt,sum}_node_deleted_watch_count`, `..._node_changed_...`, `..._node_children_...`, "
-              "`..._node_created_...` (`WatchManager.triggerWatch` adds one sample, the number of watchers "
-              "notified, whenever an event finds at least one watcher; the sum is therefore the number of "
-              "notifications the server sent). The difference of the four sums across the test is the "
-              "number of watch notifications delivered during the 200 hand-offs; divided by the 200 "
-              "releases that had a waiter it gives watch events per release. A herd (every waiter "
-              "watching the lock node's children) would show up as ~200 child-watch notifications per "
-              "release. Two cross-checks: `wchs` while all are queued shows how many watches exist on how "
-              "many paths (herd-free: one watch per waiter, each on a different node), and the difference "
-              "between `zk_packets_sent` and `zk_packets_received` over the test counts unsolicited server "
-              "packets (every request gets exactly one reply; notifications are the only extra packets).\n\n")
-    md.append(phase_note("herd"))
-    md.extend(r + "\n" for r in herd_rows)
-    md.append("\n## Scale: one backend holding many locks\n\n")
-    md.append("`bench/pgclients scale` with `zklock.max_locks_per_backend = 20000` in postgresql.conf. Memory "
-              "is `pg_backend_memory_contexts` for the `zklock` context and its children (the held-locks "
-              "hash table), and VmRSS / RssAnon from `/proc/<backend pid>/status` (which also counts "
-              "what the ZooKeeper C client mallocs).\n\n")
-    md.append(phase_note("scale"))
-    md.extend(r + "\n" for r in scale_rows)
-    md.append("\n## Releasing many locks at once\n\n")
-    md.append("`bench/pgclients release`, one backend on server 1 (`zklock.max_locks_per_backend = 20000`): "
-              "`BEGIN`, then N transaction locks on distinct paths in one statement, then the `COMMIT` sent and "
-              "timed alone on the client (PQexec); then N session locks on the same paths and "
-              "`SELECT zk_unlock_all()` timed alone. For contrast, the same two statements with nothing held "
-              "(median of 7). Right after each release returns, `zk_lock_queue` counts the queue nodes left "
-              "on the first, the last and 8 random paths, then on all N paths; any node left fails the "
-              f"check. Release mode of the installed build: {release_mode}.\n\n")
-    md.append(phase_note("release"))
-    md.extend(r + "\n" for r in release_rows)
+    section("Stacked re-acquire", "stack", stack_rows,
+            "A backend that holds `/bench/s` takes it again many times in one statement (no "
+            "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
+    section("Contention: 8 contenders on one path", "contend", contend_rows,
+            "`bench/pgclients contend`: 4 connections to each server, driven by one asynchronous libpq "
+            "loop, each repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast "
+            "as it can. The wait of a grant is timed on the client from sending `zk_lock` to its result "
+            "(so it includes the ~1 SQL round trip of the statement itself). The first second is "
+            "not counted.\n\n",
+            "Then, for comparison, `CuratorBench contend`: two JVMs started together, 4 threads each, every "
+            "thread with its own Curator client (its own ZooKeeper session, as every backend has) and its "
+            "own `InterProcessMutex('/bench/curator_contend')`, looping `acquire(); release()`. Both JVMs "
+            "are given the same wall-clock start time a few seconds ahead; they connect and loop unmeasured "
+            "(JIT and contention warm-up) until it, then count the grants whose `acquire()` returns in the "
+            "window of the same length as zklock's. The two JVMs' grants are summed. Wall time per grant = "
+            "window ÷ grants (the mean hand-off time).\n\n")
+    section("Independent locks in parallel", "parallel", par_rows,
+            "`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
+            "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "
+            "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
+            "session (zhandle) and its own parent node, looping the linearizable cycle: an "
+            "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
+            "awaited, then a synchronous delete. Both run against the same ZooKeeper for the same time, "
+            "twice each in the order raw, SQL, SQL, raw (so that linear drift cancels); a cycle counts when "
+            "its release is answered inside the measured window (after 1 s of warm-up). "
+            "Ratio = (SQL cycles of both runs ÷ their seconds) ÷ (raw cycles of both runs ÷ their seconds).\n\n")
+    section("200 waiters on one path, and watch events per release", "herd", herd_rows,
+            "`bench/pgclients herd`: a holder on server 1 takes `/bench/herd`; 100 backends on each server "
+            "then call `zk_lock` on it (asynchronous libpq, all at once). When ZooKeeper's `wchs` shows a "
+            "watch for every waiter and `zk_lock_queue` shows all 201 nodes, the harness reads `mntr`, the "
+            "holder releases, and every waiter releases as soon as it is granted. The harness checks "
+            "that every waiter was granted and that fencing tokens arrive in strictly increasing order "
+            "(one holder at a time, FIFO), waits until the queue is empty, and reads `mntr` again.\n\n",
+            "**How watch events are counted (server side).** ZooKeeper 3.8's `mntr` exposes, for each "
+            "kind of watch trigger, a summary of how many watchers one event fired: "
+            "`zk_{cnt,sum}_node_deleted_watch_count`, `..._node_changed_...`, `..._node_children_...`, "
+            "`..._node_created_...` (`WatchManager.triggerWatch` adds one sample, the number of watchers "
+            "notified, whenever an event finds at least one watcher; the sum is therefore the number of "
+            "notifications the server sent). The difference of the four sums across the test is the "
+            "number of watch notifications delivered during the 200 hand-offs; divided by the 200 "
+            "releases that had a waiter it gives watch events per release. A herd (every waiter "
+            "watching the lock node's children) would show up as ~200 child-watch notifications per "
+            "release. Two cross-checks: `wchs` while all are queued shows how many watches exist on how "
+            "many paths (herd-free: one watch per waiter, each on a different node), and the difference "
+            "between `zk_packets_sent` and `zk_packets_received` over the test counts unsolicited server "
+            "packets (every request gets exactly one reply; notifications are the only extra packets).\n\n")
+    section("Scale: one backend holding many locks", "scale", scale_rows,
+            "`bench/pgclients scale` with `zklock.max_locks_per_backend = 20000` in postgresql.conf. Memory "
+            "is `pg_backend_memory_contexts` for the `zklock` context and its children (the held-locks "
+            "hash table), and VmRSS / RssAnon from `/proc/<backend pid>/status` (which also counts "
+            "what the ZooKeeper C client mallocs).\n\n")
+    section("Releasing many locks at once", "release", release_rows,
+            "`bench/pgclients release`, one backend on server 1 (`zklock.max_locks_per_backend = 20000`): "
+            "`BEGIN`, then N transaction locks on distinct paths in one statement, then the `COMMIT` sent and "
+            "timed alone on the client (PQexec); then N session locks on the same paths and "
+            "`SELECT zk_unlock_all()` timed alone. For contrast, the same two statements with nothing held "
+            "(median of 7). Right after each release returns, `zk_lock_queue` counts the queue nodes left "
+            "on the first, the last and 8 random paths, then on all N paths; any node left fails the "
+            f"check. Release mode of the installed build: {release_mode}.\n\n")
     md.append("\n## Deadlock detection\n\n")
     md.append("`bench/deadlock.sql`, run on server 2 (`deadlock_timeout = 100ms` in every member): a cycle of "
               "m waits across the two servers, members 1 … m−1 being backends of server 1 driven through "

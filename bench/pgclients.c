@@ -82,14 +82,7 @@
 
 #include <libpq-fe.h>
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
+#include "common.h"
 
 static void
 die(const char *fmt,...)
@@ -114,28 +107,12 @@ connect_or_die(const char *conninfo)
 	return c;
 }
 
-/* run a query, die on error, return the first value (or "") */
-static char *
-q1(PGconn *c, const char *sql)
-{
-	static char buf[8192];
-	PGresult   *r = PQexec(c, sql);
-	ExecStatusType st = PQresultStatus(r);
-
-	if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
-		die("%s: %s", sql, PQerrorMessage(c));
-	buf[0] = '\0';
-	if (st == PGRES_TUPLES_OK && PQntuples(r) > 0 && PQnfields(r) > 0)
-		snprintf(buf, sizeof(buf), "%s", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return buf;
-}
-
 /*
  * q1_try
- *		Like q1, but an error is not fatal: returns NULL (and leaves the
- *		connection usable; the caller must not be inside a transaction).
- *		For columns and settings that some builds of zklock lack.
+ *		Run a query, return its first value (or ""); on an error, NULL (the
+ *		connection stays usable unless inside a transaction).  For columns
+ *		and settings that some builds of zklock lack.  The value is good
+ *		until the next q1 or q1_try call.
  */
 static char *
 q1_try(PGconn *c, const char *sql)
@@ -156,6 +133,17 @@ q1_try(PGconn *c, const char *sql)
 	return buf;
 }
 
+/* run a query, die on error, return the first value (or ""), as q1_try */
+static char *
+q1(PGconn *c, const char *sql)
+{
+	char	   *v = q1_try(c, sql);
+
+	if (v == NULL)
+		die("%s: %s", sql, PQerrorMessage(c));
+	return v;
+}
+
 /* q1_try's value, or "n/a" when the query failed */
 static const char *
 or_na(const char *v)
@@ -173,15 +161,6 @@ timed(PGconn *c, const char *sql)
 }
 
 static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
 cmp_ll(const void *a, const void *b)
 {
 	long long	x = *(const long long *) a,
@@ -190,17 +169,34 @@ cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* the median of n values (sorts them) */
 static double
-pct(double *sorted, int n, double p)
+median(double *v, int n)
 {
-	int			i;
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
 
-	if (n == 0)
-		return 0;
-	i = (int) (p * n);
-	if (i >= n)
-		i = n - 1;
-	return sorted[i];
+/*
+ * wait_for_zero
+ *		Run sql (a count) every 10 ms until it gives 0 or less, or until
+ *		limit_us have passed since t_from; returns its last value.  With
+ *		may_fail, a query that fails (q1_try: a column some builds lack)
+ *		ends the wait and gives -1; without, it is fatal (q1).
+ */
+static long
+wait_for_zero(PGconn *c, const char *sql, int may_fail, double t_from,
+			  double limit_us)
+{
+	for (;;)
+	{
+		char	   *v = may_fail ? q1_try(c, sql) : q1(c, sql);
+		long		left = v ? atol(v) : -1;
+
+		if (left <= 0 || now_us() - t_from >= limit_us)
+			return left;
+		usleep(10000);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -284,7 +280,36 @@ typedef struct
 	long long	token;
 	int			granted;
 	int			failed;
+	char		value[64];		/* first value of the last result collected */
 } Client;
+
+/*
+ * connect_clients
+ *		n connections, client i to server i % 2 (conninfo[0] or [1], with
+ *		server set to that index); each runs first_sql, if given, at once
+ *		(a read that opens its ZooKeeper session).
+ */
+static Client *
+connect_clients(char **conninfo, int n, const char *first_sql)
+{
+	Client	   *cl = calloc(n, sizeof(Client));
+
+	for (int i = 0; i < n; i++)
+	{
+		cl[i].server = i % 2;
+		cl[i].conn = connect_or_die(conninfo[i % 2]);
+		if (first_sql)
+			q1(cl[i].conn, first_sql);
+	}
+	return cl;
+}
+
+static void
+finish_clients(Client *cl, int n)
+{
+	for (int i = 0; i < n; i++)
+		PQfinish(cl[i].conn);
+}
 
 static void
 send_or_die(Client *cl, const char *sql)
@@ -307,22 +332,73 @@ send_prepared_or_die(Client *cl, const char *name)
 	cl->t_sent = now_us();
 }
 
+/* is a query of this client in flight? */
+static int
+busy(const Client *cl)
+{
+	return cl->state == ST_LOCKING || cl->state == ST_UNLOCKING;
+}
+
+/* how many clients have a query in flight */
+static int
+clients_busy(const Client *cl, int n)
+{
+	int			k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += busy(&cl[i]);
+	return k;
+}
+
 /*
- * Collect a finished query's result.  Returns 1 when the whole result has
- * arrived (ok set to whether it succeeded, *value to the first value), 0
- * when still busy.
+ * poll_clients
+ *		Wait at most timeout_us for input on the connection of any client
+ *		with a query in flight; pfd is an array of n, pfd[i] for client i
+ *		(fd -1 for a client with nothing in flight).  Returns what ppoll
+ *		returned: 0 on timeout, -1 if interrupted; dies on any other error.
  */
 static int
-collect(Client *cl, int *ok, long long *value)
+poll_clients(const Client *cl, struct pollfd *pfd, int n, double timeout_us)
+{
+	struct timespec ts;
+	int			rc;
+
+	for (int i = 0; i < n; i++)
+	{
+		pfd[i].fd = busy(&cl[i]) ? PQsocket(cl[i].conn) : -1;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	if (timeout_us < 0)
+		timeout_us = 0;
+	ts.tv_sec = (time_t) (timeout_us / 1e6);
+	ts.tv_nsec = (long) ((timeout_us - ts.tv_sec * 1e6) * 1000);
+	rc = ppoll(pfd, n, &ts, NULL);
+	if (rc < 0 && errno != EINTR)
+		die("poll: %s", strerror(errno));
+	return rc;
+}
+
+/*
+ * collect
+ *		After poll_clients: if input came on client cl's connection (pfd,
+ *		its entry) and its query's whole result has arrived, take it and
+ *		return 1, with *ok set to whether it succeeded and cl->value to its
+ *		first value ("" if none); else 0.
+ */
+static int
+collect(Client *cl, const struct pollfd *pfd, int *ok)
 {
 	PGresult   *r;
 
+	if (pfd->fd < 0 || !(pfd->revents & (POLLIN | POLLERR | POLLHUP)))
+		return 0;
 	if (!PQconsumeInput(cl->conn))
 		die("connection lost: %s", PQerrorMessage(cl->conn));
 	if (PQisBusy(cl->conn))
 		return 0;
 	*ok = 1;
-	*value = 0;
+	cl->value[0] = '\0';
 	while ((r = PQgetResult(cl->conn)) != NULL)
 	{
 		if (PQresultStatus(r) != PGRES_TUPLES_OK)
@@ -331,7 +407,7 @@ collect(Client *cl, int *ok, long long *value)
 			fprintf(stderr, "pgclients: query failed: %s", PQresultErrorMessage(r));
 		}
 		else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-			*value = atoll(PQgetvalue(r, 0, 0));
+			snprintf(cl->value, sizeof(cl->value), "%s", PQgetvalue(r, 0, 0));
 		PQclear(r);
 	}
 	return 1;
@@ -347,7 +423,6 @@ collect(Client *cl, int *ok, long long *value)
 static int
 do_contend(int argc, char **argv)
 {
-	const char *conninfo[2];
 	int			nper;
 	const char *path;
 	double		seconds,
@@ -370,8 +445,6 @@ do_contend(int argc, char **argv)
 
 	if (argc != 9)
 		die("usage: contend CONN1 CONN2 NPER PATH SECONDS WARMUP OUTFILE");
-	conninfo[0] = argv[2];
-	conninfo[1] = argv[3];
 	nper = atoi(argv[4]);
 	path = argv[5];
 	seconds = atof(argv[6]);
@@ -385,16 +458,10 @@ do_contend(int argc, char **argv)
 	snprintf(warm_sql, sizeof(warm_sql), "SELECT count(*) FROM zk_lock_queue('%s')", path);
 
 	n = 2 * nper;
-	cl = calloc(n, sizeof(Client));
+	cl = connect_clients(argv + 2, n, warm_sql);
 	pfd = calloc(n, sizeof(struct pollfd));
 	waits = malloc(sizeof(double) * capw);
 	tokens = malloc(sizeof(long long) * capw);
-	for (int i = 0; i < n; i++)
-	{
-		cl[i].server = i % 2;
-		cl[i].conn = connect_or_die(conninfo[i % 2]);
-		q1(cl[i].conn, warm_sql);	/* opens the ZooKeeper session */
-	}
 
 	t_rec = now_us() + warmup * 1e6;
 	t_end = t_rec + seconds * 1e6;
@@ -404,33 +471,16 @@ do_contend(int argc, char **argv)
 		cl[i].state = ST_LOCKING;
 	}
 
-	for (;;)
+	while (clients_busy(cl, n) > 0)
 	{
-		int			active = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			pfd[i].fd = PQsocket(cl[i].conn);
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-			if (cl[i].state != ST_IDLE)
-				active++;
-			else
-				pfd[i].fd = -1;
-		}
-		if (active == 0)
-			break;
-		if (poll(pfd, n, 60000) <= 0)
+		if (poll_clients(cl, pfd, n, 60e6) <= 0)
 			die("contend: no progress for 60 s");
 		for (int i = 0; i < n; i++)
 		{
 			int			ok;
-			long long	v;
 			double		t;
 
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
-				continue;
-			if (!collect(&cl[i], &ok, &v))
+			if (!collect(&cl[i], &pfd[i], &ok))
 				continue;
 			t = now_us();
 			if (cl[i].state == ST_LOCKING)
@@ -450,7 +500,7 @@ do_contend(int argc, char **argv)
 						waits = realloc(waits, sizeof(double) * capw);
 						tokens = realloc(tokens, sizeof(long long) * capw);
 					}
-					tokens[nwaits] = v;
+					tokens[nwaits] = atoll(cl[i].value);
 					waits[nwaits++] = t - cl[i].t_sent;
 					fprintf(out, "%d %.1f\n", cl[i].server + 1, t - cl[i].t_sent);
 				}
@@ -503,8 +553,7 @@ do_contend(int argc, char **argv)
 		printf("contend_wait_max_us %.1f\n", nwaits ? waits[nwaits - 1] : 0);
 		printf("contend_failures %d\n", failures);
 	}
-	for (int i = 0; i < n; i++)
-		PQfinish(cl[i].conn);
+	finish_clients(cl, n);
 	return failures == 0 ? 0 : 1;
 }
 
@@ -518,7 +567,6 @@ do_contend(int argc, char **argv)
 static int
 do_herd(int argc, char **argv)
 {
-	const char *conninfo[2];
 	int			nper;
 	const char *path;
 	int			zkport;
@@ -548,8 +596,6 @@ do_herd(int argc, char **argv)
 
 	if (argc != 8)
 		die("usage: herd CONN1 CONN2 NPER PATH ZKPORT OUTFILE");
-	conninfo[0] = argv[2];
-	conninfo[1] = argv[3];
 	nper = atoi(argv[4]);
 	path = argv[5];
 	zkport = atoi(argv[6]);
@@ -562,18 +608,12 @@ do_herd(int argc, char **argv)
 	snprintf(unlock_sql, sizeof(unlock_sql), "SELECT zk_unlock('%s')", path);
 	snprintf(queue_sql, sizeof(queue_sql), "SELECT count(*) FROM zk_lock_queue('%s')", path);
 
-	holder = connect_or_die(conninfo[0]);
+	holder = connect_or_die(argv[2]);
 	q1(holder, lock_sql);
 
-	cl = calloc(n, sizeof(Client));
+	cl = connect_clients(argv + 2, n, queue_sql);
 	pfd = calloc(n, sizeof(struct pollfd));
 	gaps = calloc(n, sizeof(double));
-	for (int i = 0; i < n; i++)
-	{
-		cl[i].server = i % 2;
-		cl[i].conn = connect_or_die(conninfo[i % 2]);
-		q1(cl[i].conn, queue_sql);	/* opens the ZooKeeper session */
-	}
 	for (int i = 0; i < n; i++)
 	{
 		send_or_die(&cl[i], lock_sql);
@@ -616,13 +656,7 @@ do_herd(int argc, char **argv)
 
 	while (done < n)
 	{
-		for (int i = 0; i < n; i++)
-		{
-			pfd[i].fd = cl[i].state == ST_DONE ? -1 : PQsocket(cl[i].conn);
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-		}
-		if (poll(pfd, n, 60000) <= 0)
+		if (poll_clients(cl, pfd, n, 60e6) <= 0)
 			die("herd: no grant for 60 s (%d of %d granted)", granted, n);
 		for (int i = 0; i < n; i++)
 		{
@@ -630,11 +664,10 @@ do_herd(int argc, char **argv)
 			long long	v;
 			double		t;
 
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
-				continue;
-			if (!collect(&cl[i], &ok, &v))
+			if (!collect(&cl[i], &pfd[i], &ok))
 				continue;
 			t = now_us();
+			v = atoll(cl[i].value);
 			if (cl[i].state == ST_LOCKING)
 			{
 				if (!ok)
@@ -670,13 +703,8 @@ do_herd(int argc, char **argv)
 	fclose(out);
 
 	/* wait until the last release reached the server */
-	deadline = now_us() + 30e6;
-	while (atoi(q1(holder, queue_sql)) != 0)
-	{
-		if (now_us() > deadline)
-			die("herd: queue not empty 30 s after the last release");
-		usleep(20000);
-	}
+	if (wait_for_zero(holder, queue_sql, 0, now_us(), 30e6) != 0)
+		die("herd: queue not empty 30 s after the last release");
 	{
 		char	   *m = fourlw(zkport, "mntr");
 
@@ -712,8 +740,7 @@ do_herd(int argc, char **argv)
 				*p = ' ';
 		printf("herd_wchs_while_queued %s\n", wchs_queued);
 	}
-	for (int i = 0; i < n; i++)
-		PQfinish(cl[i].conn);
+	finish_clients(cl, n);
 	PQfinish(holder);
 	return (granted == n && failures == 0 && inversions == 0) ? 0 : 1;
 }
@@ -893,14 +920,10 @@ do_scale(int argc, char **argv)
 	}
 	for (int k = 0; k < 7; k++)
 		xid_after[k] = timed(c, "INSERT INTO scale_t VALUES (1)");
-	qsort(one_before, 7, sizeof(double), cmp_double);
-	qsort(one_after, 7, sizeof(double), cmp_double);
-	qsort(xid_before, 7, sizeof(double), cmp_double);
-	qsort(xid_after, 7, sizeof(double), cmp_double);
-	printf("scale_one_more_lock_holding_few_us %.1f\n", one_before[3]);
-	printf("scale_one_more_lock_holding_n_us %.1f\n", one_after[3]);
-	printf("scale_write_xact_holding_few_us %.1f\n", xid_before[3]);
-	printf("scale_write_xact_holding_n_us %.1f\n", xid_after[3]);
+	printf("scale_one_more_lock_holding_few_us %.1f\n", median(one_before, 7));
+	printf("scale_one_more_lock_holding_n_us %.1f\n", median(one_after, 7));
+	printf("scale_write_xact_holding_few_us %.1f\n", median(xid_before, 7));
+	printf("scale_write_xact_holding_n_us %.1f\n", median(xid_after, 7));
 
 	t = now_us();
 	q1(c, "SELECT zk_unlock_all()");
@@ -911,14 +934,7 @@ do_scale(int argc, char **argv)
 	 * release none is pending when zk_unlock_all returns); a build without
 	 * the releases_pending column reports n/a.
 	 */
-	for (;;)
-	{
-		char	   *v = q1_try(c, "SELECT releases_pending FROM zk_session()");
-
-		if (v == NULL || atoi(v) <= 0 || now_us() - t >= 120e6)
-			break;
-		usleep(10000);
-	}
+	wait_for_zero(c, "SELECT releases_pending FROM zk_session()", 1, t, 120e6);
 	printf("scale_releases_drained_ms %.1f\n", (now_us() - t) / 1000.0);
 	printf("scale_releases_pending %s\n", or_na(q1_try(c, "SELECT releases_pending FROM zk_session()")));
 	printf("scale_releases_failed %s\n", or_na(q1_try(c, "SELECT releases_failed FROM zk_session()")));
@@ -938,7 +954,6 @@ do_scale(int argc, char **argv)
 static int
 do_parallel(int argc, char **argv)
 {
-	const char *conninfo[2];
 	int			nper;
 	const char *prefix;
 	double		seconds,
@@ -958,15 +973,13 @@ do_parallel(int argc, char **argv)
 
 	if (argc != 8)
 		die("usage: parallel CONN1 CONN2 NPER PREFIX SECONDS WARMUP");
-	conninfo[0] = argv[2];
-	conninfo[1] = argv[3];
 	nper = atoi(argv[4]);
 	prefix = argv[5];
 	seconds = atof(argv[6]);
 	warmup = atof(argv[7]);
 
 	n = 2 * nper;
-	cl = calloc(n, sizeof(Client));
+	cl = connect_clients(argv + 2, n, NULL);
 	pfd = calloc(n, sizeof(struct pollfd));
 	lock_sql = calloc(n, sizeof(*lock_sql));
 	unlock_sql = calloc(n, sizeof(*unlock_sql));
@@ -975,8 +988,6 @@ do_parallel(int argc, char **argv)
 	{
 		snprintf(lock_sql[i], sizeof(lock_sql[i]), "SELECT zk_lock('%s/%d')", prefix, i + 1);
 		snprintf(unlock_sql[i], sizeof(unlock_sql[i]), "SELECT zk_unlock('%s/%d')", prefix, i + 1);
-		cl[i].server = i % 2;
-		cl[i].conn = connect_or_die(conninfo[i % 2]);
 		/* opens the ZooKeeper session and creates the path's node */
 		q1(cl[i].conn, lock_sql[i]);
 		q1(cl[i].conn, unlock_sql[i]);
@@ -999,30 +1010,16 @@ do_parallel(int argc, char **argv)
 		send_prepared_or_die(&cl[i], "lk");
 		cl[i].state = ST_LOCKING;
 	}
-	for (;;)
+	while (clients_busy(cl, n) > 0)
 	{
-		int			active = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			pfd[i].fd = cl[i].state != ST_IDLE ? PQsocket(cl[i].conn) : -1;
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-			active += cl[i].state != ST_IDLE;
-		}
-		if (active == 0)
-			break;
-		if (poll(pfd, n, 60000) <= 0)
+		if (poll_clients(cl, pfd, n, 60e6) <= 0)
 			die("parallel: no progress for 60 s");
 		for (int i = 0; i < n; i++)
 		{
 			int			ok;
-			long long	v;
 			double		t;
 
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
-				continue;
-			if (!collect(&cl[i], &ok, &v))
+			if (!collect(&cl[i], &pfd[i], &ok))
 				continue;
 			t = now_us();
 			if (!ok)
@@ -1056,8 +1053,8 @@ do_parallel(int argc, char **argv)
 			cmin = cycles[i];
 		if (cycles[i] > cmax)
 			cmax = cycles[i];
-		PQfinish(cl[i].conn);
 	}
+	finish_clients(cl, n);
 	printf("sql_parallel_clients %d\n", n);
 	printf("sql_parallel_seconds %.3f\n", seconds);
 	printf("sql_parallel_cycles %ld\n", total);
@@ -1071,22 +1068,21 @@ do_parallel(int argc, char **argv)
 /* ---------------------------------------------------------------------- */
 
 /*
- * queue_nodes_left
- *		Number of queue nodes ZooKeeper still has under the given lock
- *		paths PREFIX/i, i in idx[0..k-1] (one zk_lock_queue per path).
+ * queue_nodes_sql
+ *		Into sql (of size len): a query counting the queue nodes ZooKeeper
+ *		still has under the lock paths PREFIX/i, i in idx[0..k-1] (one
+ *		zk_lock_queue per path).
  */
-static long
-queue_nodes_left(PGconn *c, const char *prefix, const long *idx, int k)
+static void
+queue_nodes_sql(char *sql, size_t size, const char *prefix, const long *idx, int k)
 {
-	char		sql[4096];
 	size_t		len;
 
-	len = snprintf(sql, sizeof(sql), "SELECT count(*) FROM unnest(ARRAY[");
-	for (int j = 0; j < k && len < sizeof(sql) - 200; j++)
-		len += snprintf(sql + len, sizeof(sql) - len, "%s%ld", j ? "," : "", idx[j]);
-	snprintf(sql + len, sizeof(sql) - len,
+	len = snprintf(sql, size, "SELECT count(*) FROM unnest(ARRAY[");
+	for (int j = 0; j < k && len < size - 200; j++)
+		len += snprintf(sql + len, size - len, "%s%ld", j ? "," : "", idx[j]);
+	snprintf(sql + len, size - len,
 			 "]::int[]) AS s(i), zk_lock_queue('%s/' || s.i)", prefix);
-	return atol(q1(c, sql));
 }
 
 /*
@@ -1107,6 +1103,7 @@ check_released(PGconn *c, const char *label, const char *prefix, long nlocks,
 	int			k = 0;
 	long		left_now,
 				left_all;
+	char		sample_sql[4096];
 	char		sql[1024];
 	double		t;
 
@@ -1115,13 +1112,13 @@ check_released(PGconn *c, const char *label, const char *prefix, long nlocks,
 		idx[k++] = nlocks;
 	while (k < 10 && k < nlocks)
 		idx[k++] = 1 + random() % nlocks;
-	left_now = queue_nodes_left(c, prefix, idx, k);
+	queue_nodes_sql(sample_sql, sizeof(sample_sql), prefix, idx, k);
+	left_now = atol(q1(c, sample_sql));
 	printf("%s_sample_paths %d\n", label, k);
 	printf("%s_remaining_sample %ld\n", label, left_now);
 	if (left_now > 0)
 	{
-		while (queue_nodes_left(c, prefix, idx, k) > 0 && now_us() - t_release < 60e6)
-			usleep(10000);
+		wait_for_zero(c, sample_sql, 0, t_release, 60e6);
 		printf("%s_sample_drained_ms %.1f\n", label, (now_us() - t_release) / 1000.0);
 	}
 	t = now_us();
@@ -1132,6 +1129,41 @@ check_released(PGconn *c, const char *label, const char *prefix, long nlocks,
 	printf("%s_remaining_all %ld\n", label, left_all);
 	printf("%s_full_check_ms %.1f\n", label, (now_us() - t) / 1000.0);
 	return left_now == 0 && left_all == 0;
+}
+
+/*
+ * release_many
+ *		One half of do_release: take NLOCKS locks PREFIX/1 .. PREFIX/NLOCKS
+ *		in one statement with the function acquire (zk_xact_lock, inside a
+ *		transaction the caller began, or zk_lock), then time release_sql
+ *		alone (COMMIT or SELECT zk_unlock_all()) and check_released; empty_us
+ *		is release_sql's time with nothing held.  Prints "<label>_..." lines,
+ *		release_sql's time as "<label>_<what>_us"; returns what
+ *		check_released returned.
+ */
+static int
+release_many(PGconn *c, const char *label, const char *acquire,
+			 const char *release_sql, const char *what, double empty_us,
+			 const char *prefix, long nlocks)
+{
+	char		sql[1024];
+	double		t0,
+				t;
+
+	snprintf(sql, sizeof(sql),
+			 "SELECT count(%s('%s/' || i)) FROM generate_series(1, %ld) i",
+			 acquire, prefix, nlocks);
+	t = timed(c, sql);
+	printf("%s_acquire_ms %.1f\n", label, t / 1000.0);
+	printf("%s_held %s\n", label, q1(c, "SELECT count(*) FROM zk_locks"));
+	t0 = now_us();
+	q1(c, release_sql);
+	t = now_us() - t0;
+	printf("%s_%s_us %.1f\n", label, what, t);
+	printf("%s_us_per_node %.2f\n", label, t / nlocks);
+	printf("%s_net_us_per_node %.2f\n", label, (t - empty_us) / nlocks);
+	printf("%s_held_after %s\n", label, q1(c, "SELECT count(*) FROM zk_locks"));
+	return check_released(c, label, prefix, nlocks, t0);
 }
 
 /*
@@ -1152,8 +1184,8 @@ do_release(int argc, char **argv)
 	char	   *v;
 	double		empty_commit[7],
 				empty_unlock_all[7];
-	double		t0,
-				t;
+	double		commit_med,
+				unlock_all_med;
 	int			ok = 1;
 
 	if (argc != 5)
@@ -1178,43 +1210,18 @@ do_release(int argc, char **argv)
 		empty_commit[k] = timed(c, "COMMIT");
 		empty_unlock_all[k] = timed(c, "SELECT zk_unlock_all()");
 	}
-	qsort(empty_commit, 7, sizeof(double), cmp_double);
-	qsort(empty_unlock_all, 7, sizeof(double), cmp_double);
-	printf("release_empty_commit_us %.1f\n", empty_commit[3]);
-	printf("release_empty_unlock_all_us %.1f\n", empty_unlock_all[3]);
+	commit_med = median(empty_commit, 7);
+	unlock_all_med = median(empty_unlock_all, 7);
+	printf("release_empty_commit_us %.1f\n", commit_med);
+	printf("release_empty_unlock_all_us %.1f\n", unlock_all_med);
 
 	/* transaction locks, released by COMMIT */
 	q1(c, "BEGIN");
-	snprintf(sql, sizeof(sql),
-			 "SELECT count(zk_xact_lock('%s/' || i)) FROM generate_series(1, %ld) i",
-			 prefix, nlocks);
-	t = timed(c, sql);
-	printf("release_xact_acquire_ms %.1f\n", t / 1000.0);
-	printf("release_xact_held %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
-	t0 = now_us();
-	q1(c, "COMMIT");
-	t = now_us() - t0;
-	printf("release_xact_commit_us %.1f\n", t);
-	printf("release_xact_us_per_node %.2f\n", t / nlocks);
-	printf("release_xact_net_us_per_node %.2f\n", (t - empty_commit[3]) / nlocks);
-	printf("release_xact_held_after %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
-	ok &= check_released(c, "release_xact", prefix, nlocks, t0);
-
+	ok &= release_many(c, "release_xact", "zk_xact_lock", "COMMIT", "commit",
+					   commit_med, prefix, nlocks);
 	/* session locks, released by zk_unlock_all() */
-	snprintf(sql, sizeof(sql),
-			 "SELECT count(zk_lock('%s/' || i)) FROM generate_series(1, %ld) i",
-			 prefix, nlocks);
-	t = timed(c, sql);
-	printf("release_session_acquire_ms %.1f\n", t / 1000.0);
-	printf("release_session_held %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
-	t0 = now_us();
-	q1(c, "SELECT zk_unlock_all()");
-	t = now_us() - t0;
-	printf("release_session_unlock_all_us %.1f\n", t);
-	printf("release_session_us_per_node %.2f\n", t / nlocks);
-	printf("release_session_net_us_per_node %.2f\n", (t - empty_unlock_all[3]) / nlocks);
-	printf("release_session_held_after %s\n", q1(c, "SELECT count(*) FROM zk_locks"));
-	ok &= check_released(c, "release_session", prefix, nlocks, t0);
+	ok &= release_many(c, "release_session", "zk_lock", "SELECT zk_unlock_all()",
+					   "unlock_all", unlock_all_med, prefix, nlocks);
 
 	printf("release_ok %d\n", ok);
 	PQfinish(c);
@@ -1224,37 +1231,6 @@ do_release(int argc, char **argv)
 /* ---------------------------------------------------------------------- */
 
 /*
- * collect_bool
- *		Like collect, for a boolean result: *value is 1 for 't', 0 for 'f',
- *		-1 for anything else.
- */
-static int
-collect_bool(Client *cl, int *ok, int *value)
-{
-	PGresult   *r;
-
-	if (!PQconsumeInput(cl->conn))
-		die("connection lost: %s", PQerrorMessage(cl->conn));
-	if (PQisBusy(cl->conn))
-		return 0;
-	*ok = 1;
-	*value = -1;
-	while ((r = PQgetResult(cl->conn)) != NULL)
-	{
-		if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		{
-			*ok = 0;
-			fprintf(stderr, "pgclients: query failed: %s", PQresultErrorMessage(r));
-		}
-		else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-			*value = strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 1 :
-				strcmp(PQgetvalue(r, 0, 0), "f") == 0 ? 0 : -1;
-		PQclear(r);
-	}
-	return 1;
-}
-
-/*
  * do_dbarrier
  *		Lock-step cycles of a double barrier's enter and leave: see the
  *		header comment.
@@ -1262,7 +1238,6 @@ collect_bool(Client *cl, int *ok, int *value)
 static int
 do_dbarrier(int argc, char **argv)
 {
-	const char *conninfo[2];
 	int			nper;
 	const char *path;
 	double		seconds,
@@ -1287,8 +1262,6 @@ do_dbarrier(int argc, char **argv)
 
 	if (argc != 10)
 		die("usage: dbarrier CONN1 CONN2 NPER PATH SECONDS WARMUP GAP_MS OUTFILE");
-	conninfo[0] = argv[2];
-	conninfo[1] = argv[3];
 	nper = atoi(argv[4]);
 	path = argv[5];
 	seconds = atof(argv[6]);
@@ -1302,20 +1275,15 @@ do_dbarrier(int argc, char **argv)
 	snprintf(enter_sql, sizeof(enter_sql), "SELECT zk_double_barrier_enter('%s', %d)", path, n);
 	snprintf(leave_sql, sizeof(leave_sql), "SELECT zk_double_barrier_leave('%s')", path);
 	snprintf(session_sql, sizeof(session_sql), "SELECT count(*) FROM zk_lock_queue('%s_session')", path);
-	cl = calloc(n, sizeof(Client));
+	/* a hung barrier ends in 55P03 rather than never */
+	cl = connect_clients(argv + 2, n, "SET lock_timeout = '30s'");
 	pfd = calloc(n, sizeof(struct pollfd));
 	t_enter = calloc(n, sizeof(double));
 	t_leave = calloc(n, sizeof(double));
 	rounds = malloc(sizeof(double) * cap);
+	/* opens the ZooKeeper session (a read of a path of its own) */
 	for (int i = 0; i < n; i++)
-	{
-		cl[i].server = i % 2;
-		cl[i].conn = connect_or_die(conninfo[i % 2]);
-		/* a hung barrier ends in 55P03 rather than never */
-		q1(cl[i].conn, "SET lock_timeout = '30s'");
-		/* opens the ZooKeeper session (a read of a path of its own) */
 		q1(cl[i].conn, session_sql);
-	}
 
 	t_rec = now_us() + warmup * 1e6;
 	t_end = t_rec + seconds * 1e6;
@@ -1358,8 +1326,6 @@ do_dbarrier(int argc, char **argv)
 		while (pending > 0)
 		{
 			double		now = now_us();
-			struct timespec ts;
-			int			rc;
 
 			if (t0 == 0 && now >= gap_end)
 			{
@@ -1367,29 +1333,8 @@ do_dbarrier(int argc, char **argv)
 				send_or_die(&cl[last], enter_sql);
 				cl[last].state = ST_LOCKING;
 			}
-			for (int i = 0; i < n; i++)
-			{
-				pfd[i].fd = (cl[i].state == ST_LOCKING || cl[i].state == ST_UNLOCKING) ?
-					PQsocket(cl[i].conn) : -1;
-				pfd[i].events = POLLIN;
-				pfd[i].revents = 0;
-			}
-			if (t0 == 0)
-			{
-				double		left = gap_end - now;
-
-				ts.tv_sec = (time_t) (left / 1e6);
-				ts.tv_nsec = (long) ((left - ts.tv_sec * 1e6) * 1000);
-			}
-			else
-			{
-				ts.tv_sec = 60;
-				ts.tv_nsec = 0;
-			}
-			rc = ppoll(pfd, n, &ts, NULL);
-			if (rc < 0 && errno != EINTR)
-				die("dbarrier: poll: %s", strerror(errno));
-			if (rc == 0 && t0 != 0)
+			/* until the gap's end while the last member waits to be sent */
+			if (poll_clients(cl, pfd, n, t0 == 0 ? gap_end - now : 60e6) == 0 && t0 != 0)
 				die("dbarrier: no progress for 60 s in cycle %ld (%d members not done)", c, pending);
 			for (int i = 0; i < n; i++)
 			{
@@ -1397,11 +1342,11 @@ do_dbarrier(int argc, char **argv)
 				int			v;
 				double		t;
 
-				if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
-					continue;
-				if (!collect_bool(&cl[i], &ok, &v))
+				if (!collect(&cl[i], &pfd[i], &ok))
 					continue;
 				t = now_us();
+				/* 1 for true, 0 for false, -1 for anything else */
+				v = strcmp(cl[i].value, "t") == 0 ? 1 : strcmp(cl[i].value, "f") == 0 ? 0 : -1;
 				if (!ok || v != 1)
 				{
 					printf("dbarrier_failed_cycle %ld\n", c);
@@ -1459,8 +1404,7 @@ do_dbarrier(int argc, char **argv)
 	printf("dbarrier_early %ld\n", early);
 	printf("dbarrier_round_p50_us %.1f\n", pct(rounds, cycles, 0.50));
 	printf("dbarrier_failures 0\n");
-	for (int i = 0; i < n; i++)
-		PQfinish(cl[i].conn);
+	finish_clients(cl, n);
 	return early == 0 ? 0 : 1;
 }
 

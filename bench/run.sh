@@ -308,6 +308,25 @@ start_bounded() { # seconds, command...
 	CHILD_PIDS+=("$BOUNDED_PID")
 }
 
+# wait for a command started by start_bounded whose output is in OUTFILE;
+# if it failed, show that output, append "NAME_failed 1" to it when a NAME
+# is given (analyze.py reports it), and return 1
+wait_bounded() { # pid outfile [name]
+	wait "$1" && return 0
+	cat "$2" >&2
+	[ -z "${3:-}" ] || echo "$3_failed 1" >>"$2"
+	return 1
+}
+
+# run a phase's command with its output in OUTFILE; if it fails, show that
+# output and append "NAME_failed 1" to it (analyze.py reports it): the run
+# goes on with the next phase
+record() { # outfile name command...
+	local out=$1 name=$2
+	shift 2
+	"$@" >"$out" 2>&1 || { cat "$out" >&2; echo "${name}_failed 1" >>"$out"; }
+}
+
 # ---------------------------------------------------------------------------
 # preflight
 
@@ -614,7 +633,7 @@ run_fanout() { # outfile [pgoptions]
 		pids+=("$BOUNDED_PID")
 	done
 	for i in 1 2; do
-		wait "${pids[$((i - 1))]}" || { cat "$outfile.pgbench$i" >&2; rc=1; }
+		wait_bounded "${pids[$((i - 1))]}" "$outfile.pgbench$i" || rc=1
 	done
 	[ $rc = 0 ] || return 1
 	awk '/^tps = / { s += $3 } END { printf "%.1f\n", s }' "$outfile.pgbench1" "$outfile.pgbench2" >"$outfile"
@@ -713,13 +732,32 @@ run_variant() { # name round
 phase_begin() { PHASE_T0=$(date +%s.%N); }
 phase_end() { echo "$1 $PHASE_T0 $(date +%s.%N)" >>"$RAW/phases.txt"; }
 
+# one variant in one round, its output in raw/VARIANT.rROUND.log; the run
+# stops if it fails; its start, end and the load average go to noise.txt
+run_round_variant() { # variant round [phase]
+	local v=$1 r=$2 ts
+	ts=$(date +%s.%N)
+	run_variant "$v" "$r" >"$RAW/$v.r$r.log" 2>&1 ||
+		{ cat "$RAW/$v.r$r.log" >&2; die "${3:+$3 }variant $v failed in round $r"; }
+	echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
+}
+
+# untimed: one second of pgbench with each script (creates the lock paths,
+# warms ZooKeeper up)
+pgbench_warmup() { # script...
+	local s
+	for s in "$@"; do
+		run_pgbench "$s" 1 "$RAW/warmup.txt" >/dev/null
+	done
+	rm -f "$RAW"/warmup.txt*
+}
+
 echo "variant round t_start t_end loadavg1" >"$RAW/noise.txt"
 NV=${#VARIANTS[@]}
 if [ "$NV" -gt 0 ]; then
 	log "warm-up (not recorded)"
 	run_bounded 60 "$BUILD/zkfloor" "$ZKHOSTS" cycle 1 /dev/null 0.2 >/dev/null
-	run_pgbench "$BUILD/sql_lock.sql" 1 "$RAW/warmup.txt" >/dev/null
-	rm -f "$RAW"/warmup.txt*
+	pgbench_warmup "$BUILD/sql_lock.sql"
 fi
 for ((r = 1; r <= ROUNDS && NV > 0; r++)); do
 	order=()
@@ -728,9 +766,7 @@ for ((r = 1; r <= ROUNDS && NV > 0; r++)); do
 	done
 	log "round $r/$ROUNDS: ${order[*]}"
 	for v in "${order[@]}"; do
-		ts=$(date +%s.%N)
-		run_variant "$v" "$r" >"$RAW/$v.r$r.log" 2>&1 || { cat "$RAW/$v.r$r.log" >&2; die "variant $v failed in round $r"; }
-		echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
+		run_round_variant "$v" "$r"
 	done
 done
 
@@ -740,7 +776,7 @@ done
 # Curator, Curator, zklock: linear drift hits both alike)
 
 run_phase_rounds() { # phase nrounds variant...
-	local phase=$1 nr=$2 r i v ts
+	local phase=$1 nr=$2 r i v
 	shift 2
 	local list=("$@") order
 	for ((r = 1; r <= nr; r++)); do
@@ -750,10 +786,7 @@ run_phase_rounds() { # phase nrounds variant...
 		done
 		log "$phase round $r/$nr: ${order[*]}"
 		for v in "${order[@]}"; do
-			ts=$(date +%s.%N)
-			run_variant "$v" "$r" >"$RAW/$v.r$r.log" 2>&1 ||
-				{ cat "$RAW/$v.r$r.log" >&2; die "$phase variant $v failed in round $r"; }
-			echo "$v $r $ts $(date +%s.%N) $(cut -d' ' -f1 /proc/loadavg)" >>"$RAW/noise.txt"
+			run_round_variant "$v" "$r" "$phase"
 		done
 	done
 }
@@ -761,11 +794,9 @@ run_phase_rounds() { # phase nrounds variant...
 if want multi; then
 	log "multi: multi-lock over $(echo $MULTI_SIZES | sed 's/ / and /') paths vs Curator InterProcessMultiLock, $MULTI_ROUNDS rounds x ${SECONDS_PER}s"
 	phase_begin
-	# untimed: creates the lock paths, warms ZooKeeper up
-	for n in $MULTI_SIZES; do
-		run_pgbench "$BUILD/sql_multi$n.sql" 1 "$RAW/warmup.txt" >/dev/null
-	done
-	rm -f "$RAW"/warmup.txt*
+	ws=()
+	for n in $MULTI_SIZES; do ws+=("$BUILD/sql_multi$n.sql"); done
+	pgbench_warmup "${ws[@]}"
 	mv=(multi_floor_create multi_floor_set10)
 	for n in $MULTI_SIZES; do mv+=("sql_multi$n" "curator_multi$n"); done
 	run_phase_rounds multi "$MULTI_ROUNDS" "${mv[@]}"
@@ -775,8 +806,7 @@ fi
 if want semaphore; then
 	log "semaphore: zk_semaphore_acquire/release vs Curator InterProcessSemaphoreV2 ($SEM_LEASES leases), $SEM_ROUNDS rounds x ${SECONDS_PER}s"
 	phase_begin
-	run_pgbench "$BUILD/sql_semaphore.sql" 1 "$RAW/warmup.txt" >/dev/null
-	rm -f "$RAW"/warmup.txt*
+	pgbench_warmup "$BUILD/sql_semaphore.sql"
 	run_phase_rounds semaphore "$SEM_ROUNDS" sql_semaphore curator_semaphore
 	phase_end semaphore
 fi
@@ -821,8 +851,7 @@ fi
 if want fresh; then
 	log "fresh: lock + unlock on a new path per cycle, with and without zklock.guess_fresh_paths, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
 	phase_begin
-	run_pgbench "$BUILD/sql_fresh_warm.sql" 1 "$RAW/warmup.txt" >/dev/null
-	rm -f "$RAW"/warmup.txt*
+	pgbench_warmup "$BUILD/sql_fresh_warm.sql"
 	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh sql_fresh_off
 	phase_end fresh
 fi
@@ -854,9 +883,8 @@ fi
 if want contend; then
 	log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
 	phase_begin
-	run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" "$CONTENDERS_PER_SERVER" \
-		/bench/contend "$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt" >"$RAW/contend.txt" 2>&1 ||
-		{ cat "$RAW/contend.txt" >&2; echo "contend_failed 1" >>"$RAW/contend.txt"; }
+	record "$RAW/contend.txt" contend run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" \
+		"$CONTENDERS_PER_SERVER" /bench/contend "$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt"
 	phase_end contend
 
 	# two JVMs x 4 threads; both start counting at the same wall-clock
@@ -873,8 +901,7 @@ if want contend; then
 		jpids+=("$BOUNDED_PID")
 	done
 	for j in 1 2; do
-		wait "${jpids[$((j - 1))]}" ||
-			{ cat "$RAW/curator_contend.$j.txt" >&2; echo "curator_contend_failed 1" >>"$RAW/curator_contend.$j.txt"; }
+		wait_bounded "${jpids[$((j - 1))]}" "$RAW/curator_contend.$j.txt" curator_contend || true
 	done
 	phase_end contend_curator
 fi
@@ -889,16 +916,14 @@ if want parallel; then
 	for step in raw.1 sql.1 sql.2 raw.2; do
 		case "$step" in
 		raw.*)
-			run_bounded $((PARALLEL_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" parallel "$PARALLEL_SECONDS" \
-				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER)) \
-				>"$RAW/parallel_$step.txt" 2>&1 ||
-				{ cat "$RAW/parallel_$step.txt" >&2; echo "raw_parallel_failed 1" >>"$RAW/parallel_$step.txt"; }
+			record "$RAW/parallel_$step.txt" raw_parallel run_bounded $((PARALLEL_SECONDS + 120)) \
+				"$BUILD/zkfloor" "$ZKHOSTS" parallel "$PARALLEL_SECONDS" \
+				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER))
 			;;
 		sql.*)
-			run_bounded $((PARALLEL_SECONDS + 120)) "$BUILD/pgclients" parallel "$CONN1" "$CONN2" \
-				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP" \
-				>"$RAW/parallel_$step.txt" 2>&1 ||
-				{ cat "$RAW/parallel_$step.txt" >&2; echo "sql_parallel_failed 1" >>"$RAW/parallel_$step.txt"; }
+			record "$RAW/parallel_$step.txt" sql_parallel run_bounded $((PARALLEL_SECONDS + 120)) \
+				"$BUILD/pgclients" parallel "$CONN1" "$CONN2" \
+				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP"
 			;;
 		esac
 	done
@@ -911,9 +936,8 @@ fi
 if want herd; then
 	log "queue of $((2 * HERD_PER_SERVER)) waiters on one path ($HERD_PER_SERVER per server)"
 	phase_begin
-	run_bounded 300 "$BUILD/pgclients" herd "$CONN1" "$CONN2" "$HERD_PER_SERVER" /bench/herd "$ZKPORT" \
-		"$RAW/herd_grants.txt" >"$RAW/herd.txt" 2>&1 ||
-		{ cat "$RAW/herd.txt" >&2; echo "herd_failed 1" >>"$RAW/herd.txt"; }
+	record "$RAW/herd.txt" herd run_bounded 300 "$BUILD/pgclients" herd "$CONN1" "$CONN2" "$HERD_PER_SERVER" \
+		/bench/herd "$ZKPORT" "$RAW/herd_grants.txt"
 	phase_end herd
 fi
 
@@ -923,8 +947,7 @@ fi
 if want scale; then
 	log "scale: one backend taking $SCALE_LOCKS distinct locks"
 	phase_begin
-	run_bounded 900 "$BUILD/pgclients" scale "$CONN1" "$SCALE_LOCKS" /bench/scale >"$RAW/scale.txt" 2>&1 ||
-		{ cat "$RAW/scale.txt" >&2; echo "scale_failed 1" >>"$RAW/scale.txt"; }
+	record "$RAW/scale.txt" scale run_bounded 900 "$BUILD/pgclients" scale "$CONN1" "$SCALE_LOCKS" /bench/scale
 	phase_end scale
 fi
 
@@ -934,8 +957,7 @@ fi
 if want release; then
 	log "release: COMMIT of $RELEASE_LOCKS transaction locks, zk_unlock_all() of as many session locks"
 	phase_begin
-	run_bounded 900 "$BUILD/pgclients" release "$CONN1" "$RELEASE_LOCKS" /bench/many >"$RAW/release.txt" 2>&1 ||
-		{ cat "$RAW/release.txt" >&2; echo "release_failed 1" >>"$RAW/release.txt"; }
+	record "$RAW/release.txt" release run_bounded 900 "$BUILD/pgclients" release "$CONN1" "$RELEASE_LOCKS" /bench/many
 	phase_end release
 fi
 
@@ -946,15 +968,17 @@ if want deadlock; then
 	log "deadlock: time from deadlock_timeout to 40P01, cycles of 2, 3 and 4 members"
 	phase_begin
 	PSQL2=("$PGBIN/psql" -h "$TMP/pg2" -p "$PGPORT2" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1)
-	(
-		set -e
-		"${PSQL2[@]}" -f "$HERE/deadlock.sql" >/dev/null
+	# (a set -e would not stop this function: errexit is off on the left of
+	# the || in record, so every step says itself that it failed)
+	deadlock_cycles() {
+		local m ms
+		"${PSQL2[@]}" -f "$HERE/deadlock.sql" >/dev/null || return 1
 		for m in 2 3 4; do
-			ms=$("${PSQL2[@]}" -c "CALL bench_deadlock('$CONN1', $m, $DEADLOCK_REPS)")
+			ms=$("${PSQL2[@]}" -c "CALL bench_deadlock('$CONN1', $m, $DEADLOCK_REPS)") || return 1
 			echo "deadlock_ms_$m $ms"
 		done
-	) >"$RAW/deadlock.txt" 2>&1 ||
-		{ cat "$RAW/deadlock.txt" >&2; echo "deadlock_failed 1" >>"$RAW/deadlock.txt"; }
+	}
+	record "$RAW/deadlock.txt" deadlock deadlock_cycles
 	phase_end deadlock
 fi
 

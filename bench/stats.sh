@@ -40,36 +40,16 @@ OUT=$ROOT/bench/out/stats
 mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/zklock-stats.XXXXXX)
 chmod 755 "$WORK"
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-free_port() {
-	local p=$1
-	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
-	echo "$p"
-}
-ZKPORT=$(free_port 22810)
-PGPORT=$(free_port 56432)
+. "$ROOT/bench/one_cluster.sh"
 cleanup() {
-	as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m immediate stop >/dev/null 2>&1 || true
-	test/zkctl stop "$WORK/zk" >/dev/null 2>&1 || true
+	one_cluster_stop
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-test/zkctl start "$WORK/zk" "$ZKPORT" >/dev/null
-chown postgres "$WORK"
-as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust -U postgres -E UTF8 --locale=C >/dev/null
-cat >>"$WORK/data/postgresql.conf" <<EOF
-port = $PGPORT
-listen_addresses = ''
-unix_socket_directories = '$WORK'
-zklock.hosts = '127.0.0.1:$ZKPORT'
-max_connections = 30
-EOF
+one_cluster_start 22810 56432
 
 # start(preload): (re)start the server with or without zklock preloaded
 start() {
-	as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
 	if [ "$1" = yes ]; then
 		echo "shared_preload_libraries = 'zklock'" >"$WORK/data/preload.conf"
 	else
@@ -77,10 +57,8 @@ start() {
 	fi
 	grep -q "include_if_exists = 'preload.conf'" "$WORK/data/postgresql.conf" ||
 		echo "include_if_exists = 'preload.conf'" >>"$WORK/data/postgresql.conf"
-	as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/log" -w start >/dev/null
+	pg_restart
 }
-psql_() { as_pg "$PGBIN/psql" -X -q -At -h "$WORK" -p "$PGPORT" -d postgres "$@"; }
-pgbench_() { as_pg "$PGBIN/pgbench" -h "$WORK" -p "$PGPORT" "$@" postgres; }
 
 start no
 psql_ -c 'CREATE EXTENSION zklock'

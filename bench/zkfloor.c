@@ -80,6 +80,8 @@
 #endif
 #include <zookeeper/zookeeper.h>
 
+#include "common.h"
+
 #define DATA_LEN 160
 
 /*
@@ -113,15 +115,6 @@ typedef enum
 	M_PARALLEL
 } Mode;
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void
 die(const char *what, int rc)
 {
@@ -137,6 +130,26 @@ waiter_init(Waiter *w)
 	pthread_cond_init(&w->cv, NULL);
 }
 
+/*
+ * completed
+ *		What every completion does, on the completion thread: note the
+ *		request's error (or, for a create, the path of the node), count one
+ *		of *pending (&w->pending_ops or &w->pending_deletes) done, and wake
+ *		the waiting thread.
+ */
+static void
+completed(Waiter *w, int rc, int *pending, const char *created)
+{
+	pthread_mutex_lock(&w->mu);
+	if (rc != ZOK)
+		w->rc = rc;
+	else if (created)
+		snprintf(w->created, sizeof(w->created), "%s", created);
+	(*pending)--;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* completion of zoo_acreate2: remember the node's path */
 static void
 create_done(int rc, const char *value, const struct Stat *stat, const void *data)
@@ -144,14 +157,7 @@ create_done(int rc, const char *value, const struct Stat *stat, const void *data
 	Waiter	   *w = (Waiter *) data;
 
 	(void) stat;
-	pthread_mutex_lock(&w->mu);
-	if (rc != ZOK)
-		w->rc = rc;
-	else
-		snprintf(w->created, sizeof(w->created), "%s", value);
-	w->pending_ops--;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	completed(w, rc, &w->pending_ops, value);
 }
 
 /* completion of zoo_aget_children: the list itself is not needed */
@@ -161,12 +167,7 @@ children_done(int rc, const struct String_vector *strings, const void *data)
 	Waiter	   *w = (Waiter *) data;
 
 	(void) strings;
-	pthread_mutex_lock(&w->mu);
-	if (rc != ZOK)
-		w->rc = rc;
-	w->pending_ops--;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	completed(w, rc, &w->pending_ops, NULL);
 }
 
 /* completion of a background zoo_adelete */
@@ -175,12 +176,7 @@ delete_done(int rc, const void *data)
 {
 	Waiter	   *w = (Waiter *) data;
 
-	pthread_mutex_lock(&w->mu);
-	if (rc != ZOK)
-		w->rc = rc;
-	w->pending_deletes--;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	completed(w, rc, &w->pending_deletes, NULL);
 }
 
 /* completion of zoo_aset */
@@ -190,12 +186,38 @@ set_done(int rc, const struct Stat *stat, const void *data)
 	Waiter	   *w = (Waiter *) data;
 
 	(void) stat;
+	completed(w, rc, &w->pending_ops, NULL);
+}
+
+/* before sending nops requests: none outstanding yet, no error */
+static void
+waiter_expect(Waiter *w, int nops)
+{
 	pthread_mutex_lock(&w->mu);
-	if (rc != ZOK)
-		w->rc = rc;
-	w->pending_ops--;
-	pthread_cond_broadcast(&w->cv);
+	w->pending_ops = nops;
+	w->rc = ZOK;
 	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * waiter_wait
+ *		Wait until *pending (&w->pending_ops or &w->pending_deletes) is
+ *		down to 0; returns the first error of the requests (ZOK if none)
+ *		and, given created, copies the path of the node created into it.
+ */
+static int
+waiter_wait(Waiter *w, int *pending, char *created, size_t created_len)
+{
+	int			rc;
+
+	pthread_mutex_lock(&w->mu);
+	while (*pending > 0)
+		pthread_cond_wait(&w->cv, &w->mu);
+	rc = w->rc;
+	if (created)
+		snprintf(created, created_len, "%s", w->created);
+	pthread_mutex_unlock(&w->mu);
+	return rc;
 }
 
 /*
@@ -213,10 +235,7 @@ create_and_list_ttl(zhandle_t *zh, Waiter *w, const char *parent, const char *ba
 {
 	int			rc;
 
-	pthread_mutex_lock(&w->mu);
-	w->pending_ops = 2;
-	w->rc = ZOK;
-	pthread_mutex_unlock(&w->mu);
+	waiter_expect(w, 2);
 	if (ttl_ms > 0)
 		rc = zoo_acreate2_ttl(zh, base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
 							  ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL, ttl_ms,
@@ -229,12 +248,7 @@ create_and_list_ttl(zhandle_t *zh, Waiter *w, const char *parent, const char *ba
 	rc = zoo_aget_children(zh, parent, 0, children_done, w);
 	if (rc != ZOK)
 		die("aget_children", rc);
-	pthread_mutex_lock(&w->mu);
-	while (w->pending_ops > 0)
-		pthread_cond_wait(&w->cv, &w->mu);
-	rc = w->rc;
-	snprintf(created, created_len, "%s", w->created);
-	pthread_mutex_unlock(&w->mu);
+	rc = waiter_wait(w, &w->pending_ops, created, created_len);
 	if (rc != ZOK)
 		die("create/getChildren", rc);
 }
@@ -258,18 +272,11 @@ renew_once(zhandle_t *zh, Waiter *w, const char *node, const char *data)
 {
 	int			rc;
 
-	pthread_mutex_lock(&w->mu);
-	w->pending_ops = 1;
-	w->rc = ZOK;
-	pthread_mutex_unlock(&w->mu);
+	waiter_expect(w, 1);
 	rc = zoo_aset(zh, node, data, DATA_LEN, -1, set_done, w);
 	if (rc != ZOK)
 		die("aset", rc);
-	pthread_mutex_lock(&w->mu);
-	while (w->pending_ops > 0)
-		pthread_cond_wait(&w->cv, &w->mu);
-	rc = w->rc;
-	pthread_mutex_unlock(&w->mu);
+	rc = waiter_wait(w, &w->pending_ops, NULL, 0);
 	if (rc != ZOK)
 		die("getData/setData", rc);
 }
@@ -281,15 +288,6 @@ spin_us(double us)
 
 	while (now_us() < until)
 		;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*
@@ -697,12 +695,7 @@ main(int argc, char **argv)
 			die("delete", rc);
 	}
 	if (mode == M_PATTERN)
-	{
-		pthread_mutex_lock(&w.mu);
-		while (w.pending_deletes > 0)
-			pthread_cond_wait(&w.cv, &w.mu);
-		pthread_mutex_unlock(&w.mu);
-	}
+		(void) waiter_wait(&w, &w.pending_deletes, NULL, 0);
 	zookeeper_close(zh);
 
 	if (n == 0)
@@ -712,6 +705,6 @@ main(int argc, char **argv)
 	}
 	qsort(lat, n, sizeof(double), cmp_double);
 	printf("zkfloor %s: n=%zu mean=%.1f us median=%.1f us p99=%.1f us\n",
-		   modename, n, sum / n, lat[n / 2], lat[(size_t) (n * 0.99)]);
+		   modename, n, sum / n, pct(lat, (int) n, 0.5), pct(lat, (int) n, 0.99));
 	return 0;
 }

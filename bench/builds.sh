@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench/builds.sh: two builds of zklock side by side, on the same ZooKeeper
+# and the same PostgreSQL cluster, in one run.  Not part of the test suite.
+#
+#   bench/builds.sh [--rounds N] [--seconds S] OLD_REV [NEW_REV]
+#
+# Builds OLD_REV (a git revision, in a throw-away worktree) and NEW_REV (the
+# working tree when not given), makes a private copy of this machine's
+# PostgreSQL installation (so that the installed zklock is never touched),
+# starts a standalone ZooKeeper (test/zkctl) and one cluster of the copy on
+# free loopback ports, and then, for N rounds, puts each build's zklock.so
+# in the copy in turn, restarts the server and runs each workload for S
+# seconds (pgbench -M prepared):
+#
+#   cycle       1 client: zk_lock + zk_unlock on one path
+#   xact        1 client: BEGIN; zk_xact_lock; COMMIT (released at COMMIT)
+#   set10       1 client: zk_lock + zk_unlock of a set of 10 paths
+#   semaphore   1 client: zk_semaphore_acquire + zk_semaphore_release
+#   contended   4 clients: zk_lock + zk_unlock on one path
+#
+# Prints, per workload, the median transactions/s of each build over the
+# rounds and their ratio (new / old), and every round's ratio (the machine
+# is shared and noisy: the spread says how far to trust the median).  Both
+# builds must have the same extension version (the SQL objects are the
+# working tree's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+ROUNDS=5
+SECONDS_PER=8
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rounds) ROUNDS=$2; shift 2 ;;
+		--seconds) SECONDS_PER=$2; shift 2 ;;
+		-*) echo "unknown option $1" >&2; exit 2 ;;
+		*) break ;;
+	esac
+done
+[ $# -ge 1 ] || { echo "usage: bench/builds.sh [--rounds N] [--seconds S] OLD_REV [NEW_REV]" >&2; exit 2; }
+OLD_REV=$1
+NEW_REV=${2:-}
+
+MAJOR=$(pg_config --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+WORK=$(mktemp -d /tmp/zklock-builds.XXXXXX)
+chmod 755 "$WORK"
+OUT=$ROOT/bench/out/builds
+mkdir -p "$OUT"
+PGLIB=$WORK/pg/usr/lib/postgresql/$MAJOR
+PGSHARE=$WORK/pg/usr/share/postgresql/$MAJOR
+PGBIN=$PGLIB/bin
+. "$ROOT/bench/one_cluster.sh"
+cleanup() {
+	one_cluster_stop
+	for d in "$WORK"/src-*; do
+		[ -d "$d" ] && git worktree remove --force "$d" >/dev/null 2>&1 || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# build(NAME, REV): zklock.so of REV (empty: the working tree) in
+# $WORK/NAME.so
+build() {
+	local name=$1 rev=$2 dir=$ROOT
+	if [ -n "$rev" ]; then
+		dir=$WORK/src-$name
+		git worktree add -q --detach "$dir" "$rev"
+	fi
+	make -s -C "$dir" >/dev/null
+	cp "$dir/zklock.so" "$WORK/$name.so"
+	echo "$name: $(git -C "$dir" log -1 --format='%h %s' | cut -c1-70)$([ -z "$rev" ] && ! git diff --quiet && echo ' (+ uncommitted changes)')"
+}
+build old "$OLD_REV"
+build new "$NEW_REV"
+
+# the private copy of the installation, with the working tree's SQL files
+mkdir -p "$WORK/pg/usr/lib/postgresql" "$WORK/pg/usr/share/postgresql"
+cp -a "/usr/lib/postgresql/$MAJOR" "$WORK/pg/usr/lib/postgresql/"
+cp -a "/usr/share/postgresql/$MAJOR" "$WORK/pg/usr/share/postgresql/"
+cp zklock.control sql/zklock--*.sql "$PGSHARE/extension/"
+
+one_cluster_start 23810 57432
+
+# start(NAME): the server with build NAME's zklock.so
+start() {
+	as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
+	cp "$WORK/$1.so" "$PGLIB/lib/zklock.so"
+	pg_restart
+}
+
+start new
+psql_ -c 'CREATE EXTENSION zklock'
+set10="ARRAY['/b/s/0','/b/s/1','/b/s/2','/b/s/3','/b/s/4','/b/s/5','/b/s/6','/b/s/7','/b/s/8','/b/s/9']"
+printf '%s\n' "SELECT zk_lock('/b/cycle');" "SELECT zk_unlock('/b/cycle');" >"$WORK/cycle.sql"
+printf '%s\n' "BEGIN;" "SELECT zk_xact_lock('/b/xact');" "COMMIT;" >"$WORK/xact.sql"
+printf '%s\n' "SELECT zk_lock($set10);" "SELECT zk_unlock($set10);" >"$WORK/set10.sql"
+printf '%s\n' "SELECT zk_semaphore_acquire('/b/sem', 3);" "SELECT zk_semaphore_release('/b/sem');" >"$WORK/semaphore.sql"
+printf '%s\n' "SELECT zk_lock('/b/hot');" "SELECT zk_unlock('/b/hot');" >"$WORK/contended.sql"
+chmod 644 "$WORK"/*.sql
+WORKLOADS="cycle xact set10 semaphore contended"
+
+# run(WORKLOAD): its transactions/s
+run() {
+	local clients=1
+	[ "$1" = contended ] && clients=4
+	pgbench_ -n -M prepared -c "$clients" -j "$clients" -T "$SECONDS_PER" -f "$WORK/$1.sql" 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+}
+
+# a warm-up (ZooKeeper's JVM runs slower at first)
+for w in $WORKLOADS; do run "$w" >/dev/null; done
+: >"$OUT/rounds.txt"
+for r in $(seq 1 "$ROUNDS"); do
+	for b in old new; do
+		start "$b"
+		for w in $WORKLOADS; do
+			echo "$r $b $w $(run "$w")" | tee -a "$OUT/rounds.txt"
+		done
+	done
+done
+python3 - "$OUT/rounds.txt" $WORKLOADS <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+print(f"{'workload':<10} {'old tps':>9} {'new tps':>9} {'new/old':>8}  per round")
+for w in sys.argv[2:]:
+    old = [float(t) for _, b, x, t in rows if x == w and b == 'old']
+    new = [float(t) for _, b, x, t in rows if x == w and b == 'new']
+    mo, mn = statistics.median(old), statistics.median(new)
+    print(f"{w:<10} {mo:9.1f} {mn:9.1f} {mn / mo:8.3f}  "
+          + " ".join(f"{b / a:.3f}" for a, b in zip(old, new)))
+EOF
