@@ -98,9 +98,7 @@ sub peer_waits_for_zklock
 	my ($p, $path) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	my ($c, $who, $data, $write) = @$p{qw(c who data write)};
-	client_send($c, $write);
-	is(client_next($c), "acquiring $write", "$who waits for $p->{lock}");
-	ok(wait_queue_len($p->{pg}, $path, 2, 15, "$who queued behind zklock"),
+	client_queues($c, $write, $p->{pg}, $path, 2, "$who waits for $p->{lock}",
 		"$who queues behind zklock");
 	queue_is($p->{pg}, $path, "1:exclusive:t:a,2:exclusive:f:$data",
 		"the queue: zklock holding, $who waiting");
@@ -168,9 +166,7 @@ sub peer_writer_queues_between_readers
 	is(client_ask($c, "path /zklock$path"), "path /zklock$path",
 		"$who client switches to $path");
 	$p->{h1}->query_safe(qq{SELECT zk_rlock('$path')});
-	client_send($c, $write);
-	is(client_next($c), "acquiring $write", "$who asks for $p->{lock}");
-	ok(wait_queue_len($p->{pg}, $path, 2, 15, "$who writer queued"),
+	client_queues($c, $write, $p->{pg}, $path, 2, "$who asks for $p->{lock}",
 		"the $who writer queues behind the zklock reader");
 	is( _sql(
 			$p,

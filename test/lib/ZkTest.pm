@@ -373,7 +373,7 @@ END
 # NODE is the PostgreSQL::Test::Cluster that asks, in database postgres.
 
 push @EXPORT, qw(queue_len wait_queue_len wait_queues_empty queue_rows
-  queue_is);
+  queue_is foreign_holder_is);
 
 # queue_len(NODE, PATH): how many nodes the queue of PATH holds.
 sub queue_len
@@ -435,6 +435,23 @@ sub queue_is
 	return is($got, $expected, $name);
 }
 
+# foreign_holder_is(NODE, PATH, NODE_RE, DATA, LEFT, SHOWS): the queue of
+# PATH is one granted exclusive node of another client program, whose data
+# is DATA (test LEFT: what zklock tried meanwhile left nothing behind), and
+# zk_lock_queue shows that node, whose name matches the regex NODE_RE, as
+# an exclusive holder (test SHOWS).
+sub foreign_holder_is
+{
+	my ($node, $path, $node_re, $data, $left, $shows) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	queue_is($node, $path, "1:exclusive:t:$data", $left);
+	return is(
+		$node->safe_psql('postgres',
+			"SELECT znode ~ '$node_re', mode, granted, data
+			 FROM zk_lock_queue('$path')"),
+		"t|exclusive|t|$data", $shows);
+}
+
 # --- churn: several workers at once, their outcomes counted -----------------
 #
 # A churn test creates, in database postgres of every server it uses, a
@@ -493,6 +510,7 @@ sub churn_run
 # killed, by its own harness.
 
 push @EXPORT, qw(client_start client_send client_next client_poll client_ask
+  client_queues
   client_alive client_stop curator_missing curator_client kazoo_missing
   kazoo_client);
 
@@ -577,6 +595,20 @@ sub client_ask
 		my $reply = client_next($c, $secs);
 		return $reply unless defined $reply && $reply =~ /^acquiring /;
 	}
+}
+
+# client_queues(C, CMD, NODE, PATH, N, ASKS, QUEUED): send the acquire
+# CMD and leave it waiting; test ASKS: the client answers "acquiring CMD";
+# test QUEUED: the queue of PATH, seen from NODE, then holds N nodes (within
+# 15 s), so its node is in the queue, not merely on its way.
+sub client_queues
+{
+	my ($c, $cmd, $node, $path, $n, $asks, $queued) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	client_send($c, $cmd);
+	is(client_next($c), "acquiring $cmd", $asks);
+	return ok(wait_queue_len($node, $path, $n, 15, "$c->{name}: $cmd queued"),
+		$queued);
 }
 
 # client_alive(C): is the client process still running?

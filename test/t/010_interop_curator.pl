@@ -102,10 +102,8 @@ $h3->query_safe(q{SELECT zk_lock('/interop/t')});
 my $h3_pid = $h3->query_safe(q{SELECT pg_backend_pid()});
 is(client_ask($c1, 'path /zklock/interop/t'), 'path /zklock/interop/t',
 	'Curator client switches to /interop/t');
-client_send($c1, 'write');
-is(client_next($c1), 'acquiring write', 'Curator asks for the write lock');
-ok(wait_queue_len($pg, '/interop/t', 2, 15, 'Curator queued behind zklock'),
-	'Curator queues behind the zklock holder');
+client_queues($c1, 'write', $pg, '/interop/t', 2,
+	'Curator asks for the write lock', 'Curator queues behind the zklock holder');
 is(client_poll($c1), undef, 'Curator is still waiting');
 my $t0 = time();
 sql("SELECT pg_terminate_backend($h3_pid)");
@@ -132,12 +130,8 @@ is(sql(q{SELECT zk_try_rlock('/interop/m')}), 'f', 'so does zk_try_rlock');
 		qr/ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
 		'zklock warns (01000) that a lock recipe blind to its nodes shares the path');
 }
-queue_is($pg, '/interop/m', "1:exclusive:t:$addr",
-	'the failed tries left nothing behind');
-is( sql(
-		q{SELECT znode ~ '^_c_[0-9a-f-]{36}-lock-[0-9]{10}$', mode, granted, data
-		  FROM zk_lock_queue('/interop/m')}),
-	"t|exclusive|t|$addr",
+foreign_holder_is($pg, '/interop/m', '^_c_[0-9a-f-]{36}-lock-[0-9]{10}$', $addr,
+	'the failed tries left nothing behind',
 	'zk_lock_queue shows the mutex node as an exclusive holder');
 bg_begin($h1, q{SELECT zk_lock('/interop/m') > 0 AS got}, 'h1_got_m');
 ok(wait_queue_len($pg, '/interop/m', 2, 15, 'zk_lock queued behind the mutex'),

@@ -97,10 +97,8 @@ is(client_ask($k1, 'path /zklock/kz/x'), 'path /zklock/kz/x',
 $h1->query_safe(q{SELECT zk_rlock('/kz/x')});
 is(client_ask($k1, 'wlock 300'), 'timeout wlock',
 	"kazoo's WriteLock times out while zklock holds the read lock");
-client_send($k1, 'wlock');
-is(client_next($k1), 'acquiring wlock', 'kazoo waits for its WriteLock');
-ok(wait_queue_len($pg, '/kz/x', 2, 15, 'kazoo WriteLock queued'),
-	"kazoo's WriteLock queues behind the zklock reader");
+client_queues($k1, 'wlock', $pg, '/kz/x', 2,
+	'kazoo waits for its WriteLock', "kazoo's WriteLock queues behind the zklock reader");
 queue_is($pg, '/kz/x', '1:shared:t:a,2:exclusive:f:kazoo-one',
 	'the queue: zklock reader holding, kazoo writer waiting');
 my $t0 = time();
@@ -152,12 +150,10 @@ SKIP:
 
 	# zklock writer, Curator writer, kazoo Lock, zklock reader: strict FIFO
 	$h1->query_safe(q{SELECT zk_lock('/kz/all')});
-	client_send($c, 'write');
-	is(client_next($c), 'acquiring write', 'Curator asks for the write lock');
-	ok(wait_queue_len($pg, '/kz/all', 2, 15, 'Curator queued'), 'Curator queues second');
-	client_send($k1, 'lock');
-	is(client_next($k1), 'acquiring lock', 'kazoo asks for its Lock');
-	ok(wait_queue_len($pg, '/kz/all', 3, 15, 'kazoo queued'), 'kazoo queues third');
+	client_queues($c, 'write', $pg, '/kz/all', 2,
+		'Curator asks for the write lock', 'Curator queues second');
+	client_queues($k1, 'lock', $pg, '/kz/all', 3, 'kazoo asks for its Lock',
+		'kazoo queues third');
 	bg_begin($h2, q{SELECT zk_rlock('/kz/all') > 0 AS got}, 'h2_got_all');
 	ok(wait_queue_len($pg, '/kz/all', 4, 15, 'zklock reader queued'),
 		'a zklock reader queues fourth');
@@ -195,12 +191,8 @@ SKIP:
 	is(client_ask($c, 'read 300'), 'timeout read',
 		"so does Curator's read lock");
 	is(sql(q{SELECT zk_try_rlock('/kz/all')}), 'f', 'and zklock');
-	queue_is($pg, '/kz/all', '1:exclusive:t:kazoo-one',
-		'the failed try left nothing behind');
-	is( sql(
-			q{SELECT znode ~ '^[0-9a-f]{32}__WRIT__[0-9]{10}$', mode, granted, data
-			  FROM zk_lock_queue('/kz/all')}),
-		't|exclusive|t|kazoo-one',
+	foreign_holder_is($pg, '/kz/all', '^[0-9a-f]{32}__WRIT__[0-9]{10}$', 'kazoo-one',
+		'the failed try left nothing behind',
 		'zk_lock_queue shows it as an exclusive holder');
 	is(client_ask($k1, 'release writlock'), 'released writlock',
 		'kazoo releases');

@@ -56,9 +56,8 @@ is($err, '', 'with no warning: a queue of mutex nodes is one queue');
 
 # --- zklock holds, Curator waits, then gets it
 is(client_ask($c, 'mutex 300'), 'timeout mutex', 'Curator cannot take it while zklock holds it');
-client_send($c, 'mutex');
-is(client_next($c), 'acquiring mutex', 'Curator waits');
-ok(wait_queue_len($pg, '/mx/a', 2, 10, 'Curator queued'), "Curator's waiter is queued");
+client_queues($c, 'mutex', $pg, '/mx/a', 2, 'Curator waits',
+	"Curator's waiter is queued");
 $s->query_safe(q{SELECT zk_unlock('/mx/a')});
 is(client_next($c), 'acquired mutex', 'Curator gets it once zk_unlock returned');
 is(client_ask($c, 'release mutex'), 'released mutex', 'and releases it');
@@ -90,9 +89,8 @@ cmp_ok($handover, '<', 2 + 4, 'and soon after it did (< 6 s)');
 
 # --- a terminated zklock holder hands over to a Curator waiter
 my $c2 = curator_client('curator_mutex2', $zk, '/zklock/mx/a', 10000);
-client_send($c2, 'mutex');
-is(client_next($c2), 'acquiring mutex', 'Curator waits for the zklock holder');
-ok(wait_queue_len($pg, '/mx/a', 2, 10, 'Curator queued'), "Curator's waiter is queued behind the holder");
+client_queues($c2, 'mutex', $pg, '/mx/a', 2, 'Curator waits for the zklock holder',
+	"Curator's waiter is queued behind the holder");
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
 $t0 = time();
 sql("SELECT pg_terminate_backend($pid)");

@@ -373,9 +373,8 @@ SKIP:
 	my $t = $na->safe_psql('postgres', q{SELECT zk_lease_lock('/job/interop', '1 min')});
 	is(client_ask($cur, 'write 500'), 'timeout write', 'a Curator writer cannot take a lock a lease holds');
 	is(client_ask($kaz, 'lock 500'), 'timeout lock', 'nor a kazoo Lock');
-	client_send($cur, 'write');
-	is(client_next($cur), 'acquiring write', 'Curator queues behind the lease');
-	ok(wait_queue_len($na, '/job/interop', 2, 10, 'curator queued'), 'its node is in the queue');
+	client_queues($cur, 'write', $na, '/job/interop', 2,
+		'Curator queues behind the lease', 'its node is in the queue');
 	$nb->safe_psql('postgres', qq{SELECT zk_lease_unlock('/job/interop', $t)});
 	is(client_next($cur, 10), 'acquired write', 'Curator gets it when the lease is released');
 

@@ -38,6 +38,29 @@ sub session
 	return $s;
 }
 
+# waits(SESSION, PATH, MARK, NAME): SESSION asks for the exclusive lock on
+# PATH in the background (bg_finish with MARK collects it); test NAME: its
+# node is second in the queue, behind the holder
+sub waits
+{
+	my ($s, $path, $mark, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	bg_begin($s, "SELECT zk_lock('$path') > 0 AS got", $mark);
+	return ok(wait_for(sub { queue_len($node, $path) == 2 }, 10, "$mark waits"),
+		$name);
+}
+
+# reports_wait(ERR, PATH, NAME): test NAME: the deadlock report ERR shows a
+# member waiting for the exclusive lock PATH, as the report writes it
+sub reports_wait
+{
+	my ($err, $path, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	return like($err,
+		qr{waits for exclusive ZooKeeper lock "\Q$path\E"; blocked by process},
+		$name);
+}
+
 my $lat = session('lat1');
 my $utf = session('postgres');
 
@@ -124,14 +147,12 @@ is($lat->query_safe(q{SELECT zk_unlock('/enc/café')}), 't', 'LATIN1: unlock');
 	# 2-cycle, the UTF-8 member is the victim
 	$lat->query_safe(q{SELECT zk_lock('/dl/é1')});
 	$utf->query_safe(q{SELECT zk_lock('/dl/ö2')});
-	bg_begin($lat, q{SELECT zk_lock('/dl/ö2') > 0 AS got}, 'dl_lat');
-	ok(wait_for(sub { queue_len($node, '/dl/ö2') == 2 }, 10, 'LATIN1 waits'),
-		'2-cycle: the LATIN1 member waits');
+	waits($lat, '/dl/ö2', 'dl_lat', '2-cycle: the LATIN1 member waits');
 	my (undef, $err) = bg_query($utf, q{SELECT zk_lock('/dl/é1')});
 	like($err, qr/ERROR:  40P01: deadlock detected/, 'UTF8 victim: 40P01');
-	like($err, qr{waits for exclusive ZooKeeper lock "/dl/ö2"; blocked by process},
+	reports_wait($err, '/dl/ö2',
 		'UTF8 victim: the LATIN1 member, read from its record, waits for "/dl/ö2"');
-	like($err, qr{waits for exclusive ZooKeeper lock "/dl/é1"; blocked by process},
+	reports_wait($err, '/dl/é1',
 		'UTF8 victim: and itself for "/dl/é1"');
 	$utf->query_safe('SELECT zk_unlock_all()');
 	bg_finish($lat, 'dl_lat');
@@ -143,19 +164,15 @@ is($lat->query_safe(q{SELECT zk_unlock('/enc/café')}), 't', 'LATIN1: unlock');
 	$lat->query_safe(q{SELECT zk_lock('/dl/é1')});
 	$utf->query_safe(q{SELECT zk_lock('/dl/日2')});
 	$utf2->query_safe(q{SELECT zk_lock('/dl/ö3')});
-	bg_begin($utf2, q{SELECT zk_lock('/dl/日2') > 0 AS got}, 'dl_utf2');
-	ok(wait_for(sub { queue_len($node, '/dl/日2') == 2 }, 10, 'utf2 waits'),
-		'3-cycle: the second UTF-8 member waits');
-	bg_begin($utf, q{SELECT zk_lock('/dl/é1') > 0 AS got}, 'dl_utf');
-	ok(wait_for(sub { queue_len($node, '/dl/é1') == 2 }, 10, 'utf waits'),
-		'3-cycle: the first UTF-8 member waits');
+	waits($utf2, '/dl/日2', 'dl_utf2', '3-cycle: the second UTF-8 member waits');
+	waits($utf, '/dl/é1', 'dl_utf', '3-cycle: the first UTF-8 member waits');
 	(undef, $err) = bg_query($lat, q{SELECT zk_lock('/dl/ö3')});
 	like($err, qr/ERROR:  40P01: deadlock detected/, 'LATIN1 victim: 40P01');
-	like($err, qr{waits for exclusive ZooKeeper lock "/dl/\\u65E52"; blocked by process},
+	reports_wait($err, '/dl/\u65E52',
 		'LATIN1 victim: a path LATIN1 cannot hold is escaped in the report');
-	like($err, qr{waits for exclusive ZooKeeper lock "/dl/é1"; blocked by process},
+	reports_wait($err, '/dl/é1',
 		'LATIN1 victim: the others are shown right ("/dl/é1")');
-	like($err, qr{waits for exclusive ZooKeeper lock "/dl/ö3"; blocked by process},
+	reports_wait($err, '/dl/ö3',
 		'LATIN1 victim: and its own wait ("/dl/ö3")');
 	$lat->query_safe('SELECT zk_unlock_all()');
 	bg_finish($utf, 'dl_utf');
