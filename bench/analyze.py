@@ -114,14 +114,16 @@ FRESH_VARIANTS = [
 FANOUT_VARIANTS = [
     ("fanout_on", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
     ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
+    ("fanout_floor", "cycles/s: the floor without PostgreSQL: 2 × 40 raw C sessions (`zkfloor parallel`), each looping "
+     "create + getChildren (pipelined), then a synchronous delete, on a parent node of its own"),
 ]
 NAN = float("nan")
 
 # the targets' limits
 T_ZK_PART = 2.0         # (sql_lock - sql_advisory) / floor_create <=
 T_PEER = 0.8            # sql_lock / curator_mutex, sql_lock / kazoo <=
-T_CONTEND_FLOOR = 1.3   # contention: wall time per grant / floor_create <=
-T_CONTEND_PEER = 1.5    # contention: zklock grants/s / Curator grants/s >=
+T_CONTEND_FLOOR = 1.4   # contention: wall time per grant / floor_create <=
+T_CONTEND_PEER = 0.6    # contention: zklock wall time per grant / Curator's <=
 T_RELEASE_US = 20.0     # COMMIT time / N locks released <=
 T_PARALLEL = 0.8        # parallel: zklock cycles/s / raw C cycles/s >=
 T_DEADLOCK = 10.0       # deadlock_timeout -> 40P01, 2-cycle, in one-create units <=
@@ -348,6 +350,8 @@ def main():
         "fresh_warm_over_create": ph_over("sql_fresh_warm", "fresh_floor_create", fresh_rounds),
         "fresh_over_create": ph_over("sql_fresh", "fresh_floor_create", fresh_rounds),
         "fanout_on_over_off": ph_over("fanout_on", "fanout_off", fanout_rounds),
+        "fanout_on_over_floor": ph_over("fanout_on", "fanout_floor", fanout_rounds),
+        "fanout_off_over_floor": ph_over("fanout_off", "fanout_floor", fanout_rounds),
         "dbarrier_release_over_create": ph_over("sql_dbarrier8_release", "barrier_floor_create", barrier_rounds),
         "dbarrier_round_over_curator": ph_over("sql_dbarrier8", "curator_dbarrier8", barrier_rounds),
         "dbarrier_fromlast_over_curator": ph_over("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast", barrier_rounds),
@@ -434,6 +438,7 @@ def main():
     release = read_kv(os.path.join(raw, "release.txt"))
     deadlock = read_kv(os.path.join(raw, "deadlock.txt"))
     curator = [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, "curator_contend.[0-9]*.txt")))]
+    contend_floor = read_kv(os.path.join(raw, "contend_floor.txt"))
     cur_waits = []
     for fn in glob.glob(os.path.join(raw, "curator_contend_waits.*.txt")):
         with open(fn) as f:
@@ -589,6 +594,42 @@ def main():
     cur_late = max((num(d, "curator_contend_late_start_ms", 0) for d in curator), default=NAN)
     c_over_floor = c_us_per_grant / pooled_med("floor_create")
     c_over_curator = c_rate / cur_rate if known(cur_rate) and cur_rate > 0 else NAN
+    # wall time per grant, zklock's over Curator's (the inverse of the rates)
+    c_wall_over_curator = 1 / c_over_curator if known(c_over_curator) and c_over_curator > 0 else NAN
+    # the contention floor: the bare recipe in C (zkfloor contend), same
+    # window; zklock's and Curator's wall time per grant over its
+    cf_grants = num(contend_floor, "raw_contend_grants")
+    cf_secs = num(contend_floor, "raw_contend_seconds")
+    cf_failures = num(contend_floor, "raw_contend_failures")
+    cf_rate = cf_grants / cf_secs if known(cf_grants) and known(cf_secs) and cf_secs > 0 else NAN
+    cf_us_per_grant = cf_secs * 1e6 / cf_grants if known(cf_grants) and cf_grants > 0 else NAN
+    cf_over_floor = cf_us_per_grant / pooled_med("floor_create")
+    cur_us_per_grant = cur_secs * 1e6 / cur_grants if known(cur_grants) and cur_grants > 0 else NAN
+    c_over_cf = c_us_per_grant / cf_us_per_grant if known(cf_us_per_grant) else NAN
+    cur_over_cf = cur_us_per_grant / cf_us_per_grant if known(cf_us_per_grant) else NAN
+    cf_failed = "raw_contend_failed" in contend_floor
+    cf_fail_note = (f" (**{fmt(cf_failures)} grants while another thread held the lock**)"
+                    if known(cf_failures) and cf_failures > 0
+                    else (" (**the run failed**)" if cf_failed else ""))
+
+    def contend_floor_note(rate=False):
+        """a contention target's note on the bare recipe in C, if it ran"""
+        if not known(cf_us_per_grant):
+            return ""
+        return (f"; the bare recipe in C (`zkfloor contend`, {contend_floor.get('raw_contend_threads', '?')} "
+                f"sessions): {fmt(cf_us_per_grant)} µs per grant"
+                + (f" ({fmt(cf_rate, 1)} grants/s)" if rate else "")
+                + f", zklock {fmt(c_over_cf, 2)} × that"
+                + (f", Curator {fmt(cur_over_cf, 2)} ×" if rate else "")
+                + cf_fail_note)
+
+    # the fan-out floor: the bare C client with as many sessions
+    fan_sessions = (str(2 * int(machine["fanout_clients_per_server"]))
+                    if machine.get("fanout_clients_per_server", "").isdigit() else "?")
+    fanout_floor_note = (f"; the bare C client with {fan_sessions} sessions (`fanout_floor`): "
+                         f"{fmt(ph_med('fanout_floor'))} cycles/s; 2 × `fanout_off` would need "
+                         f"{fmt(2 * ph_med('fanout_off'))} locks/s, {fmt(2 * rmed('fanout_off_over_floor'), 2)} × that"
+                         if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled else "")
 
     # parallel: total cycles over the same total time on both sides
     par_sql = [num(d, "sql_parallel_cycles") for d in par["sql"]]
@@ -689,22 +730,23 @@ def main():
         ratio_target(f"Fan-out: 80 backends on 2 servers over 4000 distinct paths, locks/s with the guess (`fanout_on`) "
                      f"≥ {T_FANOUT:g} × without it (`fanout_off`, zklock before it), same phase",
                      "fanout_on_over_off", T_FANOUT, "ge",
-                     f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s"
+                     f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s" + fanout_floor_note
                      if "fanout_on" in ph_pooled else ""),
         value_target(f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                      f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
                      (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
                       f"{fmt(pooled_med('floor_create'))} µs)" if known(c_over_floor)
                       else f"not measured ({fmt(c_us_per_grant)} µs per grant; floor_create "
-                           f"{fmt(pooled_med('floor_create'))} µs)"),
+                           f"{fmt(pooled_med('floor_create'))} µs)") + contend_floor_note(),
                      c_over_floor, T_CONTEND_FLOOR, "le"),
-        value_target(f"Contention, 8 contenders on one path: zklock grants/s ≥ {T_CONTEND_PEER:g} × Curator "
-                     f"InterProcessMutex grants/s (2 JVMs × 4 threads)",
-                     (f"{c_over_curator:.2f} × ({fmt(c_rate, 1)} vs {fmt(cur_rate, 1)} grants/s)"
-                      if known(c_over_curator) else
+        value_target(f"Contention, 8 contenders on one path: zklock's wall time per grant ≤ {T_CONTEND_PEER:g} × "
+                     f"Curator InterProcessMutex's (2 JVMs × 4 threads)",
+                     (f"{c_wall_over_curator:.2f} × ({fmt(c_rate, 1)} vs {fmt(cur_rate, 1)} grants/s)"
+                      if known(c_wall_over_curator) else
                       f"not measured (zklock {fmt(c_rate, 1)}, Curator {fmt(cur_rate, 1)} grants/s)")
-                     + (f"; **a JVM started counting {cur_late:.0f} ms late**" if known(cur_late) and cur_late > 0 else ""),
-                     c_over_curator, T_CONTEND_PEER, "ge"),
+                     + (f"; **a JVM started counting {cur_late:.0f} ms late**" if known(cur_late) and cur_late > 0 else "")
+                     + contend_floor_note(rate=True),
+                     c_wall_over_curator, T_CONTEND_PEER, "le"),
         {
             "target": f"Releasing N = {fmt(rel_n)} transaction locks at COMMIT: COMMIT time ÷ N ≤ {T_RELEASE_US:g} µs, "
                       f"and no queue node left when COMMIT returns",
@@ -756,12 +798,16 @@ def main():
         "phase_statements": ph_stmt, "phase_noise_runs": ph_noise, "lease_leftovers": lease_leftovers,
         "dbarrier_runs": dbarrier_runs,
         "statements": stmt, "stack": stack, "contend": contend, "herd": herd, "scale": scale,
-        "curator_contend": curator, "parallel": par, "release": release,
+        "curator_contend": curator, "contend_floor": contend_floor, "parallel": par, "release": release,
         "derived": {
             "contend_us_per_grant": c_us_per_grant, "contend_grants_per_s": c_rate,
             "curator_contend_grants_per_s": cur_rate, "contend_us_per_grant_over_floor_create": c_over_floor,
             "contend_rate_over_curator": c_over_curator, "parallel_sql_cycles_per_s": par_sql_rate,
             "parallel_raw_cycles_per_s": par_raw_rate, "parallel_sql_over_raw": par_ratio,
+            "contend_floor_grants_per_s": cf_rate, "contend_floor_us_per_grant": cf_us_per_grant,
+            "contend_floor_us_per_grant_over_floor_create": cf_over_floor,
+            "contend_us_per_grant_over_contend_floor": c_over_cf,
+            "curator_contend_us_per_grant_over_contend_floor": cur_over_cf,
         },
         "noise": noise, "phase_noise": phase_noise, "targets": targets,
     }
@@ -857,29 +903,39 @@ def main():
 
     cur_sessions = sum(int(num(d, "curator_contend_sessions", 0)) for d in curator)
     contend_rows = [
-        "| measure | zklock (`pgclients contend`) | Curator InterProcessMutex (`CuratorBench contend`) |",
-        "|---|---:|---:|",
+        "| measure | zklock (`pgclients contend`) | Curator InterProcessMutex (`CuratorBench contend`) | "
+        "raw C client (`zkfloor contend`) |",
+        "|---|---:|---:|---:|",
         f"| contenders | {contend.get('contend_clients', '?')} backends (4 per server), a ZooKeeper session each | "
         f"{sum(int(num(d, 'curator_contend_threads', 0)) for d in curator)} threads in {len(curator)} JVMs, "
-        f"{cur_sessions} ZooKeeper sessions |",
-        f"| measured window | {fmt(c_secs, 0)} s | {fmt(cur_secs, 0)} s |",
-        f"| grants | {fmt(c_grants)} | {fmt(cur_grants)} |",
-        f"| grants per second | {fmt(c_rate, 1)} | {fmt(cur_rate, 1)} |",
+        f"{cur_sessions} ZooKeeper sessions | {contend_floor.get('raw_contend_threads', '?')} threads, a zhandle "
+        f"(ZooKeeper session) each |",
+        f"| measured window | {fmt(c_secs, 0)} s | {fmt(cur_secs, 0)} s | {fmt(cf_secs, 0)} s |",
+        f"| grants | {fmt(c_grants)} | {fmt(cur_grants)} | {fmt(cf_grants)} |",
+        f"| grants per second | {fmt(c_rate, 1)} | {fmt(cur_rate, 1)} | {fmt(cf_rate, 1)} |",
         f"| **wall time per grant** (window ÷ grants) | **{fmt(c_us_per_grant)} µs** | "
-        f"{fmt(cur_secs * 1e6 / cur_grants if known(cur_grants) and cur_grants > 0 else NAN)} µs |",
+        f"{fmt(cur_us_per_grant)} µs | {fmt(cf_us_per_grant)} µs |",
         f"| … ÷ `floor_create` ({fmt(pooled_med('floor_create'))} µs; target ≤ {T_CONTEND_FLOOR:g} for zklock) | "
         f"{fmt(c_over_floor, 2)} × | "
-        f"{fmt((cur_secs * 1e6 / cur_grants) / pooled_med('floor_create') if known(cur_grants) and cur_grants > 0 else NAN, 2)} × |",
+        f"{fmt(cur_us_per_grant / pooled_med('floor_create'), 2)} × | {fmt(cf_over_floor, 2)} × |",
+        f"| … ÷ the raw C client's (the bare recipe's hand-off) | {fmt(c_over_cf, 2)} × | {fmt(cur_over_cf, 2)} × | |",
         f"| wait p50 (client side: zk_lock sent → result; acquire() called → returned) | "
-        f"{fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms | {fmt(cpct(0.50) / 1000, 2)} ms |",
-        f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms | {fmt(cpct(0.90) / 1000, 2)} ms |",
-        f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms | {fmt(cpct(0.99) / 1000, 2)} ms |",
+        f"{fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms | {fmt(cpct(0.50) / 1000, 2)} ms | |",
+        f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms | {fmt(cpct(0.90) / 1000, 2)} ms | |",
+        f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms | {fmt(cpct(0.99) / 1000, 2)} ms | |",
         f"| wait max | {fmt(num(contend, 'contend_wait_max_us') / 1000, 2)} ms | "
-        f"{fmt(cur_waits[-1] / 1000 if cur_waits else NAN, 2)} ms |",
+        f"{fmt(cur_waits[-1] / 1000 if cur_waits else NAN, 2)} ms | |",
+        f"| wait mean (raw C client: create sent → granted) | {fmt(num(contend, 'contend_wait_mean_us') / 1000, 2)} ms | "
+        f"{fmt(statistics.fmean(cur_waits) / 1000 if cur_waits else NAN, 2)} ms | "
+        f"{fmt(num(contend_floor, 'raw_contend_wait_mean_us') / 1000, 2)} ms |",
         f"| duplicate fencing tokens / failures | {contend.get('contend_duplicate_tokens', '?')} / "
-        f"{contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} |",
-        f"| latest JVM start after the agreed start time | | {fmt(cur_late, 0)} ms |",
-        f"| **zklock grants/s ÷ Curator grants/s** (target ≥ {T_CONTEND_PEER:g}) | **{fmt(c_over_curator, 2)} ×** | |",
+        f"{contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} | "
+        f"grants while another thread held the lock: {contend_floor.get('raw_contend_failures', '?')}"
+        f"{' (the run failed)' if cf_failed else ''} |",
+        "| watches given up on after 1 s (listed again) | | | "
+        f"{contend_floor.get('raw_contend_watch_timeouts', '?')} |",
+        f"| latest JVM start after the agreed start time | | {fmt(cur_late, 0)} ms | |",
+        f"| **zklock's wall time per grant ÷ Curator's** (target ≤ {T_CONTEND_PEER:g}) | **{fmt(c_wall_over_curator, 2)} ×** | | |",
     ]
 
     par_rows = [
@@ -1186,7 +1242,7 @@ def main():
     if "fanout" in phases_run:
         for v, _ in FANOUT_VARIANTS:
             if v in ph_pooled:
-                summary.append(f"Fanout phase, {v}: locks/s per round "
+                summary.append(f"Fanout phase, {v}: {'cycles/s' if v == 'fanout_floor' else 'locks/s'} per round "
                                f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
@@ -1218,6 +1274,11 @@ def main():
                    f"{contend.get('contend_wait_p50_us', '?')} us, p99 {contend.get('contend_wait_p99_us', '?')} us; "
                    f"Curator {fmt(cur_rate, 1)} grants/s (late start {fmt(cur_late, 0)} ms), wait p50 {fmt(cpct(0.5))} us, "
                    f"p99 {fmt(cpct(0.99))} us")
+    if contend_floor:
+        summary.append(f"Contention floor (zkfloor contend): {fmt(cf_rate, 1)} grants/s ({fmt(cf_us_per_grant)} us "
+                       f"per grant), failures {contend_floor.get('raw_contend_failures', '?')}, watch timeouts "
+                       f"{contend_floor.get('raw_contend_watch_timeouts', '?')}; zklock {fmt(c_over_cf, 2)} x, "
+                       f"Curator {fmt(cur_over_cf, 2)} x its wall time per grant")
     summary.append(f"Parallel: zklock {fmt(par_sql_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_sql)}), "
                    f"raw C {fmt(par_raw_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_raw)}), "
                    f"ratio {fmt(par_ratio, 2)}")
@@ -1455,7 +1516,12 @@ def main():
               "is the sum of both servers' transactions per second (pgbench's tps without connection time), that "
               "is locks taken and released per second. `fanout_on` with the default settings, `fanout_off` with "
               "`zklock.guess_fresh_paths = off`, alternating; after each run no node may be left under "
-              "`/bench/fan`.\n\n")
+              "`/bench/fan`. `fanout_floor`, in the same rounds: the most lock + unlock cycles per second that "
+              "as many ZooKeeper sessions get from this ZooKeeper on this machine without PostgreSQL: "
+              "`zkfloor parallel` with one thread per pgbench client of both servers, each with its own "
+              "session and its own parent node, looping an ephemeral-sequential create and a getChildren sent "
+              "back to back, then a synchronous delete (cycles whose delete is answered after the C warm-up, "
+              "over the same seconds).\n\n")
     if phase_start("fanout"):
         md.append("| variant | what | median over rounds | per round |\n|---|---|---:|---|\n")
         for v, desc in FANOUT_VARIANTS:
@@ -1468,7 +1534,15 @@ def main():
         md.append("\n")
         md.extend(r + "\n" for r in ratio_head + [
             rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
+            rrow("`fanout_on` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
+            rrow("`fanout_off` ÷ `fanout_floor`", "fanout_off_over_floor"),
         ])
+        if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled:
+            md.append(f"\nThe fan-out target asks `fanout_on` for 2 × `fanout_off`, "
+                      f"{fmt(2 * ph_med('fanout_off'))} locks/s here; the bare C client with {fan_sessions} sessions "
+                      f"reached {fmt(ph_med('fanout_floor'))} cycles/s, so that is "
+                      f"{fmt(2 * rmed('fanout_off_over_floor'), 2)} × the floor (within each round, median over "
+                      f"rounds).\n")
     section("Stacked re-acquire", "stack", stack_rows,
             "A backend that holds `/bench/s` takes it again many times in one statement (no "
             "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
@@ -1484,7 +1558,16 @@ def main():
             "are given the same wall-clock start time a few seconds ahead; they connect and loop unmeasured "
             "(JIT and contention warm-up) until it, then count the grants whose `acquire()` returns in the "
             "window of the same length as zklock's. The two JVMs' grants are summed. Wall time per grant = "
-            "window ÷ grants (the mean hand-off time).\n\n")
+            "window ÷ grants (the mean hand-off time).\n\n",
+            "Last, the floor: `zkfloor contend`, the textbook herd-free exclusive lock in C with no PostgreSQL "
+            "and no framework around it: 8 threads in one process, each with its own ZooKeeper session, all "
+            "on one lock node, each looping as fast as it can: an ephemeral-sequential create and a "
+            "getChildren sent back to back (pipelined); granted when its node has the lowest sequence, "
+            "otherwise an exists watch on the node just before it and a new getChildren once that node is "
+            "gone; once granted, a synchronous delete of its node. A grant counts when it comes inside a "
+            "window of the same length as zklock's, after the same warm-up; a grant while another thread "
+            "held the lock would count as a failure. Its wall time per grant is what the ZooKeeper "
+            "recipe itself costs per hand-off on this machine.\n\n")
     section("Independent locks in parallel", "parallel", par_rows,
             "`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
             "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "

@@ -2,7 +2,8 @@
 # bench/builds.sh: two builds of zklock side by side, on the same ZooKeeper
 # and the same PostgreSQL cluster, in one run.  Not part of the test suite.
 #
-#   bench/builds.sh [--rounds N] [--seconds S] OLD_REV [NEW_REV]
+#   bench/builds.sh [--rounds N] [--seconds S] [--version V]
+#                   [--workloads "W ..."] OLD_REV [NEW_REV]
 #
 # Builds OLD_REV (a git revision, in a throw-away worktree) and NEW_REV (the
 # working tree when not given), makes a private copy of this machine's
@@ -17,6 +18,13 @@
 #   set10       1 client: zk_lock + zk_unlock of a set of 10 paths
 #   semaphore   1 client: zk_semaphore_acquire + zk_semaphore_release
 #   contended   4 clients: zk_lock + zk_unlock on one path
+#   fanout      80 clients: zk_lock + zk_unlock on a path drawn at random
+#               from 4000 per transaction (ZooKeeper reaps an unused lock
+#               node within about a second, so most paths are fresh)
+#
+# --workloads chooses among them (default: all but fanout, which takes
+# many backends); --version V creates extension version V (default: the
+# newest), for an OLD_REV older than the newest version's SQL objects.
 #
 # Prints, per workload, the median transactions/s of each build over the
 # rounds and their ratio (new / old), and every round's ratio (the machine
@@ -28,15 +36,19 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 ROUNDS=5
 SECONDS_PER=8
+VERSION=
+WORKLOADS="cycle xact set10 semaphore contended"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rounds) ROUNDS=$2; shift 2 ;;
 		--seconds) SECONDS_PER=$2; shift 2 ;;
+		--version) VERSION=$2; shift 2 ;;
+		--workloads) WORKLOADS=$2; shift 2 ;;
 		-*) echo "unknown option $1" >&2; exit 2 ;;
 		*) break ;;
 	esac
 done
-[ $# -ge 1 ] || { echo "usage: bench/builds.sh [--rounds N] [--seconds S] OLD_REV [NEW_REV]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/builds.sh [--rounds N] [--seconds S] [--version V] [--workloads \"W ...\"] OLD_REV [NEW_REV]" >&2; exit 2; }
 OLD_REV=$1
 NEW_REV=${2:-}
 
@@ -89,21 +101,23 @@ start() {
 }
 
 start new
-psql_ -c 'CREATE EXTENSION zklock'
+psql_ -c "CREATE EXTENSION zklock${VERSION:+ VERSION '$VERSION'}"
 set10="ARRAY['/b/s/0','/b/s/1','/b/s/2','/b/s/3','/b/s/4','/b/s/5','/b/s/6','/b/s/7','/b/s/8','/b/s/9']"
 printf '%s\n' "SELECT zk_lock('/b/cycle');" "SELECT zk_unlock('/b/cycle');" >"$WORK/cycle.sql"
 printf '%s\n' "BEGIN;" "SELECT zk_xact_lock('/b/xact');" "COMMIT;" >"$WORK/xact.sql"
 printf '%s\n' "SELECT zk_lock($set10);" "SELECT zk_unlock($set10);" >"$WORK/set10.sql"
 printf '%s\n' "SELECT zk_semaphore_acquire('/b/sem', 3);" "SELECT zk_semaphore_release('/b/sem');" >"$WORK/semaphore.sql"
 printf '%s\n' "SELECT zk_lock('/b/hot');" "SELECT zk_unlock('/b/hot');" >"$WORK/contended.sql"
+printf '%s\n' '\set n random(1, 4000)' "SELECT zk_lock('/b/fan/' || :n);" \
+	"SELECT zk_unlock('/b/fan/' || :n);" >"$WORK/fanout.sql"
 chmod 644 "$WORK"/*.sql
-WORKLOADS="cycle xact set10 semaphore contended"
 
 # run(WORKLOAD): its transactions/s
 run() {
-	local clients=1
-	[ "$1" = contended ] && clients=4
-	pgbench_ -n -M prepared -c "$clients" -j "$clients" -T "$SECONDS_PER" -f "$WORK/$1.sql" 2>/dev/null |
+	local clients=1 threads=1
+	[ "$1" = contended ] && clients=4 threads=4
+	[ "$1" = fanout ] && clients=80 threads=2
+	pgbench_ -n -M prepared -c "$clients" -j "$threads" -T "$SECONDS_PER" -f "$WORK/$1.sql" 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
 }
 

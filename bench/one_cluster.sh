@@ -29,7 +29,7 @@ port = $PGPORT
 listen_addresses = ''
 unix_socket_directories = '$WORK'
 zklock.hosts = '127.0.0.1:$ZKPORT'
-max_connections = 30
+max_connections = 100
 CONF
 }
 

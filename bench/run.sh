@@ -94,11 +94,17 @@
 #       the two servers at once) taking random paths of FANOUT_PATHS
 #       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
 #       run; locks/s summed over both servers, with the default settings
-#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off) in
-#       alternating order, FANOUT_ROUNDS rounds
-#   (d) contention: 8 SQL clients on 2 servers on one path, and Curator
-#       InterProcessMutex with 8 contenders (2 JVMs x 4 threads); 200
-#       waiters queued on one path, with ZooKeeper's watch counters
+#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off),
+#       and the floor of as many sessions without PostgreSQL: 2 x
+#       FANOUT_CLIENTS raw C sessions looping the create+getChildren,
+#       delete cycle, each on a parent of its own (bench/zkfloor.c
+#       parallel, fanout_floor, cycles/s), in alternating order,
+#       FANOUT_ROUNDS rounds
+#   (d) contention: 8 SQL clients on 2 servers on one path, Curator
+#       InterProcessMutex with 8 contenders (2 JVMs x 4 threads), and the
+#       bare herd-free recipe in C with 8 sessions (bench/zkfloor.c
+#       contend); 200 waiters queued on one path, with ZooKeeper's watch
+#       counters
 #   (e) independent locks in parallel: 8 SQL clients (4 per server) each on
 #       its own path, against 8 raw C sessions doing the same cycle
 #   (f) scale: one backend holding 10000 distinct locks (2000 with --quick)
@@ -221,6 +227,7 @@ BARRIER_GAP_MS=5
 PARALLEL_SECONDS=$CONTEND_SECONDS
 PARALLEL_WARMUP=1
 CONTENDERS_PER_SERVER=4 # contention and parallel phases: 2 servers (or JVMs) x 4
+CONTEND_WARMUP=1 # contention phase: seconds not counted (zklock and the C floor)
 GAP_US=40 # pattern mode: stands for the SQL round trip between unlock and lock
 
 OUT=$HERE/out/$MODE
@@ -641,6 +648,17 @@ run_fanout() { # outfile [pgoptions]
 		{ echo "nodes left under /bench/fan" >&2; return 1; }
 }
 
+# fanout phase, the floor: as many raw C sessions as both servers' pgbench
+# clients (zkfloor parallel, each on a parent of its own); the outfile gets
+# their cycles/s, as run_fanout's gets locks/s
+run_fanout_floor() { # outfile
+	local outfile=$1
+	run_bounded $((FANOUT_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" parallel "$FANOUT_SECONDS" \
+		"$outfile.threads" "$FLOOR_WARMUP" $((2 * FANOUT_CLIENTS)) >"$outfile.zkfloor" 2>&1 ||
+		{ cat "$outfile.zkfloor" >&2; return 1; }
+	awk '$1 == "raw_parallel_cycles_per_s" { print $2 }' "$outfile.zkfloor" >"$outfile"
+}
+
 # barrier phase: the per-cycle lines of pgclients dbarrier / CuratorBench
 # dbarrierN (cycle last round_us release_us fromlast_us gap_us
 # first_release_us leave_us) split into one file per figure, named like
@@ -710,6 +728,7 @@ run_variant() { # name round
 	sql_fresh_off) run_pgbench "$BUILD/sql_fresh.sql" "$SECONDS_PER" "$f" "$NOGUESS_PGOPTIONS" ;;
 	fanout_on) run_fanout "$f" ;;
 	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
+	fanout_floor) run_fanout_floor "$f" ;;
 	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_dbarrier8)
 		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
@@ -860,9 +879,9 @@ fi
 # without the guess
 
 if want fanout; then
-	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
+	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions, $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off fanout_floor
 	phase_end fanout
 fi
 
@@ -878,13 +897,14 @@ if want stack; then
 fi
 
 # ---------------------------------------------------------------------------
-# (d) contention: zklock, then Curator, 8 contenders on one path each
+# (d) contention: zklock, then Curator, then the bare recipe in C, 8
+# contenders on one path each
 
 if want contend; then
 	log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
 	phase_begin
 	record "$RAW/contend.txt" contend run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" \
-		"$CONTENDERS_PER_SERVER" /bench/contend "$CONTEND_SECONDS" 1 "$RAW/contend_waits.txt"
+		"$CONTENDERS_PER_SERVER" /bench/contend "$CONTEND_SECONDS" "$CONTEND_WARMUP" "$RAW/contend_waits.txt"
 	phase_end contend
 
 	# two JVMs x 4 threads; both start counting at the same wall-clock
@@ -904,6 +924,14 @@ if want contend; then
 		wait_bounded "${jpids[$((j - 1))]}" "$RAW/curator_contend.$j.txt" curator_contend || true
 	done
 	phase_end contend_curator
+
+	# the floor: the textbook herd-free lock in C, a session per thread, on
+	# one lock node, with zklock's warm-up and window
+	log "contention: raw C client (zkfloor contend), $((2 * CONTENDERS_PER_SERVER)) sessions on one lock node for ${CONTEND_SECONDS}s"
+	phase_begin
+	record "$RAW/contend_floor.txt" raw_contend run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" contend \
+		"$CONTEND_SECONDS" "$RAW/contend_floor.threads" "$CONTEND_WARMUP" $((2 * CONTENDERS_PER_SERVER))
+	phase_end contend_floor
 fi
 
 # ---------------------------------------------------------------------------

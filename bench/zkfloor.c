@@ -3,6 +3,7 @@
  *
  *   zkfloor HOSTS MODE SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]
  *   zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
+ *   zkfloor HOSTS contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *
  * MODE
  *   create   one ephemeral-sequential create per op (the floor: one quorum
@@ -52,6 +53,19 @@
  *            window [WARMUP, WARMUP + SECONDS).  Prints "key value" lines
  *            (aggregate cycles per second); OUTFILE gets "thread cycles"
  *            lines.
+ *   contend  contention on one lock: THREADS threads (default 8), each with
+ *            its own session, all on one lock node, each looping the
+ *            textbook herd-free exclusive lock as fast as it can: create
+ *            EPHEMERAL_SEQUENTIAL and getChildren pipelined as in
+ *            "parallel"; granted when its node has the lowest sequence,
+ *            otherwise an exists watch on the node just before it, and a
+ *            new getChildren once that watch fires (at once if that node is
+ *            already gone, after WATCH_TIMEOUT_US at the latest); once
+ *            granted, a synchronous delete of its node.  A grant counts
+ *            when it comes inside the measured window; a grant while
+ *            another thread holds the lock is a failure.  Prints "key
+ *            value" lines as "parallel" does (grants, grants per second,
+ *            failures); OUTFILE gets "thread grants" lines.
  *
  * Every call uses the synchronous API of libzookeeper_mt, or its
  * asynchronous API followed by a wait for the completion.  The synchronous
@@ -68,6 +82,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +109,18 @@ typedef struct Waiter
 	pthread_cond_t cv;
 	int			pending_ops;	/* create + getChildren outstanding */
 	int			pending_deletes;	/* background deletes outstanding */
+	int			pending_watch;	/* 1 while a watch is awaited (contend) */
 	int			rc;				/* first error of the current ops */
 	char		created[256];	/* path of the node just created */
+	struct String_vector *children; /* if set, getChildren's answer is
+									 * copied here (to be deallocated) */
 } Waiter;
 
 /* the TTL of the lease modes' nodes, as zk_lease_lock(path, '60 s') */
 #define LEASE_TTL_MS 60000
+
+/* contend mode: the longest wait for a watch before listing again */
+#define WATCH_TIMEOUT_US 1e6
 
 typedef enum
 {
@@ -112,7 +133,8 @@ typedef enum
 	M_TTLCYCLE,
 	M_RENEW,
 	M_PATTERN,
-	M_PARALLEL
+	M_PARALLEL,
+	M_CONTEND
 } Mode;
 
 static void
@@ -125,9 +147,15 @@ die(const char *what, int rc)
 static void
 waiter_init(Waiter *w)
 {
+	pthread_condattr_t ca;
+
 	memset(w, 0, sizeof(*w));
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
+	/* on the clock of now_us(), for waiter_wait_until */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 /*
@@ -160,14 +188,39 @@ create_done(int rc, const char *value, const struct Stat *stat, const void *data
 	completed(w, rc, &w->pending_ops, value);
 }
 
-/* completion of zoo_aget_children: the list itself is not needed */
+/*
+ * completion of zoo_aget_children: the list is copied into w->children if
+ * the waiting thread asked for it (it reads it only once pending_ops is 0)
+ */
 static void
 children_done(int rc, const struct String_vector *strings, const void *data)
 {
 	Waiter	   *w = (Waiter *) data;
 
-	(void) strings;
+	if (rc == ZOK && w->children != NULL)
+	{
+		allocate_String_vector(w->children, strings->count);
+		for (int i = 0; i < strings->count; i++)
+			if ((w->children->data[i] = strdup(strings->data[i])) == NULL)
+				die("strdup", 0);
+	}
 	completed(w, rc, &w->pending_ops, NULL);
+}
+
+/*
+ * a watch set with w as its context fired (or the session changed state:
+ * the waiting thread lists again either way)
+ */
+static void
+watch_done(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+	Waiter	   *w = (Waiter *) ctx;
+
+	(void) zh;
+	(void) type;
+	(void) state;
+	(void) path;
+	completed(w, ZOK, &w->pending_watch, NULL);
 }
 
 /* completion of a background zoo_adelete */
@@ -218,6 +271,30 @@ waiter_wait(Waiter *w, int *pending, char *created, size_t created_len)
 		snprintf(created, created_len, "%s", w->created);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
+}
+
+/*
+ * waiter_wait_until
+ *		Wait until *pending is down to 0 or now_us() reaches until_us;
+ *		returns whether it is down to 0.
+ */
+static bool
+waiter_wait_until(Waiter *w, int *pending, double until_us)
+{
+	struct timespec ts;
+	bool		done;
+
+	ts.tv_sec = (time_t) (until_us / 1e6);
+	ts.tv_nsec = (long) ((until_us - ts.tv_sec * 1e6) * 1e3);
+	if (ts.tv_nsec > 999999999)
+		ts.tv_nsec = 999999999;
+	pthread_mutex_lock(&w->mu);
+	while (*pending > 0 &&
+		   pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
+		;
+	done = *pending <= 0;
+	pthread_mutex_unlock(&w->mu);
+	return done;
 }
 
 /*
@@ -330,7 +407,15 @@ ensure_node(zhandle_t *zh, const char *path)
 }
 
 /* ---------------------------------------------------------------------- */
-/* parallel mode */
+/* parallel and contend modes: a session per thread */
+
+/* contend mode: what the threads share */
+typedef struct Contention
+{
+	pthread_mutex_t mu;
+	int			holders;		/* threads that were granted and hold it */
+	long		failures;		/* grants while another thread held it */
+} Contention;
 
 typedef struct ParThread
 {
@@ -342,8 +427,12 @@ typedef struct ParThread
 	char		base[96];
 	double		t_rec;			/* start of the measured window */
 	double		t_end;			/* its end */
-	long		cycles;			/* cycles completed inside the window */
-	double		busy_us;		/* their summed duration */
+	long		cycles;			/* cycles (contend: grants) completed inside
+								 * the window */
+	double		busy_us;		/* their summed duration (contend: the
+								 * waits, create sent -> granted) */
+	Contention *con;			/* contend: shared by all threads */
+	long		watch_timeouts; /* contend: watches given up on */
 } ParThread;
 
 /*
@@ -382,34 +471,174 @@ par_main(void *arg)
 	return NULL;
 }
 
+/* the sequence number of a sequential node: its last 10 digits */
+static long
+node_seq(const char *name)
+{
+	size_t		len = strlen(name);
+
+	return len < 10 ? -1 : atol(name + len - 10);
+}
+
 /*
- * run_parallel
- *		Open nthreads sessions (each with its own parent node), then let
- *		one thread per session loop the cycle for warmup + seconds; report
- *		the cycles completed in the measured window.
+ * contend_wait
+ *		The rest of one attempt of the herd-free exclusive lock, once the
+ *		thread's node (path node) is created and the lock node's children
+ *		listed into *kids: while a node of a lower sequence is there, set an
+ *		exists watch on the one just before ours, wait for it (at most
+ *		WATCH_TIMEOUT_US, and not past the window; at once if that node is
+ *		already gone) and list again.  Deallocates *kids.  Returns true once
+ *		our node has the lowest sequence (granted), false if the run ended
+ *		first.
+ *
+ *		An exists watch on a node that is already gone stays set, for its
+ *		creation, until the session ends (the recipe's price, small here).
+ */
+static bool
+contend_wait(ParThread *t, const char *node, struct String_vector *kids)
+{
+	long		mine = node_seq(node);
+
+	for (;;)
+	{
+		const char *pred = NULL;
+		long		pred_seq = -1;
+		char		pred_path[256];
+		struct Stat st;
+		int			rc;
+
+		for (int i = 0; i < kids->count; i++)
+		{
+			long		s = node_seq(kids->data[i]);
+
+			if (s >= 0 && s < mine && s > pred_seq)
+			{
+				pred_seq = s;
+				pred = kids->data[i];
+			}
+		}
+		if (pred != NULL)
+			snprintf(pred_path, sizeof(pred_path), "%s/%s", t->parent, pred);
+		deallocate_String_vector(kids);
+		if (pred == NULL)
+			return true;
+		if (now_us() >= t->t_end)
+			return false;
+
+		pthread_mutex_lock(&t->w.mu);
+		t->w.pending_watch = 1;
+		pthread_mutex_unlock(&t->w.mu);
+		rc = zoo_wexists(t->zh, pred_path, watch_done, &t->w, &st);
+		if (rc == ZOK)
+		{
+			double		until = now_us() + WATCH_TIMEOUT_US;
+
+			if (!waiter_wait_until(&t->w, &t->w.pending_watch,
+								   until < t->t_end ? until : t->t_end) &&
+				now_us() < t->t_end)
+				t->watch_timeouts++;
+		}
+		else if (rc != ZNONODE)
+			die("wexists", rc);
+		rc = zoo_get_children(t->zh, t->parent, 0, kids);
+		if (rc != ZOK)
+			die("getChildren", rc);
+	}
+}
+
+/*
+ * contend_main
+ *		One thread of the contend mode: loop the herd-free exclusive lock
+ *		on the shared lock node until the window is over, checking that no
+ *		other thread holds the lock when it is granted; its node is deleted
+ *		after each attempt, granted or not.
+ */
+static void *
+contend_main(void *arg)
+{
+	ParThread  *t = (ParThread *) arg;
+	Contention *con = t->con;
+	char		data[DATA_LEN];
+	char		created[256];
+	struct String_vector kids;
+
+	memset(data, 'x', sizeof(data));
+	t->w.children = &kids;
+	while (now_us() < t->t_end)
+	{
+		double		t0 = now_us(),
+					t1;
+		int			rc;
+
+		create_and_list(t->zh, &t->w, t->parent, t->base, data,
+						created, sizeof(created));
+		if (contend_wait(t, created, &kids))
+		{
+			t1 = now_us();
+			pthread_mutex_lock(&con->mu);
+			if (++con->holders > 1)
+			{
+				con->failures++;
+				fprintf(stderr, "zkfloor: contend: thread %d granted %s while another thread holds the lock\n",
+						t->id, created);
+			}
+			pthread_mutex_unlock(&con->mu);
+			if (t1 >= t->t_rec && t1 < t->t_end)
+			{
+				t->cycles++;
+				t->busy_us += t1 - t0;
+			}
+			/* released before the delete is sent, which may grant the next */
+			pthread_mutex_lock(&con->mu);
+			con->holders--;
+			pthread_mutex_unlock(&con->mu);
+		}
+		rc = zoo_delete(t->zh, created, -1);
+		if (rc != ZOK)
+			die("delete", rc);
+	}
+	return NULL;
+}
+
+/*
+ * run_threads
+ *		Open nthreads sessions, then let one thread per session loop for
+ *		warmup + seconds: the parallel mode's cycle, each on a parent node
+ *		of its own, or (contend) the exclusive lock, all on one lock node;
+ *		report the cycles or grants completed in the measured window.
  */
 static int
-run_parallel(const char *hosts, double seconds, const char *outfile,
-			 double warmup, int nthreads)
+run_threads(const char *hosts, double seconds, const char *outfile,
+			double warmup, int nthreads, bool contend)
 {
+	const char *name = contend ? "contend" : "parallel";
+	const char *what = contend ? "grants" : "cycles";
 	ParThread  *th;
+	Contention	con;
 	FILE	   *out;
-	long		total = 0;
+	long		total = 0,
+				timeouts = 0;
 	double		busy = 0,
 				start;
 
 	if (nthreads < 1)
 	{
-		fprintf(stderr, "zkfloor: parallel needs at least one thread\n");
+		fprintf(stderr, "zkfloor: %s needs at least one thread\n", name);
 		return 2;
 	}
+	memset(&con, 0, sizeof(con));
+	pthread_mutex_init(&con.mu, NULL);
 	th = calloc(nthreads, sizeof(ParThread));
 	for (int i = 0; i < nthreads; i++)
 	{
 		th[i].id = i;
+		th[i].con = &con;
 		waiter_init(&th[i].w);
 		th[i].zh = open_session(hosts);
-		snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_parallel_%d", i);
+		if (contend)
+			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_contend");
+		else
+			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_parallel_%d", i);
 		snprintf(th[i].base, sizeof(th[i].base), "%s/lock-", th[i].parent);
 		ensure_node(th[i].zh, th[i].parent);
 	}
@@ -418,7 +647,8 @@ run_parallel(const char *hosts, double seconds, const char *outfile,
 	{
 		th[i].t_rec = start + warmup * 1e6;
 		th[i].t_end = th[i].t_rec + seconds * 1e6;
-		if (pthread_create(&th[i].tid, NULL, par_main, &th[i]) != 0)
+		if (pthread_create(&th[i].tid, NULL, contend ? contend_main : par_main,
+						   &th[i]) != 0)
 			die("pthread_create", 0);
 	}
 	for (int i = 0; i < nthreads; i++)
@@ -432,15 +662,24 @@ run_parallel(const char *hosts, double seconds, const char *outfile,
 		fprintf(out, "%d %ld\n", i, th[i].cycles);
 		total += th[i].cycles;
 		busy += th[i].busy_us;
+		timeouts += th[i].watch_timeouts;
 		zookeeper_close(th[i].zh);
 	}
 	fclose(out);
-	printf("raw_parallel_threads %d\n", nthreads);
-	printf("raw_parallel_seconds %.3f\n", seconds);
-	printf("raw_parallel_cycles %ld\n", total);
-	printf("raw_parallel_cycles_per_s %.1f\n", total / seconds);
-	printf("raw_parallel_mean_cycle_us %.1f\n", total ? busy / total : 0);
-	return total > 0 ? 0 : 1;
+	printf("raw_%s_threads %d\n", name, nthreads);
+	printf("raw_%s_seconds %.3f\n", name, seconds);
+	printf("raw_%s_%s %ld\n", name, what, total);
+	printf("raw_%s_%s_per_s %.1f\n", name, what, total / seconds);
+	if (!contend)
+	{
+		printf("raw_parallel_mean_cycle_us %.1f\n", total ? busy / total : 0);
+		return total > 0 ? 0 : 1;
+	}
+	printf("raw_contend_us_per_grant %.1f\n", total ? seconds * 1e6 / total : 0);
+	printf("raw_contend_wait_mean_us %.1f\n", total ? busy / total : 0);
+	printf("raw_contend_watch_timeouts %ld\n", timeouts);
+	printf("raw_contend_failures %ld\n", con.failures);
+	return total > 0 && con.failures == 0 ? 0 : 1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -473,7 +712,7 @@ main(int argc, char **argv)
 	if (argc < 5)
 	{
 		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
-				"       zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
+				"       zkfloor HOSTS parallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
 	hosts = argv[1];
@@ -501,15 +740,17 @@ main(int argc, char **argv)
 		mode = M_SET10;
 	else if (strcmp(modename, "parallel") == 0)
 		mode = M_PARALLEL;
+	else if (strcmp(modename, "contend") == 0)
+		mode = M_CONTEND;
 	else
 	{
 		fprintf(stderr, "zkfloor: unknown mode %s\n", modename);
 		return 2;
 	}
 	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-	if (mode == M_PARALLEL)
-		return run_parallel(hosts, seconds, argv[4], warmup,
-							argc > 6 ? atoi(argv[6]) : 8);
+	if (mode == M_PARALLEL || mode == M_CONTEND)
+		return run_threads(hosts, seconds, argv[4], warmup,
+						   argc > 6 ? atoi(argv[6]) : 8, mode == M_CONTEND);
 	if (argc > 6)
 		gap_us = atof(argv[6]);
 
@@ -674,6 +915,7 @@ main(int argc, char **argv)
 					t1 = now_us();
 				break;
 			case M_PARALLEL:
+			case M_CONTEND:
 				break;			/* handled above */
 		}
 		if (t0 < t_rec)
