@@ -5,8 +5,8 @@
 # - An unprivileged role sees the secret through no route: SHOW,
 #   current_setting, pg_settings, error messages, node data, zk_session,
 #   and the server log has it nowhere either.
-# - A file readable by others, a missing file, a directory and a malformed
-#   first line are refused with an ERROR that names the file and what is wrong, never
+# - A file readable by others, a missing file, a path through a file, a
+#   directory and a malformed first line are refused with an ERROR that names the file and what is wrong, never
 #   its content; the setting cannot change while locks are held.
 use strict;
 use warnings;
@@ -111,6 +111,12 @@ chmod 0600, $file;
 $err = try_in_new_backend(q{SET zklock.auth_file = '/nonexistent/zk.secret';});
 error_is($err, '58P01', qr/could not access zklock.auth_file "\/nonexistent\/zk.secret": No such file or directory/,
 	'a missing file is refused (58P01), naming it');
+
+# another file-system error keeps PostgreSQL's code for it: a path through
+# a regular file (ENOTDIR) is 42809
+$err = try_in_new_backend(qq{SET zklock.auth_file = '$file/zk.secret';});
+error_is($err, '42809', qr/could not access zklock.auth_file "\Q$file\E\/zk.secret": Not a directory/,
+	'a path through a regular file is refused (42809), naming it');
 
 mkdir "$dir/zklock.dir", 0700;
 $err = try_in_new_backend(qq{SET zklock.auth_file = '$dir/zklock.dir';});
