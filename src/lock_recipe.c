@@ -201,8 +201,9 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 /*
  * ZkReleaseWait
  *		Wait until ZooKeeper applied the deletes of a release op
- *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted): true once it has (or the session, which owned the
- *		nodes, ended); false if the connection stayed down for
+ *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted): true
+ *		once it has (or the session, which owned the nodes, ended); false
+ *		if the connection stayed down for
  *		zklock.connect_timeout (see ZkOpWaitQuiet), the deletes then going
  *		on in the background.  A cancel ends the wait with its ERROR (the
  *		deletes go on), except where PostgreSQL holds interrupts.  Frees

@@ -8,7 +8,8 @@
  * UTF-8 one (or a Java or Python client) meet on the same node for the
  * same lock.  Inside zklock every path, node name and owner text is UTF-8:
  * lock paths are converted once, when a user gives them (pg_server_to_any,
- * which cannot fail for valid input), and node data is written as UTF-8.  On the way out they go back to the database encoding:
+ * which cannot fail for valid input), and node data is written as UTF-8.
+ * On the way out they go back to the database encoding:
  *
  *	- a value returned to SQL (a column of a view, a function's result)
  *	  with ZkUtf8ToServer, which raises an error (22P05) for a character

@@ -19,7 +19,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_mntr
+our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_watches zk_mntr
   pg_with_zklock wait_for elapsed_since bg_begin bg_done bg_finish
   bg_query kazoo_python kazoo_run zk_proxy zk_proxy_cmd zk_proxy_stop);
 
@@ -179,6 +179,21 @@ sub zk_4lw
 {
 	my ($port, $cmd) = @_;
 	return zkctl('4lw', $port, $cmd);
+}
+
+# zk_watches(ZK): the data and exists watches on ZK's first server, as a
+# hash reference: znode path -> number of sessions that watch it (wchp;
+# ZooKeeper 3.8 lists no child watches there).
+sub zk_watches
+{
+	my ($zk) = @_;
+	my (%n, $cur);
+	for my $line (split /\n/, zk_4lw($zk->{ports}[0], 'wchp'))
+	{
+		if ($line =~ m{^(/\S*)}) { $cur = $1; }
+		elsif ($line =~ /^\s+0x/ && defined $cur) { $n{$cur}++; }
+	}
+	return \%n;
 }
 
 # zk_mntr(PORT): mntr as a hash.

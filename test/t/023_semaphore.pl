@@ -99,13 +99,7 @@ is(nchildren('/zklock/sem/x/leases'), 3, 'only the head has made a lease node (a
 # ZooKeeper 3.8's wchp lists data watches only (the head's child watch on
 # the leases node is not shown): the waiters behind the head each watch
 # the mutex node before them and their own, and nobody watches a lease.
-my %watchers;
-my $cur_path = '';
-for my $line (split /\n/, zk_4lw($zk->{ports}[0], 'wchp'))
-{
-	if ($line =~ m{^(/\S+)}) { $cur_path = $1; }
-	elsif ($line =~ /^\s+0x/) { $watchers{$cur_path}++; }
-}
+my %watchers = %{ zk_watches($zk) };
 my $lock_watches = 0;
 my $lease_watches = 0;
 for my $p (keys %watchers)

@@ -90,14 +90,7 @@ sub participants
 sub watchers
 {
 	my ($znode) = @_;
-	my $cur = '';
-	my $n = 0;
-	for my $line (split /\n/, zk_4lw($zk->{ports}[0], 'wchp'))
-	{
-		if ($line =~ m{^(/\S*)}) { $cur = $1; }
-		elsif ($line =~ /^\s+0x/ && $cur eq $znode) { $n++; }
-	}
-	return $n;
+	return zk_watches($zk)->{$znode} // 0;
 }
 
 sub ms_since { return sprintf('%.0f', 1000 * (time() - $_[0])); }

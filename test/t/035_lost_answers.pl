@@ -20,7 +20,6 @@ use lib 'lib';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 use ZkTest;
 
 plan skip_all => 'kazoo is not installed' if kazoo_missing();
@@ -118,7 +117,11 @@ $cut = fired() // '';
 like($cut, qr{^/zklock/la/h1/}, 'a waiting set\'s multi answer is cut');
 ok(wait_for(sub { count('/la/h2') == 2 }, 10, 'queued'),
 	'the set is queued behind the holder');
-usleep(300_000);
+# the set watches the holder's node once it has recovered its nodes and
+# waits: only then is the count final
+my $held = $h->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/la/h2'});
+ok(wait_for(sub { (zk_watches($zk)->{$held} // 0) >= 1 }, 10, 'set waits'),
+	'the set, recovered, watches the holder\'s node');
 is(count('/la/h1') . ' ' . count('/la/h2'), '1 2',
 	'and stays so: one node of the set on each path, no orphan');
 is(prefix(children('/la/h1')), prefix($cut), 'the node the lost multi made');
