@@ -147,6 +147,8 @@ sub release
 {
 	my ($w, $out, $err) = @_;
 	my $h = $w->{hold};
+	# every release below starts with the server's time (release_began)
+	$h->{releasing} = 1;
 	if ($h->{scope} eq 'transaction')
 	{
 		if ($err =~ /ERROR/)
@@ -182,6 +184,36 @@ sub release
 	send_sql($w, "SELECT " . server_now_sql() . "; SELECT $fn('$h->{path}'); SELECT zk_unlock_all()",
 		hold_ended($w));
 	return;
+}
+
+# release_began(W): the server time at which the release W sent began, if
+# it ran that far, else undef.  Read from W's output, which W's callback
+# may not have seen yet when W's backend was terminated or the run ended:
+# a release that ran before the termination ended the belief then.
+sub release_began
+{
+	my ($w) = @_;
+	my $h = $w->{hold};
+	return undef unless $h && $h->{releasing};
+	return $h->{end_at} if defined $h->{end_at};
+	# psql may still be writing what the server sent before the
+	# termination: read for up to 0.2 s
+	for (1 .. 20)
+	{
+		eval { $w->{s}{run}->pump_nb() };
+		return $1 if $w->{s}{stdout} =~ /^([\d.]+)$/m;
+		usleep(10_000);
+	}
+	return undef;
+}
+
+# end_hold_terminated(W, T): end W's hold, its backend terminated at time T
+# (or the release it had begun, if earlier)
+sub end_hold_terminated
+{
+	my ($w, $t) = @_;
+	my $began = release_began($w);
+	end_hold($w, defined $began && $began < $t ? $began : $t);
 }
 
 # the on_done of a release that starts with server_now_sql(): the hold
@@ -233,10 +265,10 @@ while (time() < $t_end)
 			if ($w->{hold} && $w->{hold}{scope} eq 'lease')
 			{
 				push @orphan_leases,
-				  [ @{ $w->{hold} }{qw(path token start end_at)}, $w->{i} ];
+				  [ @{ $w->{hold} }{qw(path token start)}, release_began($w), $w->{i} ];
 				$w->{hold} = undef;
 			}
-			end_hold($w, $w->{terminated_at});
+			end_hold_terminated($w, $w->{terminated_at});
 			eval { $w->{s}{run}->kill_kill };
 			new_session($w);
 			next;
@@ -298,8 +330,9 @@ while (time() < $t_end)
 for my $w (@workers)
 {
 	my $control = $w->{i} < 4 ? $control_a : $control_b;
-	end_hold($w, $control->query_safe('SELECT ' . server_now_sql()));
+	my $now = $control->query_safe('SELECT ' . server_now_sql());
 	$control->query_safe("SELECT pg_terminate_backend($w->{pid})");
+	end_hold_terminated($w, $now);
 	eval { $w->{s}{run}->kill_kill(grace => 5) };
 }
 # leases still held (their backends were terminated just now, or a release
