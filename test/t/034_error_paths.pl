@@ -20,6 +20,12 @@
 #   create whose answer was lost (the proxy cuts the connection after
 #   forwarding it), part of the set: 55000 "queue nodes of a multi-lock
 #   disappeared".
+# - A semaphore acquirer waiting for the lease count (it holds the mutex)
+#   whose mutex node another client deletes: 55000 naming that node once
+#   the holder releases, instead of the lease; and at once when the next
+#   acquirer takes the free mutex and counts beside it (each would count
+#   the other's lease, and neither get one).  Another backend then gets
+#   the one lease, and nothing is left behind.
 # - A server with digest authentication disabled refuses zklock.auth:
 #   28000 "ZooKeeper authentication failed".
 # - zklock.auth_file owned by another user (a symbolic link to a file of
@@ -238,6 +244,99 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	set_incomplete_is($m, $err, '/err/n1', '/err/n2',
 		'a set whose granted node was deleted while it waited for another is not granted: 55000');
 	$m->quit;
+}
+
+# children(ZNODE): the children of ZNODE as kazoo sees them, sorted and
+# comma-separated ('' when it has none or is gone)
+sub children
+{
+	my ($znode) = @_;
+	return kazoo_run($zk,
+		"from kazoo.exceptions import NoNodeError\n"
+		  . "try:\n    print(','.join(sorted(c.get_children('$znode'))))\n"
+		  . "except NoNodeError:\n    print('')");
+}
+
+# wait_children(ZNODE, N, SECS, WHAT): wait_for (at most SECS) ZNODE to have
+# N children
+sub wait_children
+{
+	my ($znode, $n, $secs, $what) = @_;
+	return wait_for(
+		sub {
+			my $c = children($znode);
+			($c eq '' ? 0 : scalar(split /,/, $c)) == $n;
+		},
+		$secs, $what);
+}
+
+# --- 55000: a semaphore acquirer waiting for the lease count loses its
+# mutex node: it must not be granted (another acquirer may count at the
+# same time), and the semaphore still admits one holder
+{
+	my ($w, $wpid) = session();
+	my ($o, $opid) = session();
+	$w->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_semaphore_acquire('/err/sem', 1)});
+	bg_begin($w, q{SELECT zk_semaphore_acquire('/err/sem', 1) > 0}, 'sem_done');
+	ok(wait_children('/zklock/err/sem/leases', 2, 10, 'its lease made'),
+		'an acquirer waits for the lease count, its lease node made');
+	my $mutex = children('/zklock/err/sem/locks');
+	like($mutex, qr/^_c_[0-9a-f-]{36}-lock-\d{10}$/, 'holding the mutex node');
+	kazoo_run($zk, "c.delete('/zklock/err/sem/locks/$mutex')");
+	$h->query_safe(q{SELECT zk_semaphore_release('/err/sem')});
+	my ($out, $err) = finish_within($w, 'sem_done', 15, $wpid, 'the acquirer ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/sem\/locks\/\Q$mutex\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/err\/sem"/,
+		'an acquirer whose mutex node was deleted while it waited for the count fails: 55000, naming the node');
+	is($w->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_children('/zklock/err/sem/leases', 0, 10, 'its lease gone'),
+		'its lease node is gone');
+	is($o->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem', 1)}), 't',
+		'another backend takes the semaphore');
+	is($h->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem', 1)}), 'f',
+		'and no second one beyond the limit');
+	($out, $err) = bg_query($o, q{SELECT zk_semaphore_release('/err/sem')});
+	is($out, 't', 'it releases its lease');
+	$w->quit;
+	$o->quit;
+	ok(wait_for(sub { children('/zklock/err/sem/leases') . children('/zklock/err/sem/locks') eq '' },
+			10, 'semaphore empty'),
+		'no node of the semaphore is left');
+}
+
+# --- 55000: the same, and the next acquirer takes the free mutex and
+# counts beside it: it fails at once, and does not keep the other from the
+# lease once the holder releases (each would count the other's lease)
+{
+	my ($w, $wpid) = session();
+	my ($o, $opid) = session();
+	$_->query_safe(q{SET deadlock_timeout = '60s'}) for ($w, $o);
+	$h->query_safe(q{SELECT zk_semaphore_acquire('/err/sem2', 1)});
+	bg_begin($w, q{SELECT zk_semaphore_acquire('/err/sem2', 1) > 0}, 'sem2_w');
+	ok(wait_children('/zklock/err/sem2/leases', 2, 10, 'its lease made'),
+		'an acquirer waits for the lease count');
+	my $mutex = children('/zklock/err/sem2/locks');
+	like($mutex, qr/^_c_[0-9a-f-]{36}-lock-\d{10}$/, 'holding the mutex node');
+	kazoo_run($zk, "c.delete('/zklock/err/sem2/locks/$mutex')");
+	bg_begin($o, q{SELECT zk_semaphore_acquire('/err/sem2', 1) > 0}, 'sem2_o');
+	my ($out, $err) = finish_within($w, 'sem2_w', 15, $wpid,
+		'the first acquirer ends its wait while the holder still holds');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/sem2\/locks\/\Q$mutex\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/err\/sem2"/,
+		'when the next acquirer counts beside it, the one without its mutex node fails: 55000');
+	ok(!bg_done($o, 'sem2_o'), 'the next acquirer waits for the holder');
+	$h->query_safe(q{SELECT zk_semaphore_release('/err/sem2')});
+	($out, $err) = finish_within($o, 'sem2_o', 15, $opid,
+		'the next acquirer ends its wait once the holder released');
+	is($out, 't', 'with the lease');
+	is($h->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem2', 1)}), 'f',
+		'and nobody else gets one');
+	$w->quit;
+	$o->quit;
+	ok(wait_for(sub { children('/zklock/err/sem2/leases') . children('/zklock/err/sem2/locks') eq '' },
+			10, 'semaphore empty'),
+		'no node of the semaphore is left');
 }
 
 # --- 55000: part of a set gone after its create's answer was lost
