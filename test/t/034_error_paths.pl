@@ -26,6 +26,10 @@
 #   acquirer takes the free mutex and counts beside it (each would count
 #   the other's lease, and neither get one).  Another backend then gets
 #   the one lease, and nothing is left behind.
+# - A double barrier member whose node another client deletes while it
+#   waits to enter: 55000 once the others open the barrier without it;
+#   while it waits to leave (the lowest member, waiting for the other):
+#   55000 once the other has left, instead of true.
 # - A server with digest authentication disabled refuses zklock.auth:
 #   28000 "ZooKeeper authentication failed".
 # - zklock.auth_file owned by another user (a symbolic link to a file of
@@ -337,6 +341,68 @@ sub wait_children
 	ok(wait_for(sub { children('/zklock/err/sem2/leases') . children('/zklock/err/sem2/locks') eq '' },
 			10, 'semaphore empty'),
 		'no node of the semaphore is left');
+}
+
+# --- 55000: a member waiting to enter a double barrier loses its node:
+# the barrier opens for the others without it, and it does not enter
+{
+	my ($d, $dpid) = session();
+	my ($e, $epid) = session();
+	bg_begin($d, q{SELECT zk_double_barrier_enter('/err/db', 2)}, 'db_done');
+	ok(wait_children('/zklock/err/db', 1, 10, 'a member waits'), 'a member waits to enter');
+	my $name = children('/zklock/err/db');
+	kazoo_run($zk, "c.delete('/zklock/err/db/$name')");
+	bg_begin($e, q{SELECT zk_double_barrier_enter('/err/db', 2)}, 'db_e_done');
+	ok(wait_children('/zklock/err/db', 1, 10, 'the second member waits'),
+		'a second member waits: it counts one participant');
+	is($h->query_safe(q{SELECT zk_double_barrier_enter('/err/db', 2)}), 't',
+		'a third member enters, opening the barrier');
+	my ($out, $err) = finish_within($e, 'db_e_done', 15, $epid, 'the second member enters');
+	is($out, 't', 'with it');
+	($out, $err) = finish_within($d, 'db_done', 15, $dpid, 'the first member ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\/zklock\/err\/db\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while entering double barrier "\/err\/db"/,
+		'a member whose node was deleted while it waited to enter does not enter: 55000, naming the node');
+	is($d->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and is no member');
+	bg_begin($e, q{SELECT zk_double_barrier_leave('/err/db')}, 'db_el_done');
+	is($h->query_safe(q{SELECT zk_double_barrier_leave('/err/db')}), 't',
+		'the two members leave');
+	($out, $err) = finish_within($e, 'db_el_done', 15, $epid, 'the other leaves too');
+	is($out, 't', 'together');
+	ok(wait_children('/zklock/err/db', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	$d->quit;
+	$e->quit;
+}
+
+# --- 55000: the member that leaves first and waits for the others (the
+# lowest, as the recipe sorts them) loses its node: its leave fails
+{
+	my ($p, $ppid) = session();
+	my ($q, $qpid) = session();
+	bg_begin($p, q{SELECT zk_double_barrier_enter('/err/dl', 2)}, 'dl_p');
+	ok(wait_children('/zklock/err/dl', 1, 10, 'a member waits'), 'a member waits to enter');
+	is($q->query_safe(q{SELECT zk_double_barrier_enter('/err/dl', 2)}), 't', 'a second one enters');
+	my ($out, $err) = finish_within($p, 'dl_p', 15, $ppid, 'the first enters');
+	is($out, 't', 'with it');
+	my $pn = $p->query_safe(q{SELECT znode FROM zk_locks});
+	my $qn = $q->query_safe(q{SELECT znode FROM zk_locks});
+	my ($low, $lowpid, $high) = ($pn lt $qn) ? ($p, $ppid, $q) : ($q, $qpid, $p);
+	my ($lown, $highn) = ($pn lt $qn) ? ($pn, $qn) : ($qn, $pn);
+	bg_begin($low, q{SELECT zk_double_barrier_leave('/err/dl')}, 'dl_low');
+	ok(wait_for(sub { (zk_watches($zk)->{$highn} // 0) > 0 }, 10, 'the lowest watches'),
+		'the lowest member leaves first, waiting for the other');
+	kazoo_run($zk, "c.delete('$lown')");
+	is($high->query_safe(q{SELECT zk_double_barrier_leave('/err/dl')}), 't',
+		'the other member leaves');
+	($out, $err) = finish_within($low, 'dl_low', 15, $lowpid, 'the lowest ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\Q$lown\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while leaving double barrier "\/err\/dl"/,
+		'a member whose node was deleted while it waited to leave fails: 55000, naming the node');
+	ok(wait_children('/zklock/err/dl', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	is($low->query_safe(q{SELECT zk_double_barrier_enter('/err/dl', 1) AND zk_double_barrier_leave('/err/dl')}),
+		't', 'the barrier can be entered and left again');
+	$p->quit;
+	$q->quit;
 }
 
 # --- 55000: part of a set gone after its create's answer was lost
