@@ -26,6 +26,9 @@
 #   acquirer takes the free mutex and counts beside it (each would count
 #   the other's lease, and neither get one).  Another backend then gets
 #   the one lease, and nothing is left behind.
+# - A waiting lease whose waiter child, or whose node, another client
+#   deletes: 55000 naming its node once the holder releases; another
+#   backend then takes the lock alone.
 # - A double barrier member whose node another client deletes while it
 #   waits to enter: 55000 once the others open the barrier without it;
 #   while it waits to leave (the lowest member, waiting for the other):
@@ -341,6 +344,62 @@ sub wait_children
 	ok(wait_for(sub { children('/zklock/err/sem2/leases') . children('/zklock/err/sem2/locks') eq '' },
 			10, 'semaphore empty'),
 		'no node of the semaphore is left');
+}
+
+# --- 55000: a waiting lease loses its waiter child: it is not granted,
+# and the lock still admits one holder
+{
+	my ($l, $lpid) = session();
+	my ($o, $opid) = session();
+	$l->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/lease')});
+	bg_begin($l, q{SELECT zk_lease_lock('/err/lease', '1 min') > 0}, 'lease_done');
+	ok(wait_queue_len($pg, '/err/lease', 2, 10, 'the lease queued'), 'a lease waits');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/lease') WHERE pid = $lpid");
+	ok(wait_children("/zklock/err/lease/$name", 1, 10, 'its waiter child'),
+		'its node has its waiter child');
+	kazoo_run($zk, "c.delete('/zklock/err/lease/$name/waiter')");
+	$h->query_safe(q{SELECT zk_unlock('/err/lease')});
+	my ($out, $err) = finish_within($l, 'lease_done', 15, $lpid, 'the lease ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/lease\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node or its waiter child\.\nCONTEXT:  while acquiring a lease on lock "\/err\/lease"/,
+		'a lease whose waiter child was deleted while it waited fails: 55000, naming its node');
+	ok(wait_queue_len($pg, '/err/lease', 0, 10, 'its node gone'), 'its node is gone');
+	my $t = $o->query_safe(q{SELECT zk_try_lease_lock('/err/lease', '1 min')});
+	like($t, qr/^\d+$/, 'another backend takes a lease on the lock');
+	is($h->query_safe(q{SELECT zk_try_lock('/err/lease')}), 'f',
+		'and nobody else gets the lock');
+	($out, $err) = bg_query($o,
+		'SELECT zk_lease_unlock(\'/err/lease\', ' . ($t =~ /^\d+$/ ? $t : 'NULL') . ')');
+	is($out, 't', 'the lease is released');
+	$l->quit;
+	$o->quit;
+	ok(wait_queue_len($pg, '/err/lease', 0, 10, 'empty queue'), 'nothing is left in the queue');
+}
+
+# --- 55000: a waiting lease loses its node (another client deleted the
+# waiter child and the node)
+{
+	my ($l, $lpid) = session();
+	$l->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/lease2')});
+	bg_begin($l, q{SELECT zk_lease_lock('/err/lease2', '1 min') > 0}, 'lease2_done');
+	ok(wait_queue_len($pg, '/err/lease2', 2, 10, 'the lease queued'), 'a lease waits');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/lease2') WHERE pid = $lpid");
+	ok(wait_children("/zklock/err/lease2/$name", 1, 10, 'its waiter child'),
+		'its node has its waiter child');
+	kazoo_run($zk, "c.delete('/zklock/err/lease2/$name', recursive=True)");
+	$h->query_safe(q{SELECT zk_unlock('/err/lease2')});
+	my ($out, $err) = finish_within($l, 'lease2_done', 15, $lpid, 'the lease ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/lease2\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while acquiring a lease on lock "\/err\/lease2"/,
+		'a lease whose node was deleted while it waited fails: 55000, naming its node');
+	is($h->query_safe(q{SELECT zk_try_lock('/err/lease2') AND zk_unlock('/err/lease2')}), 't',
+		'another backend takes the lock');
+	ok(wait_queue_len($pg, '/err/lease2', 0, 10, 'empty queue'), 'nothing is left in the queue');
+	$l->quit;
 }
 
 # --- 55000: a member waiting to enter a double barrier loses its node:
