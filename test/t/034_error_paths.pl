@@ -31,8 +31,10 @@
 #   backend then takes the lock alone.
 # - A double barrier member whose node another client deletes while it
 #   waits to enter: 55000 once the others open the barrier without it;
-#   while it waits to leave (the lowest member, waiting for the other):
-#   55000 once the other has left, instead of true.
+#   deleted after its look at the barrier, when its arrival completes the
+#   count (the proxy holds its requests), so that its opening fails: 55000
+#   instead of waiting; while it waits to leave (the lowest member, waiting
+#   for the other): 55000 once the other has left, instead of true.
 # - A server with digest authentication disabled refuses zklock.auth:
 #   28000 "ZooKeeper authentication failed".
 # - zklock.auth_file owned by another user (a symbolic link to a file of
@@ -429,6 +431,56 @@ sub wait_children
 	($out, $err) = finish_within($e, 'db_el_done', 15, $epid, 'the other leaves too');
 	is($out, 't', 'together');
 	ok(wait_children('/zklock/err/db', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	$d->quit;
+	$e->quit;
+}
+
+# --- 55000: the member whose arrival completes the count loses its node
+# after its look at the barrier, before its opening reaches ZooKeeper: the
+# opening fails, and the member must neither wait nor open the barrier
+# later without its node
+{
+	my ($e, $epid) = session();
+	my ($d, $dpid) = session();
+	$d->query_safe("SET zklock.hosts = '127.0.0.1:$pport'");
+	$d->query_safe(q{SET zklock.session_timeout = '20s'});
+	is($d->query_safe(q{SELECT zk_try_lock('/err/warm2') AND zk_unlock('/err/warm2')}),
+		't', 'a backend works through the proxy');
+	bg_begin($e, q{SELECT zk_double_barrier_enter('/err/dp', 2)}, 'dp_e');
+	ok(wait_children('/zklock/err/dp', 1, 10, 'a member waits'), 'a member waits to enter');
+	my $first = children('/zklock/err/dp');
+	# each request of the second member reaches ZooKeeper 1 s after the one
+	# before: its create, its look at the participants a second later, its
+	# opening two seconds after that; its node goes in between
+	zk_proxy_cmd($proxy, 'delay 1000');
+	bg_begin($d, q{SELECT zk_double_barrier_enter('/err/dp', 2)}, 'dp_d');
+	my $deleted = kazoo_run(
+		$zk, qq{import time
+for _ in range(500):
+    kids = [k for k in c.get_children('/zklock/err/dp') if k not in ('$first', 'ready')]
+    if kids:
+        time.sleep(1.5)
+        c.delete('/zklock/err/dp/' + kids[0])
+        print(kids[0])
+        break
+    time.sleep(0.02)});
+	like($deleted, qr/^[0-9a-f-]{36}$/, "another client deletes the second member's node");
+	my ($out, $err) = finish_within($d, 'dp_d', 30, $dpid, 'the second member ends its attempt');
+	zk_proxy_cmd($proxy, 'delay 0');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\/zklock\/err\/dp\/\Q$deleted\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while entering double barrier "\/err\/dp"/,
+		'a member whose opening failed because its node was deleted does not wait: 55000, naming the node');
+	ok(!bg_done($e, 'dp_e'), 'the first member still waits: the barrier is not open');
+	is($h->query_safe(q{SELECT zk_double_barrier_enter('/err/dp', 2)}), 't',
+		'a third member enters, opening the barrier');
+	($out, $err) = finish_within($e, 'dp_e', 15, $epid, 'the first member enters');
+	is($out, 't', 'with it');
+	bg_begin($e, q{SELECT zk_double_barrier_leave('/err/dp')}, 'dp_el');
+	is($h->query_safe(q{SELECT zk_double_barrier_leave('/err/dp')}), 't',
+		'the two members leave');
+	($out, $err) = finish_within($e, 'dp_el', 15, $epid, 'the other leaves too');
+	is($out, 't', 'together');
+	ok(wait_children('/zklock/err/dp', 0, 10, 'empty barrier'), 'no node of the barrier is left');
 	$d->quit;
 	$e->quit;
 }
