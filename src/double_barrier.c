@@ -24,7 +24,12 @@
  * opens the barrier with one multi: a setData of the barrier node on the
  * version read, a check of every participant counted (each still exists),
  * and the create of "ready".  Else it waits for the watch on "ready": the
- * members waiting to enter are woken once, by the opening.
+ * members waiting to enter are woken once, by the opening.  A member whose
+ * node another client deleted while it waited is not in, and must not
+ * open the barrier for the others either: its node is missing from every
+ * later look at the barrier, and a member woken by the opening asks for
+ * its node once (one exists) before it enters.  Either way the call fails
+ * (55000).
  *
  * A member whose wait ends (wait_ms, lock_timeout) withdraws with one
  * multi: a setData of the barrier node on the version read, and the delete
@@ -50,7 +55,10 @@
  * member of the next round, which may enter as soon as this one is over,
  * is never taken for one of this round.  The last member deletes "ready"
  * and its own node in one multi, so the members it wakes find the round
- * over.  A leave that times out deletes our node and returns false.
+ * over.  A leave that times out deletes our node and returns false.  A
+ * member whose node another client deleted fails (55000) at its next look
+ * at the barrier, also when the others are all out by then (a member that
+ * waits looks once more when woken).
  *
  * Removing "ready" goes with a setData of the barrier node on the version
  * read when "ready" was seen to be the old round's (the last leaver's
@@ -107,6 +115,9 @@ static int	zk_open(const char *node, const char *ready,
 static bool zk_withdraw(const char *node, const char *ours,
 						const char *ready);
 static void zk_delete_sync(const char *znode);
+static bool zk_view_has(const ZkBarrierView *view, const char *name);
+static bool zk_member_exists(const char *ours);
+static void zk_raise_member_gone(const char *znode);
 static bool zk_round_over(const char *node, const char *our_name,
 						  int64 round);
 static void zk_clear_ready(const char *node, const char *ready, int64 round);
@@ -240,6 +251,62 @@ zk_delete_sync(const char *znode)
 			ZkRaiseForRc(rc);
 		ZkWaitConnected();
 	}
+}
+
+/*
+ * zk_view_has
+ *		Is the participant 'name' among the view's?
+ */
+static bool
+zk_view_has(const ZkBarrierView *view, const char *name)
+{
+	for (int i = 0; i < view->n; i++)
+	{
+		if (strcmp(view->names[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * zk_member_exists
+ *		Does our participant node still exist?  One exists request, riding
+ *		out lost connections.
+ */
+static bool
+zk_member_exists(const char *ours)
+{
+	for (;;)
+	{
+		ZkOp	   *op = ZkExists(ours);
+		int			rc;
+
+		ZkOpWait(op);
+		rc = op->rc;
+		ZkOpFree(op);
+		if (rc == ZOK)
+			return true;
+		if (rc == ZNONODE)
+			return false;
+		if (!ZkIsConnectionLoss(rc))
+			ZkRaiseForRc(rc);
+		ZkWaitConnected();
+	}
+}
+
+/*
+ * zk_raise_member_gone
+ *		Our participant node was deleted by another client while we entered
+ *		or left (the operation's context says which).
+ */
+static void
+zk_raise_member_gone(const char *znode)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("ZooKeeper double barrier participant \"%s\" disappeared",
+					ZkUtf8ForMessage(znode)),
+			 errdetail("Another client deleted the node.")));
 }
 
 /*
@@ -638,6 +705,9 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 		{
 			int			rc;
 
+			/* never open, or enter, without our node (see the file header) */
+			if (!zk_view_has(&view, ours + strlen(node) + 1))
+				zk_raise_member_gone(ours);
 			if (view.ready)
 			{
 				entered = true;
@@ -662,7 +732,12 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 
 				if (event == ZOO_CREATED_EVENT)
 				{
-					/* "ready" was created: opened, with us counted */
+					/*
+					 * "ready" was created: opened, with us counted, unless
+					 * another client deleted our node while we waited
+					 */
+					if (!zk_member_exists(ours))
+						zk_raise_member_gone(ours);
 					entered = true;
 					break;
 				}
@@ -734,6 +809,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 	List	   *aged = NIL;		/* names whose age is known: old enough */
 	List	   *young = NIL;	/* and too young */
 	volatile bool ours_exists = true;
+	bool		ours_unsure = false;	/* a delete of ours lost its answer */
 	bool		result = true;
 	bool		first = true;
 	ZkOperationContext oc;
@@ -758,6 +834,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			ZkOp	   *w;
 			int			rc;
 			bool		ready_left;
+			bool		listed_ours;	/* our node is among the children */
 
 			ZkOpWait(gd);
 			rc = ch->rc;
@@ -791,6 +868,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 
 			/* the participants of our round */
 			names = palloc(sizeof(char *) * Max(ch->nchildren, 1));
+			listed_ours = false;
 			{
 				ZkOp	  **ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
 				bool		lost = false;
@@ -802,7 +880,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 
 					if (strcmp(c, READY_NODE) == 0)
 						continue;
-					if (strcmp(c, our_name) == 0 || round == PG_INT64_MAX)
+					if (strcmp(c, our_name) == 0)
+						keep = listed_ours = true;
+					else if (round == PG_INT64_MAX)
 						keep = true;
 					else if (nlisted >= 0)
 					{
@@ -845,6 +925,19 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					continue;
 				}
 			}
+			/*
+			 * Our node, not deleted by us, is gone: another client deleted
+			 * it (a member that waits would otherwise return true once the
+			 * others are out).  A delete of ours whose answer was lost was
+			 * applied, then.
+			 */
+			if (ours_exists && !listed_ours)
+			{
+				if (!ours_unsure)
+					zk_raise_member_gone(znode);
+				ours_exists = false;
+			}
+			ours_unsure = false;
 			if (n == 0)
 			{
 				/*
@@ -861,12 +954,6 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				if (strcmp(names[i], our_name) == 0)
 					me = i;
 			}
-			if (ours_exists && me < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("ZooKeeper double barrier participant \"%s\" disappeared",
-								ZkUtf8ForMessage(znode)),
-						 errdetail("Another client deleted the node.")));
 			if (me == 0 && n == 1)
 			{
 				/* the last one: "ready" (if this round's) and ours, at once */
@@ -879,7 +966,10 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					{
 						/* changed meanwhile, or unknown: look again */
 						if (ZkIsConnectionLoss(err))
+						{
+							ours_unsure = true;
 							ZkWaitConnected();
+						}
 						continue;
 					}
 					if (err != ZOK && err != ZNONODE)
@@ -915,7 +1005,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 				ZkOpFree(del);
 				if (drc == ZOK || drc == ZNONODE)
 					ours_exists = false;
-				else if (!ZkIsConnectionLoss(drc))
+				else if (ZkIsConnectionLoss(drc))
+					ours_unsure = true;
+				else
 					ZkRaiseForRc(drc);
 			}
 			if (ZkAwaitNodeGone(rc, deadline) != ZK_NODE_WAIT_OVER)

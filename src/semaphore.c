@@ -435,24 +435,44 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
  *		False when the acquisition's deadline passed (a try); 55P03 when it
  *		was lock_timeout's.  deadlock_timeout's timer runs from the first
  *		sleep on; the caller stops it.
+ *
+ * Each count finds our lease node among the children, or fails.  Our mutex
+ * node is watched by nobody while we count: after each sleep it is asked
+ * for in the same round trip as the count, and if another client deleted
+ * it we fail (55000), our lease deleted, instead of being granted without
+ * it.  The next acquirer may hold the mutex by then and count beside us:
+ * each would count the other's lease, and with one lease free neither
+ * would ever be granted.
  */
 static bool
 zk_wait_count(ZkSemAttempt *s)
 {
 	const ZkSemaphoreArgs *args = s->args;
 	ZkAttempt  *lease = s->lease;
+	bool		slept = false;
 
 	for (;;)
 	{
+		ZkOp	   *mutex_op = NULL;
 		ZkOp	   *op;
+		int			mutex_rc = ZOK;
 		bool		found = false;
 		int			n;
 		int			event;
 
+		if (slept)
+			mutex_op = ZkExists(s->mutex->znode);
 		ZkWatchArm(s->leases_node);
 		op = ZkGetChildrenWatched(s->leases_node);
 		ZkOpWait(op);
-		if (ZkIsConnectionLoss(op->rc))
+		if (mutex_op != NULL)
+		{
+			/* answers come in order: it is in */
+			ZkOpWait(mutex_op);
+			mutex_rc = mutex_op->rc;
+			ZkOpFree(mutex_op);
+		}
+		if (ZkIsConnectionLoss(op->rc) || ZkIsConnectionLoss(mutex_rc))
 		{
 			ZkOpFree(op);
 			ZkWaitConnected();
@@ -464,6 +484,13 @@ zk_wait_count(ZkSemAttempt *s)
 
 			ZkOpFree(op);
 			ZkRaiseForRc(rc);
+		}
+		if (mutex_rc != ZOK)
+		{
+			ZkOpFree(op);
+			if (mutex_rc == ZNONODE)
+				ZkAttemptRaiseDisappeared(s->mutex, false);
+			ZkRaiseForRc(mutex_rc);
 		}
 		for (int i = 0; i < op->nchildren; i++)
 			found |= (strcmp(op->children[i], lease->name) == 0);
@@ -506,6 +533,7 @@ zk_wait_count(ZkSemAttempt *s)
 				ZkRaiseLockTimeout(ZK_WAITED_FOR_SEMAPHORE, args->sem_path);
 			return false;
 		}
+		slept = true;
 		/* the children changed: count again (and watch again) */
 	}
 }

@@ -21,6 +21,21 @@
 #   create whose answer was lost (the proxy cuts the connection after
 #   forwarding it), part of the set: 55000 "queue nodes of a multi-lock
 #   disappeared".
+# - A semaphore acquirer waiting for the lease count (it holds the mutex)
+#   whose mutex node another client deletes: 55000 naming that node once
+#   the holder releases, instead of the lease; and at once when the next
+#   acquirer takes the free mutex and counts beside it (each would count
+#   the other's lease, and neither get one).  Another backend then gets
+#   the one lease, and nothing is left behind.
+# - A waiting lease whose waiter child, or whose node, another client
+#   deletes: 55000 naming its node once the holder releases; another
+#   backend then takes the lock alone.
+# - A double barrier member whose node another client deletes while it
+#   waits to enter: 55000 once the others open the barrier without it;
+#   deleted after its look at the barrier, when its arrival completes the
+#   count (the proxy holds its requests), so that its opening fails: 55000
+#   instead of waiting; while it waits to leave (the lowest member, waiting
+#   for the other): 55000 once the other has left, instead of true.
 # - A server with digest authentication disabled refuses zklock.auth:
 #   28000 "ZooKeeper authentication failed".
 # - zklock.auth_file owned by another user (a symbolic link to a file of
@@ -236,6 +251,267 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	set_incomplete_is($m, $err, '/err/n1', '/err/n2',
 		'a set whose granted node was deleted while it waited for another is not granted: 55000');
 	$m->quit;
+}
+
+# children(ZNODE): the children of ZNODE as kazoo sees them, sorted and
+# comma-separated ('' when it has none or is gone)
+sub children
+{
+	my ($znode) = @_;
+	return kazoo_run($zk,
+		"from kazoo.exceptions import NoNodeError\n"
+		  . "try:\n    print(','.join(sorted(c.get_children('$znode'))))\n"
+		  . "except NoNodeError:\n    print('')");
+}
+
+# wait_children(ZNODE, N, SECS, WHAT): wait_for (at most SECS) ZNODE to have
+# N children
+sub wait_children
+{
+	my ($znode, $n, $secs, $what) = @_;
+	return wait_for(
+		sub {
+			my $c = children($znode);
+			($c eq '' ? 0 : scalar(split /,/, $c)) == $n;
+		},
+		$secs, $what);
+}
+
+# --- 55000: a semaphore acquirer waiting for the lease count loses its
+# mutex node: it must not be granted (another acquirer may count at the
+# same time), and the semaphore still admits one holder
+{
+	my ($w, $wpid) = session();
+	my ($o, $opid) = session();
+	$w->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_semaphore_acquire('/err/sem', 1)});
+	bg_begin($w, q{SELECT zk_semaphore_acquire('/err/sem', 1) > 0}, 'sem_done');
+	ok(wait_children('/zklock/err/sem/leases', 2, 10, 'its lease made'),
+		'an acquirer waits for the lease count, its lease node made');
+	my $mutex = children('/zklock/err/sem/locks');
+	like($mutex, qr/^_c_[0-9a-f-]{36}-lock-\d{10}$/, 'holding the mutex node');
+	kazoo_run($zk, "c.delete('/zklock/err/sem/locks/$mutex')");
+	$h->query_safe(q{SELECT zk_semaphore_release('/err/sem')});
+	my ($out, $err) = finish_within($w, 'sem_done', 15, $wpid, 'the acquirer ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/sem\/locks\/\Q$mutex\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/err\/sem"/,
+		'an acquirer whose mutex node was deleted while it waited for the count fails: 55000, naming the node');
+	is($w->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and holds nothing');
+	ok(wait_children('/zklock/err/sem/leases', 0, 10, 'its lease gone'),
+		'its lease node is gone');
+	is($o->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem', 1)}), 't',
+		'another backend takes the semaphore');
+	is($h->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem', 1)}), 'f',
+		'and no second one beyond the limit');
+	($out, $err) = bg_query($o, q{SELECT zk_semaphore_release('/err/sem')});
+	is($out, 't', 'it releases its lease');
+	$w->quit;
+	$o->quit;
+	ok(wait_for(sub { children('/zklock/err/sem/leases') . children('/zklock/err/sem/locks') eq '' },
+			10, 'semaphore empty'),
+		'no node of the semaphore is left');
+}
+
+# --- 55000: the same, and the next acquirer takes the free mutex and
+# counts beside it: it fails at once, and does not keep the other from the
+# lease once the holder releases (each would count the other's lease)
+{
+	my ($w, $wpid) = session();
+	my ($o, $opid) = session();
+	$_->query_safe(q{SET deadlock_timeout = '60s'}) for ($w, $o);
+	$h->query_safe(q{SELECT zk_semaphore_acquire('/err/sem2', 1)});
+	bg_begin($w, q{SELECT zk_semaphore_acquire('/err/sem2', 1) > 0}, 'sem2_w');
+	ok(wait_children('/zklock/err/sem2/leases', 2, 10, 'its lease made'),
+		'an acquirer waits for the lease count');
+	my $mutex = children('/zklock/err/sem2/locks');
+	like($mutex, qr/^_c_[0-9a-f-]{36}-lock-\d{10}$/, 'holding the mutex node');
+	kazoo_run($zk, "c.delete('/zklock/err/sem2/locks/$mutex')");
+	bg_begin($o, q{SELECT zk_semaphore_acquire('/err/sem2', 1) > 0}, 'sem2_o');
+	my ($out, $err) = finish_within($w, 'sem2_w', 15, $wpid,
+		'the first acquirer ends its wait while the holder still holds');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/sem2\/locks\/\Q$mutex\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/err\/sem2"/,
+		'when the next acquirer counts beside it, the one without its mutex node fails: 55000');
+	ok(!bg_done($o, 'sem2_o'), 'the next acquirer waits for the holder');
+	$h->query_safe(q{SELECT zk_semaphore_release('/err/sem2')});
+	($out, $err) = finish_within($o, 'sem2_o', 15, $opid,
+		'the next acquirer ends its wait once the holder released');
+	is($out, 't', 'with the lease');
+	is($h->query_safe(q{SELECT zk_try_semaphore_acquire('/err/sem2', 1)}), 'f',
+		'and nobody else gets one');
+	$w->quit;
+	$o->quit;
+	ok(wait_for(sub { children('/zklock/err/sem2/leases') . children('/zklock/err/sem2/locks') eq '' },
+			10, 'semaphore empty'),
+		'no node of the semaphore is left');
+}
+
+# --- 55000: a waiting lease loses its waiter child: it is not granted,
+# and the lock still admits one holder
+{
+	my ($l, $lpid) = session();
+	my ($o, $opid) = session();
+	$l->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/lease')});
+	bg_begin($l, q{SELECT zk_lease_lock('/err/lease', '1 min') > 0}, 'lease_done');
+	ok(wait_queue_len($pg, '/err/lease', 2, 10, 'the lease queued'), 'a lease waits');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/lease') WHERE pid = $lpid");
+	ok(wait_children("/zklock/err/lease/$name", 1, 10, 'its waiter child'),
+		'its node has its waiter child');
+	kazoo_run($zk, "c.delete('/zklock/err/lease/$name/waiter')");
+	$h->query_safe(q{SELECT zk_unlock('/err/lease')});
+	my ($out, $err) = finish_within($l, 'lease_done', 15, $lpid, 'the lease ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/lease\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node or its waiter child\.\nCONTEXT:  while acquiring a lease on lock "\/err\/lease"/,
+		'a lease whose waiter child was deleted while it waited fails: 55000, naming its node');
+	ok(wait_queue_len($pg, '/err/lease', 0, 10, 'its node gone'), 'its node is gone');
+	my $t = $o->query_safe(q{SELECT zk_try_lease_lock('/err/lease', '1 min')});
+	like($t, qr/^\d+$/, 'another backend takes a lease on the lock');
+	is($h->query_safe(q{SELECT zk_try_lock('/err/lease')}), 'f',
+		'and nobody else gets the lock');
+	($out, $err) = bg_query($o,
+		'SELECT zk_lease_unlock(\'/err/lease\', ' . ($t =~ /^\d+$/ ? $t : 'NULL') . ')');
+	is($out, 't', 'the lease is released');
+	$l->quit;
+	$o->quit;
+	ok(wait_queue_len($pg, '/err/lease', 0, 10, 'empty queue'), 'nothing is left in the queue');
+}
+
+# --- 55000: a waiting lease loses its node (another client deleted the
+# waiter child and the node)
+{
+	my ($l, $lpid) = session();
+	$l->query_safe(q{SET deadlock_timeout = '60s'});
+	$h->query_safe(q{SELECT zk_lock('/err/lease2')});
+	bg_begin($l, q{SELECT zk_lease_lock('/err/lease2', '1 min') > 0}, 'lease2_done');
+	ok(wait_queue_len($pg, '/err/lease2', 2, 10, 'the lease queued'), 'a lease waits');
+	my $name = $pg->safe_psql('postgres',
+		"SELECT znode FROM zk_lock_queue('/err/lease2') WHERE pid = $lpid");
+	ok(wait_children("/zklock/err/lease2/$name", 1, 10, 'its waiter child'),
+		'its node has its waiter child');
+	kazoo_run($zk, "c.delete('/zklock/err/lease2/$name', recursive=True)");
+	$h->query_safe(q{SELECT zk_unlock('/err/lease2')});
+	my ($out, $err) = finish_within($l, 'lease2_done', 15, $lpid, 'the lease ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper queue node "\/zklock\/err\/lease2\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while acquiring a lease on lock "\/err\/lease2"/,
+		'a lease whose node was deleted while it waited fails: 55000, naming its node');
+	is($h->query_safe(q{SELECT zk_try_lock('/err/lease2') AND zk_unlock('/err/lease2')}), 't',
+		'another backend takes the lock');
+	ok(wait_queue_len($pg, '/err/lease2', 0, 10, 'empty queue'), 'nothing is left in the queue');
+	$l->quit;
+}
+
+# --- 55000: a member waiting to enter a double barrier loses its node:
+# the barrier opens for the others without it, and it does not enter
+{
+	my ($d, $dpid) = session();
+	my ($e, $epid) = session();
+	bg_begin($d, q{SELECT zk_double_barrier_enter('/err/db', 2)}, 'db_done');
+	ok(wait_children('/zklock/err/db', 1, 10, 'a member waits'), 'a member waits to enter');
+	my $name = children('/zklock/err/db');
+	kazoo_run($zk, "c.delete('/zklock/err/db/$name')");
+	bg_begin($e, q{SELECT zk_double_barrier_enter('/err/db', 2)}, 'db_e_done');
+	ok(wait_children('/zklock/err/db', 1, 10, 'the second member waits'),
+		'a second member waits: it counts one participant');
+	is($h->query_safe(q{SELECT zk_double_barrier_enter('/err/db', 2)}), 't',
+		'a third member enters, opening the barrier');
+	my ($out, $err) = finish_within($e, 'db_e_done', 15, $epid, 'the second member enters');
+	is($out, 't', 'with it');
+	($out, $err) = finish_within($d, 'db_done', 15, $dpid, 'the first member ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\/zklock\/err\/db\/\Q$name\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while entering double barrier "\/err\/db"/,
+		'a member whose node was deleted while it waited to enter does not enter: 55000, naming the node');
+	is($d->query_safe('SELECT count(*) FROM zk_locks'), '0', 'and is no member');
+	bg_begin($e, q{SELECT zk_double_barrier_leave('/err/db')}, 'db_el_done');
+	is($h->query_safe(q{SELECT zk_double_barrier_leave('/err/db')}), 't',
+		'the two members leave');
+	($out, $err) = finish_within($e, 'db_el_done', 15, $epid, 'the other leaves too');
+	is($out, 't', 'together');
+	ok(wait_children('/zklock/err/db', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	$d->quit;
+	$e->quit;
+}
+
+# --- 55000: the member whose arrival completes the count loses its node
+# after its look at the barrier, before its opening reaches ZooKeeper: the
+# opening fails, and the member must neither wait nor open the barrier
+# later without its node
+{
+	my ($e, $epid) = session();
+	my ($d, $dpid) = session();
+	$d->query_safe("SET zklock.hosts = '127.0.0.1:$pport'");
+	$d->query_safe(q{SET zklock.session_timeout = '20s'});
+	is($d->query_safe(q{SELECT zk_try_lock('/err/warm2') AND zk_unlock('/err/warm2')}),
+		't', 'a backend works through the proxy');
+	bg_begin($e, q{SELECT zk_double_barrier_enter('/err/dp', 2)}, 'dp_e');
+	ok(wait_children('/zklock/err/dp', 1, 10, 'a member waits'), 'a member waits to enter');
+	my $first = children('/zklock/err/dp');
+	# each request of the second member reaches ZooKeeper 1 s after the one
+	# before: its create, its look at the participants a second later, its
+	# opening two seconds after that; its node goes in between
+	zk_proxy_cmd($proxy, 'delay 1000');
+	bg_begin($d, q{SELECT zk_double_barrier_enter('/err/dp', 2)}, 'dp_d');
+	my $deleted = kazoo_run(
+		$zk, qq{import time
+for _ in range(500):
+    kids = [k for k in c.get_children('/zklock/err/dp') if k not in ('$first', 'ready')]
+    if kids:
+        time.sleep(1.5)
+        c.delete('/zklock/err/dp/' + kids[0])
+        print(kids[0])
+        break
+    time.sleep(0.02)});
+	like($deleted, qr/^[0-9a-f-]{36}$/, "another client deletes the second member's node");
+	my ($out, $err) = finish_within($d, 'dp_d', 30, $dpid, 'the second member ends its attempt');
+	zk_proxy_cmd($proxy, 'delay 0');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\/zklock\/err\/dp\/\Q$deleted\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while entering double barrier "\/err\/dp"/,
+		'a member whose opening failed because its node was deleted does not wait: 55000, naming the node');
+	ok(!bg_done($e, 'dp_e'), 'the first member still waits: the barrier is not open');
+	is($h->query_safe(q{SELECT zk_double_barrier_enter('/err/dp', 2)}), 't',
+		'a third member enters, opening the barrier');
+	($out, $err) = finish_within($e, 'dp_e', 15, $epid, 'the first member enters');
+	is($out, 't', 'with it');
+	bg_begin($e, q{SELECT zk_double_barrier_leave('/err/dp')}, 'dp_el');
+	is($h->query_safe(q{SELECT zk_double_barrier_leave('/err/dp')}), 't',
+		'the two members leave');
+	($out, $err) = finish_within($e, 'dp_el', 15, $epid, 'the other leaves too');
+	is($out, 't', 'together');
+	ok(wait_children('/zklock/err/dp', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	$d->quit;
+	$e->quit;
+}
+
+# --- 55000: the member that leaves first and waits for the others (the
+# lowest, as the recipe sorts them) loses its node: its leave fails
+{
+	my ($p, $ppid) = session();
+	my ($q, $qpid) = session();
+	bg_begin($p, q{SELECT zk_double_barrier_enter('/err/dl', 2)}, 'dl_p');
+	ok(wait_children('/zklock/err/dl', 1, 10, 'a member waits'), 'a member waits to enter');
+	is($q->query_safe(q{SELECT zk_double_barrier_enter('/err/dl', 2)}), 't', 'a second one enters');
+	my ($out, $err) = finish_within($p, 'dl_p', 15, $ppid, 'the first enters');
+	is($out, 't', 'with it');
+	my $pn = $p->query_safe(q{SELECT znode FROM zk_locks});
+	my $qn = $q->query_safe(q{SELECT znode FROM zk_locks});
+	my ($low, $lowpid, $high) = ($pn lt $qn) ? ($p, $ppid, $q) : ($q, $qpid, $p);
+	my ($lown, $highn) = ($pn lt $qn) ? ($pn, $qn) : ($qn, $pn);
+	bg_begin($low, q{SELECT zk_double_barrier_leave('/err/dl')}, 'dl_low');
+	ok(wait_for(sub { (zk_watches($zk)->{$highn} // 0) > 0 }, 10, 'the lowest watches'),
+		'the lowest member leaves first, waiting for the other');
+	kazoo_run($zk, "c.delete('$lown')");
+	is($high->query_safe(q{SELECT zk_double_barrier_leave('/err/dl')}), 't',
+		'the other member leaves');
+	($out, $err) = finish_within($low, 'dl_low', 15, $lowpid, 'the lowest ends its wait');
+	error_is($err, '55000',
+		qr/ZooKeeper double barrier participant "\Q$lown\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while leaving double barrier "\/err\/dl"/,
+		'a member whose node was deleted while it waited to leave fails: 55000, naming the node');
+	ok(wait_children('/zklock/err/dl', 0, 10, 'empty barrier'), 'no node of the barrier is left');
+	is($low->query_safe(q{SELECT zk_double_barrier_enter('/err/dl', 1) AND zk_double_barrier_leave('/err/dl')}),
+		't', 'the barrier can be entered and left again');
+	$p->quit;
+	$q->quit;
 }
 
 # --- 55000: part of a set gone after its create's answer was lost
