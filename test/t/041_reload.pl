@@ -11,9 +11,9 @@
 #   COMMIT), for zklock.root removed from the file (back to its default)
 #   under a session lock released by DISCARD ALL, and for
 #   zklock.session_timeout under a semaphore permit.
-# - In a backend that holds locks, ALTER SYSTEM and pg_file_settings (which
-#   run the settings' checks on the file's values) change nothing and fail
-#   nothing.
+# - In a backend that holds locks, ALTER SYSTEM, ALTER DATABASE ... SET and
+#   pg_file_settings (which run the settings' checks on values meant for
+#   the file or for later sessions) change nothing and fail nothing.
 # - SET of each of the five while locks are held is an ERROR at once
 #   (55000, the setting named, never the value); while none are held it
 #   succeeds.
@@ -183,6 +183,9 @@ $off = -s $pg->logfile;
 my ($out, $err) = bg_query($h, q{ALTER SYSTEM SET zklock.session_timeout = '8s'});
 is($err, '', 'ALTER SYSTEM of a setting that chooses the session succeeds in a backend holding locks');
 $h->query_safe(q{ALTER SYSTEM RESET zklock.session_timeout});
+($out, $err) = bg_query($h, q{ALTER DATABASE postgres SET zklock.root = '/r5'});
+is($err, '', 'so does ALTER DATABASE ... SET, which only validates the value for later sessions');
+$h->query_safe(q{ALTER DATABASE postgres RESET zklock.root});
 # a value in the file, not reloaded: read by pg_file_settings, applied nowhere
 $pg->append_conf('postgresql.conf', "zklock.root = '/r9'\n");
 is( $h->query_safe(
