@@ -92,7 +92,14 @@ typedef void (*ZkSessionLostHook) (void);
 /* Number of locks the backend holds; a session cannot be replaced then. */
 typedef int (*ZkLocksHeldHook) (void);
 
+/*
+ * Applies the settings whose change waited while the backend held locks;
+ * called when the session is needed and no lock is held.
+ */
+typedef void (*ZkSettingsHook) (void);
+
 extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
+extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
 extern void ZkSessionEnsure(void);
 extern bool ZkSessionIsExpired(void);
 extern void ZkSessionGetStatus(ZkSessionStatus *status);

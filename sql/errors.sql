@@ -28,15 +28,13 @@ RESET zklock.connect_timeout;
 -- Back to the real server.
 SELECT zk_lock('/err/held') > 0 AS locked;
 
--- While locks are held, the session's settings cannot change.
+-- While locks are held, the session's settings cannot change; the error
+-- never repeats the value (zklock.auth's is a secret).
 SELECT zk_test_error($$SET zklock.hosts = '127.0.0.1:2'$$);
 SELECT zk_test_error($$SET zklock.root = '/elsewhere'$$);
 SELECT zk_test_error($$SET zklock.session_timeout = '20s'$$);
--- zklock.auth has no check hook (its value must never be echoed in an
--- error); the next call refuses to switch sessions instead.
-SET zklock.auth = 'user:secret';
-SELECT zk_test_error($$SELECT zk_try_lock('/err/other')$$);
-RESET zklock.auth;
+SELECT zk_test_error($$SET zklock.auth = 'user:secret'$$);
+SELECT zk_test_error($$SET zklock.auth_file = '/elsewhere/secret'$$);
 SELECT zk_test_error($$SELECT set_config('zklock.root', '/elsewhere', false)$$);
 -- ... but setting the same value is fine, and so are the user settings.
 SELECT zk_test_error($$SET zklock.root = '/zklock'$$);
@@ -45,6 +43,14 @@ SET zklock.verify_on_commit = on;
 RESET zklock.verify_on_commit;
 SET zklock.synchronous_release = off;
 RESET zklock.synchronous_release;
+SELECT zk_unlock_all();
+
+-- RESET passes no check: under held locks, the next call refuses to switch
+-- sessions.
+SET zklock.session_timeout = '20s';
+SELECT zk_lock('/err/held') > 0 AS locked;
+RESET zklock.session_timeout;
+SELECT zk_test_error($$SELECT zk_try_lock('/err/other')$$);
 SELECT zk_unlock_all();
 
 -- Without locks they change, and the next call uses them.

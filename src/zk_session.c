@@ -69,6 +69,7 @@ static int	zk_session_timeout_requested = 0;
 static int	zk_negotiated_timeout = 0;	/* ms */
 static ZkSessionLostHook zk_lost_hook = NULL;
 static ZkLocksHeldHook zk_held_hook = NULL;
+static ZkSettingsHook zk_settings_hook = NULL;
 static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
 
 /*
@@ -119,6 +120,17 @@ ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held)
 {
 	zk_lost_hook = lost;
 	zk_held_hook = held;
+}
+
+/*
+ * ZkSessionSetSettingsHook
+ *		Let the settings apply, before the session is looked at, the values
+ *		a reload brought while the backend held locks, once it holds none.
+ */
+void
+ZkSessionSetSettingsHook(ZkSettingsHook hook)
+{
+	zk_settings_hook = hook;
 }
 
 /*
@@ -490,11 +502,17 @@ zk_settings_changed(void)
  *		Make sure the backend has a usable session: open one at the first
  *		call, replace one whose settings changed, and report an expired one
  *		(through the lost hook, which raises an ERROR naming the lost locks
- *		if there were any) before opening a fresh one.
+ *		if there were any) before opening a fresh one.  Without locks, the
+ *		settings a reload brought while locks were held are applied first
+ *		(the settings hook).
  */
 void
 ZkSessionEnsure(void)
 {
+	if (zk_settings_hook != NULL &&
+		(zk_held_hook == NULL || zk_held_hook() == 0))
+		zk_settings_hook();
+
 	if (ZkBridgeHandle() != NULL)
 	{
 		ZkBridgeView view;
@@ -546,7 +564,7 @@ ZkSessionEnsure(void)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks"),
 						 errdetail("zklock.hosts, zklock.auth, zklock.auth_file or zklock.session_timeout changed since the session was opened."),
-						 errhint("Release the locks with zk_unlock_all() first.")));
+						 errhint("Release the locks first: zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks.")));
 			zk_close_handle(false);
 		}
 		else

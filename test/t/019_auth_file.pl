@@ -134,7 +134,7 @@ my ($o, $e) = ('', '');
 $pg->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT zk_lock('/af/held'); SET zklock.auth_file = '$bad';",
 	stdout => \$o, stderr => \$e);
-error_is($e, '55000', qr/invalid value for parameter "zklock.auth_file"/,
+error_is($e, '55000', qr/parameter "zklock.auth_file" cannot be changed while this backend holds ZooKeeper locks/,
 	'the setting cannot change while the backend holds locks: 55000');
 
 $s->query_safe(q{SELECT zk_unlock_all()});
