@@ -474,8 +474,7 @@ assign_zklock_auth_file(const char *newval, void *extra)
  *		Define the settings, ask for the statistics' shared memory when
  *		loaded at server start, register the transaction callbacks, and
  *		install the DISCARD ALL hook and the session layer's settings hook.
- *		Nothing else: no thread, no
- *		connection.
+ *		Nothing else: no thread, no connection.
  */
 void
 _PG_init(void)
