@@ -75,13 +75,14 @@ def main():
                     + ("" if d.get("lq_queued") == str(n) else f", {d.get('lq_queued', '?')} seen queued"))
             drain = fmt(num(d, "lq_drain_ms")) if drained else \
                 f"not drained in {machine.get('limit_s', '?')} s"
+            left = d.get("lq_left_nodes", "?") if drained else "not checked"
             if d.get("lq_exit") not in ("0", "1"):
                 drain += f" (exit {d.get('lq_exit', '?')})"
             print(f"| {kind} | {n} | {fmt(num(d, 'lq_wait_requests'))} | "
                   f"{fmt(num(d, 'lq_wait_rps'))} / {fmt(num(d, 'lq_wait_peak_rps'))} / "
                   f"{fmt(num(d, 'lq_wait_last_s_rps'))} | {fmt(num(d, 'lq_wait_requests_per_n2'), 2)} | "
                   f"{fmt(num(d, 'lq_wait_s'), 1)} ({fmt(num(d, 'lq_queue_s'), 1)}) | {drain} | "
-                  f"{fmt(num(d, 'lq_drain_requests'))} | {fifo} | {d.get('lq_left_nodes', '?')} |")
+                  f"{fmt(num(d, 'lq_drain_requests'))} | {fifo} | {left} |")
 
     print("\nGrowth of the requests during the wait from one size to the next "
           "(×4 per ×4 of n is linear, ×16 quadratic):\n")

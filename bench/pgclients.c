@@ -82,8 +82,11 @@
  *       acquire is sent, every 250 ms during the wait (OUTFILE: seconds
  *       and requests since the first acquire) and after the drain.  The
  *       queue order is read once the wait is counted; the grants must
- *       follow it (readers of a mixed queue granted together may answer
- *       in any order among themselves).  A queue not drained LIMIT_S
+ *       follow it: in the order their results arrive (readers of a mixed
+ *       queue granted together may answer in any order among themselves),
+ *       for a semaphore in the order of the lease tokens (the leases'
+ *       czxids: the order ZooKeeper gave them out in, since two leases
+ *       held at once may answer in any order).  A queue not drained LIMIT_S
  *       after the release has its waiters terminated.  Exits 1 unless
  *       every waiter was queued, granted in order and nothing was left.
  *
@@ -1796,6 +1799,7 @@ do_longqueue(int argc, char **argv)
 					done++;
 					continue;
 				}
+				cl[i].token = atoll(cl[i].value);
 				order[granted++] = i;
 				lq_release_sql(sql, sizeof(sql), kind, path, cl[i].value);
 				send_or_die(&cl[i], sql);
@@ -1835,7 +1839,24 @@ do_longqueue(int argc, char **argv)
 		}
 	}
 
-	/* the FIFO check: pairs granted in the opposite order of the queue */
+	/*
+	 * The FIFO check: pairs granted in the opposite order of the queue.  A
+	 * semaphore's waiters are granted in the order ZooKeeper made their
+	 * leases (each created while its taker holds the mutex), whose tokens
+	 * tell it: two leases held at once may answer in any order.
+	 */
+	if (kind == LQ_SEMAPHORE1 || kind == LQ_SEMAPHORE2)
+	{
+		for (int a = 1; a < granted; a++)
+		{
+			int			x = order[a],
+						b = a;
+
+			for (; b > 0 && cl[order[b - 1]].token > cl[x].token; b--)
+				order[b] = order[b - 1];
+			order[b] = x;
+		}
+	}
 	for (int a = 0; a < granted; a++)
 	{
 		if (rank[order[a]] < 0)
