@@ -64,7 +64,7 @@ def main():
           f"after every waiter was waiting.\n")
     print("| kind | n | requests during the wait | per s: mean / busiest / last | "
           "requests / n² | wait s (queueing s) | drain ms | drain requests | "
-          "granted in queue order | nodes left |")
+          "granted in queue order | nodes left (ephemeral) |")
     print("|---|---:|---:|---|---:|---|---:|---:|---|---:|")
     for kind in kinds:
         for n in sorted(n for k, n in runs if k == kind):
@@ -75,7 +75,8 @@ def main():
                     + ("" if d.get("lq_queued") == str(n) else f", {d.get('lq_queued', '?')} seen queued"))
             drain = fmt(num(d, "lq_drain_ms")) if drained else \
                 f"not drained in {machine.get('limit_s', '?')} s"
-            left = d.get("lq_left_nodes", "?") if drained else "not checked"
+            left = (f"{d.get('lq_left_nodes', '?')} (ephemeral {d.get('lq_left_ephemerals', '?')})"
+                    if drained else "not checked")
             if d.get("lq_exit") not in ("0", "1"):
                 drain += f" (exit {d.get('lq_exit', '?')})"
             print(f"| {kind} | {n} | {fmt(num(d, 'lq_wait_requests'))} | "

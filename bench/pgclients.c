@@ -1647,6 +1647,7 @@ do_longqueue(int argc, char **argv)
 				listed = 0,
 				drained;
 	long		left;
+	double		left_eph;
 	PGresult   *res;
 
 	if (argc != 12)
@@ -1874,9 +1875,22 @@ do_longqueue(int argc, char **argv)
 		}
 	}
 
-	/* nothing left: no queue node (and no ephemeral node at all) */
+	/*
+	 * Nothing left: no queue node, lease or semaphore node, and, while
+	 * every session is still open, no ephemeral node at all (no published
+	 * wait either).
+	 */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM zk_cluster_locks('%s')", path);
 	left = drained ? wait_for_zero(holder[0], sql, 0, now_us(), 10e6) : -1;
+	left_eph = -1;
+	if (drained)
+	{
+		double		t = now_us();
+
+		while ((left_eph = mntr_value(fourlw(zkport, "mntr"), "zk_ephemerals_count")) > 0 &&
+			   now_us() - t < 10e6)
+			usleep(50000);
+	}
 
 	printf("lq_kind %s\n", lq_kind_names[kind]);
 	printf("lq_n %d\n", n);
@@ -1900,6 +1914,7 @@ do_longqueue(int argc, char **argv)
 	printf("lq_total_requests %.0f\n", (r1 - r0) + (r2 - r_rel));
 	printf("lq_total_requests_per_n2 %.3f\n", ((r1 - r0) + (r2 - r_rel)) / ((double) n * n));
 	printf("lq_left_nodes %ld\n", left);
+	printf("lq_left_ephemerals %.0f\n", left_eph);
 
 	finish_clients(cl, n);
 	for (int h = 0; h < nhold; h++)
@@ -1907,27 +1922,17 @@ do_longqueue(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		PQfinish(mon[s]);
 
-	/* until ZooKeeper has seen our sessions go (and their nodes with them) */
+	/* until ZooKeeper has seen our sessions go, for the next case */
 	{
 		double		t = now_us();
-		double		conns,
-					eph;
 
-		for (;;)
-		{
-			char	   *m = fourlw(zkport, "mntr");
-
-			conns = mntr_value(m, "zk_num_alive_connections");
-			eph = mntr_value(m, "zk_ephemerals_count");
-			if ((conns <= base_conns && eph == 0) || now_us() - t > 30e6)
-				break;
+		while (mntr_value(fourlw(zkport, "mntr"), "zk_num_alive_connections") > base_conns &&
+			   now_us() - t < 30e6)
 			usleep(50000);
-		}
 		printf("lq_sessions_closed_ms %.1f\n", (now_us() - t) / 1000.0);
-		printf("lq_left_ephemerals %.0f\n", eph);
 	}
 	return drained && granted == n && failures == 0 && inversions == 0 &&
-		unmatched == 0 && listed == n && left == 0 ? 0 : 1;
+		unmatched == 0 && listed == n && left == 0 && left_eph == 0 ? 0 : 1;
 }
 
 int
