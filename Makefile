@@ -6,7 +6,7 @@
 EXTENSION = zklock
 MODULE_big = zklock
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql
+DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql sql/zklock--1.3--1.4.sql
 PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
 
 # As pg_cron: -Wextra, but callbacks have parameters they do not use.

@@ -13,6 +13,7 @@
 #ifndef LOCK_TABLE_H
 #define LOCK_TABLE_H
 
+#include "access/xact.h"
 #include "datatype/timestamp.h"
 
 #include "cluster_view.h"
@@ -62,5 +63,11 @@ extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,
 							  void *arg);
 extern int	ZkLockBlockers(int pid, ZkBlockerInfo **blockers);
 extern void ZkLockSessionStatus(ZkSessionStatus *status);
+
+/* transaction end: registered once, by _PG_init (lock_commit.c) */
+extern void ZkLockXactCallback(XactEvent event, void *arg);
+extern void ZkLockSubXactCallback(SubXactEvent event,
+								  SubTransactionId mySubid,
+								  SubTransactionId parentSubid, void *arg);
 
 #endif							/* LOCK_TABLE_H */

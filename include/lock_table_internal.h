@@ -92,6 +92,7 @@ extern void ZkDescribeHeld(StringInfo buf);
 /* lock_release.c: the batch of released nodes */
 extern void ZkBatchRelease(char *znode);
 extern void ZkFlushReleases(void);
+extern void ZkReserveReleases(int nentries);
 extern void ZkDropBatchedReleases(void);
 extern bool ZkHasBatchedReleases(void);
 
@@ -102,10 +103,6 @@ extern void ZkReportExpiredLocks(int elevel, int nlocks);
 extern void ZkLocksLost(void);
 
 /* lock_commit.c: transaction end */
-extern void ZkLockXactCallback(XactEvent event, void *arg);
-extern void ZkLockSubXactCallback(SubXactEvent event,
-								  SubTransactionId mySubid,
-								  SubTransactionId parentSubid, void *arg);
 extern void ZkNoteXactLostLocks(void);
 extern void ZkTouchLease(const char *path, const struct ZkLeaseInfo *info);
 extern void ZkForgetTouchedLease(const char *path, int64 token);

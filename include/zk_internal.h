@@ -148,7 +148,7 @@ extern const struct ACL_vector *ZkSessionAcl(bool protect);
 
 /* zk_request.c */
 extern ZkOp *ZkOpNew(ZkOpKind kind);
-extern void ZkOpsAbandon(int nest_level);
+extern ZkOp *ZkOpTryNew(ZkOpKind kind);
 extern void ZkOpsSessionClosed(void);
 
 /* zk_release.c */

@@ -156,11 +156,13 @@ extern int	ZkOpResult(ZkOp *op);
 extern bool ZkOpIsDone(ZkOp *op);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
 extern void ZkOpFree(ZkOp *op);
+extern void ZkOpsAbandon(int nest_level);
 
 extern bool ZkIsConnectionLoss(int rc);
 extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
 extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
+extern const char *ZkRcName(int rc);
 
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms);
@@ -171,6 +173,7 @@ extern int	ZkHeldNodeEvent(const char *path);
 
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
 extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
+extern bool ZkSessionSilent(void);
 
 /* what ZkSessionConfirmAlive found */
 typedef enum ZkAliveResult

@@ -14,10 +14,16 @@
  * session.
  *
  * The waiter then looks for a cycle of waits that leads back to itself
- * (ZkDeadlockCheck): from its record to the owners of its blockers, to
- * their records (one read for all owners of a member), to the owners of
- * their blockers, and so on.
- *
+ * (ZkDeadlockCheck), breadth-first: from its record to the owners of its
+ * blockers, then to the owners of their blockers, and so on, one level at
+ * a time.  Every session met is remembered (a visited set, as
+ * FindLockCycleRecurse's visitedProcs in PostgreSQL's lmgr/deadlock.c), so
+ * a record is read at most once however many paths lead to it: in a queue
+ * of n writers each lists every node ahead of it, and following every path
+ * would read 2^n records.  The records of one level are read together, in
+ * one pipelined round trip.  Breadth-first order finds a shortest cycle
+ * through the waiter, which names the fewest members.
+
  * A session without a record is not waiting in zklock (or is not zklock at
  * all: Curator and kazoo publish nothing), so no cycle goes through it.
  * An any-of wait (see wait_desc.h) is never followed either.
@@ -48,11 +54,14 @@
  * process and server, what it waits for, and the process and server that
  * block it; the server log also gets the ZooKeeper nodes of every edge.
  *
- * Cost.  Nothing for waits shorter than deadlock_timeout.  Then one read
- * (the owners of the blockers) and one create (the record), and a search
- * of one read per member, plus one pipelined verification round trip when
- * a cycle is found.
- *
+ * Cost.  Nothing for waits shorter than deadlock_timeout.  Then, once per
+ * wait: one read (the owners of the blockers), one create (the record),
+ * and a search that reads the record of each waiting session reachable
+ * from ours at most once, in one round trip per level of the search (at
+ * most ZK_MAX_CYCLE levels), plus one pipelined verification round trip
+ * when a cycle is found.  A waiter behind k others thus costs O(k) reads
+ * and requests, and a queue of n waiters O(n^2) in all.
+
  * Errors, 40P01 included, name no operation: the check runs inside a wait,
  * whose context (operation_context.c) names what the backend waits for.
  *
@@ -62,6 +71,7 @@
 
 #include "lib/stringinfo.h"
 #include "pgstat.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "deadlock.h"
@@ -72,18 +82,50 @@
 /* longest cycle followed (members); longer ones are not reported */
 #define ZK_MAX_CYCLE	64
 
-/* One member of a cycle being followed. */
+/* One member of a cycle found: its record, and which blocker leads on. */
 typedef struct ZkCycleMember
 {
 	const ZkWaitRecord *rec;
 	int			blocker;		/* which of its blockers leads on */
 } ZkCycleMember;
 
+/*
+ * One waiting session the search has met: the visited set's entry.  It
+ * was first reached from member 'parent' (an index into the search's
+ * members) through that member's blocker 'blocker'.
+ */
+typedef struct ZkSearchMember
+{
+	int64		session;
+	const ZkWaitRecord *rec;	/* NULL: no record (not waiting) */
+	int			parent;			/* -1 for the searching backend itself */
+	int			blocker;
+} ZkSearchMember;
+
+/* The visited set: a session, and where it stands in the members. */
+typedef struct ZkVisited
+{
+	int64		session;		/* hash key */
+	int			member;
+} ZkVisited;
+
+/* The state of one breadth-first search. */
+typedef struct ZkSearch
+{
+	HTAB	   *visited;
+	ZkSearchMember *members;	/* every session met, in the order met */
+	int			nmembers;
+	int			maxmembers;
+} ZkSearch;
+
 /* the current check met a lost connection: it is not conclusive */
 static bool zk_check_incomplete = false;
 
-static bool zk_search(ZkCycleMember *path, int depth, int64 start,
-					  int *cycle_len);
+static int	zk_search(ZkSearch *s, ZkCycleMember *cycle);
+static bool zk_visit(ZkSearch *s, int64 session, int parent, int blocker);
+static void zk_read_level(ZkSearch *s, int first, int last);
+static int	zk_cycle_to(const ZkSearch *s, int member, int blocker,
+						ZkCycleMember *cycle);
 static bool zk_verify_cycle(const ZkCycleMember *cycle, int n);
 static const char *zk_member_server(const ZkWaitRecord *rec);
 static void zk_report(const ZkCycleMember *cycle, int n)
@@ -91,77 +133,146 @@ static void zk_report(const ZkCycleMember *cycle, int n)
 
 /*
  * zk_search
- *		Depth-first search for a cycle back to 'start'.  path[0 .. depth]
- *		holds the members so far, path[depth].rec filled; on success the
- *		cycle is path[0 .. *cycle_len - 1], each member's blocker index
- *		set to the one owned by the next member.  The records of all the
- *		owners a member leads to are read at once.
+ *		Breadth-first search for a shortest cycle of waits back to the
+ *		searching backend, s->members[0].  A level is the members first
+ *		met through the blockers of the level before; its records are read
+ *		together (zk_read_level).  Returns the cycle's length with its
+ *		members in 'cycle' in wait order (each waits for the next, the last
+ *		for the first), or 0 if there is none of at most ZK_MAX_CYCLE
+ *		members.
+ */
+static int
+zk_search(ZkSearch *s, ZkCycleMember *cycle)
+{
+	int64		start = s->members[0].session;
+	int			first = 0;
+	int			last = 1;		/* this level: members[first .. last - 1] */
+
+	for (int depth = 1; depth <= ZK_MAX_CYCLE && first < last; depth++)
+	{
+		/* a member of this level that waits for the start closes a cycle */
+		for (int m = first; m < last; m++)
+		{
+			const ZkWaitRecord *rec = s->members[m].rec;
+
+			if (rec == NULL || rec->kind != ZK_WAIT_ALL_OF)
+				continue;		/* not waiting, or an any-of wait */
+			for (int i = 0; i < rec->nblockers; i++)
+			{
+				if (rec->blockers[i].owner == start)
+					return zk_cycle_to(s, m, i, cycle);
+			}
+		}
+		if (depth == ZK_MAX_CYCLE)
+			break;
+
+		/* the next level: owners of this level's blockers not met yet */
+		for (int m = first; m < last; m++)
+		{
+			const ZkWaitRecord *rec = s->members[m].rec;
+
+			if (rec == NULL || rec->kind != ZK_WAIT_ALL_OF)
+				continue;
+			for (int i = 0; i < rec->nblockers; i++)
+				(void) zk_visit(s, rec->blockers[i].owner, m, i);
+		}
+		first = last;
+		last = s->nmembers;
+		zk_read_level(s, first, last);
+	}
+	return 0;
+}
+
+/*
+ * zk_visit
+ *		Meet 'session' through blocker 'blocker' of member 'parent': false
+ *		if it was met before (its record is read once, whatever leads to
+ *		it), else it becomes a member, its record still to be read.
  */
 static bool
-zk_search(ZkCycleMember *path, int depth, int64 start, int *cycle_len)
+zk_visit(ZkSearch *s, int64 session, int parent, int blocker)
 {
-	const ZkWaitRecord *rec = path[depth].rec;
-	ZkOp	  **ops;
-	bool		found = false;
+	ZkVisited  *v;
+	bool		found;
 
-	if (rec->kind != ZK_WAIT_ALL_OF || depth + 1 >= ZK_MAX_CYCLE ||
-		rec->nblockers == 0)
+	v = hash_search(s->visited, &session, HASH_ENTER, &found);
+	if (found)
 		return false;
-
-	/* back to the start: a cycle */
-	for (int i = 0; i < rec->nblockers; i++)
+	if (s->nmembers == s->maxmembers)
 	{
-		if (rec->blockers[i].owner == start)
-		{
-			path[depth].blocker = i;
-			*cycle_len = depth + 1;
-			return true;
-		}
+		s->maxmembers *= 2;
+		s->members = repalloc(s->members,
+							  sizeof(ZkSearchMember) * s->maxmembers);
 	}
+	v->member = s->nmembers;
+	s->members[s->nmembers].session = session;
+	s->members[s->nmembers].rec = NULL;
+	s->members[s->nmembers].parent = parent;
+	s->members[s->nmembers].blocker = blocker;
+	s->nmembers++;
+	return true;
+}
 
-	ops = palloc0(sizeof(ZkOp *) * rec->nblockers);
-	for (int i = 0; i < rec->nblockers; i++)
-	{
-		int64		owner = rec->blockers[i].owner;
-		bool		seen = false;
+/*
+ * zk_read_level
+ *		Read the records of members[first .. last - 1], pipelined: one
+ *		round trip for the whole level.  A member without a record is not
+ *		waiting in zklock (or is not zklock) and leads nowhere.
+ */
+static void
+zk_read_level(ZkSearch *s, int first, int last)
+{
+	int			n = last - first;
+	ZkOp	  **ops;
 
-		/* a cycle not through us is for one of its members to find */
-		for (int k = 0; k <= depth; k++)
-			seen |= (path[k].rec->session == owner);
-		for (int k = 0; k < i; k++)
-			seen |= (rec->blockers[k].owner == owner);
-		if (!seen)
-			ops[i] = ZkWaitRecordFetch(owner);
-	}
-	for (int i = 0; i < rec->nblockers; i++)
+	if (n <= 0)
+		return;
+	ops = palloc(sizeof(ZkOp *) * n);
+	for (int i = 0; i < n; i++)
+		ops[i] = ZkWaitRecordFetch(s->members[first + i].session);
+	for (int i = 0; i < n; i++)
+		ZkOpWait(ops[i]);
+	for (int i = 0; i < n; i++)
 	{
-		if (ops[i] != NULL)
-			ZkOpWait(ops[i]);
-	}
-	for (int i = 0; i < rec->nblockers && !found; i++)
-	{
-		ZkWaitRecord *next;
+		ZkSearchMember *m = &s->members[first + i];
 
-		if (ops[i] == NULL)
-			continue;
-		if (ops[i]->rc != ZOK)
-		{
-			if (ZkIsConnectionLoss(ops[i]->rc))
-				zk_check_incomplete = true;
-			else if (ops[i]->rc != ZNONODE)
-				ZkRaiseForRc(ops[i]->rc);
-			continue;			/* not waiting, or not zklock */
-		}
-		next = ZkWaitRecordParse(ops[i], rec->blockers[i].owner);
-		if (next == NULL)
-			continue;
-		path[depth].blocker = i;
-		path[depth + 1].rec = next;
-		found = zk_search(path, depth + 1, start, cycle_len);
+		if (ops[i]->rc == ZOK)
+			m->rec = ZkWaitRecordParse(ops[i], m->session);
+		else if (ZkIsConnectionLoss(ops[i]->rc))
+			zk_check_incomplete = true;
+		else if (ops[i]->rc != ZNONODE)
+			ZkRaiseForRc(ops[i]->rc);
 	}
-	for (int i = 0; i < rec->nblockers; i++)
+	for (int i = 0; i < n; i++)
 		ZkOpFree(ops[i]);
-	return found;
+	pfree(ops);
+}
+
+/*
+ * zk_cycle_to
+ *		The cycle the search closed at blocker 'blocker' of member
+ *		'member', which waits for the start: the path from the start to
+ *		that member through the members' parents, in wait order.  Returns
+ *		its length.
+ */
+static int
+zk_cycle_to(const ZkSearch *s, int member, int blocker, ZkCycleMember *cycle)
+{
+	int			n = 0;
+
+	/* the path's length: the member's depth, plus one */
+	for (int m = member; m >= 0; m = s->members[m].parent)
+		n++;
+	Assert(n <= ZK_MAX_CYCLE);
+
+	/* fill it from the end: each member's blocker leads to the next */
+	for (int m = member, i = n - 1; m >= 0; m = s->members[m].parent, i--)
+	{
+		cycle[i].rec = s->members[m].rec;
+		cycle[i].blocker = blocker;
+		blocker = s->members[m].blocker;
+	}
+	return n;
 }
 
 /*
@@ -313,8 +424,10 @@ zk_report(const ZkCycleMember *cycle, int n)
 bool
 ZkDeadlockCheck(const ZkWaitDesc *wait)
 {
-	ZkCycleMember path[ZK_MAX_CYCLE];
-	int			n = 0;
+	ZkCycleMember cycle[ZK_MAX_CYCLE];
+	ZkSearch	s;
+	HASHCTL		ctl;
+	int			n;
 	int			victim = 0;
 	const ZkWaitRecord *self = ZkWaitRecordOwn();
 	MemoryContext cxt;
@@ -327,18 +440,28 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock deadlock check",
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	memset(path, 0, sizeof(path));
-	path[0].rec = self;
 
-	if (zk_search(path, 0, self->session, &n))
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(ZkVisited);
+	ctl.hcxt = cxt;
+	s.visited = hash_create("zklock deadlock check visited sessions", 64,
+							&ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	s.maxmembers = 64;
+	s.members = palloc(sizeof(ZkSearchMember) * s.maxmembers);
+	s.nmembers = 0;
+	(void) zk_visit(&s, self->session, -1, -1);
+	s.members[0].rec = self;
+
+	n = zk_search(&s, cycle);
+	if (n > 0)
 	{
 		for (int i = 1; i < n; i++)
 		{
-			if (path[i].rec->czxid > path[victim].rec->czxid)
+			if (cycle[i].rec->czxid > cycle[victim].rec->czxid)
 				victim = i;
 		}
-		if (victim == 0 && zk_verify_cycle(path, n))
-			zk_report(path, n);
+		if (victim == 0 && zk_verify_cycle(cycle, n))
+			zk_report(cycle, n);
 	}
 
 	MemoryContextSwitchTo(old);

@@ -245,7 +245,8 @@ zk_acquire_begin(void)
  * zk_check_mode_allowed
  *		Refuse what cannot be asked for a lock: a shared lock in mutex node
  *		style (22023), and an upgrade from shared to exclusive, which would
- *		wait for our own read node forever (55P03).  'other' is our entry
+ *		wait for our own read node forever (55000: unlike 55P03's "lock not
+ *		available", no retry can succeed).  'other' is our entry
  *		for the path in the other mode, if any.
  */
 static void
@@ -267,7 +268,7 @@ zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
 	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
 						ZkUtf8ForMessage(path)),
 				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
@@ -561,7 +562,7 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 	if (ZkEntryLookup(path, ZK_MODE_EXCLUSIVE) != NULL ||
 		ZkEntryLookup(path, ZK_MODE_SHARED) != NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot take a lease on ZooKeeper lock \"%s\" while this backend holds the lock",
 						ZkUtf8ForMessage(path)),
 				 errdetail("The lease would wait for this backend's own lock forever."),

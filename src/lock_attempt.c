@@ -815,15 +815,25 @@ zk_check_deadlock(ZkAttempt *at)
  * returns false) and synchronous release, the deletes are waited for like
  * a release, so that no attempt starting afterwards finds our nodes in its
  * way; otherwise (in PG_CATCH, where no ERROR may be raised) they go in
- * the background.
+ * the background, and nothing is allocated that could raise one: the
+ * nodes are batched on the stack, a multi every 64 of them.
  */
 void
 ZkAttemptAbandon(ZkAttempt **at, int n, bool wait)
 {
 	bool		sync = wait && zklock_synchronous_release;
-	const char **znodes = palloc(sizeof(char *) * n);
+	const char *some[64];
+	const char **znodes = some;
+	int			room = lengthof(some);
 	int			nznodes = 0;
 	bool		unknown = false;
+
+	/* a try that returns false may allocate; PG_CATCH may not */
+	if (sync && n > room)
+	{
+		znodes = palloc(sizeof(char *) * n);
+		room = n;
+	}
 
 	ZkDeadlockTimerStop();
 	for (int i = 0; i < n; i++)
@@ -843,7 +853,15 @@ ZkAttemptAbandon(ZkAttempt **at, int n, bool wait)
 				(void) ZkReleaseWait(op);
 		}
 		else if (at[i]->znode != NULL)
+		{
+			/* without a wait (PG_CATCH), a full batch goes at once */
+			if (nznodes == room)
+			{
+				(void) ZkDeleteNodes(znodes, nznodes, false);
+				nznodes = 0;
+			}
 			znodes[nznodes++] = at[i]->znode;
+		}
 		else if (at[i]->create_sent)
 			unknown = true;
 	}
@@ -859,7 +877,8 @@ ZkAttemptAbandon(ZkAttempt **at, int n, bool wait)
 		if (!at[i]->persistent && at[i]->create_sent)
 			ZkSweepInBackground(at[i]->args->lock_node, at[i]->prefix);
 	}
-	pfree(znodes);
+	if (znodes != some)
+		pfree(znodes);
 }
 
 /*

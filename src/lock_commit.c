@@ -27,6 +27,7 @@
 #include "utils/hsearch.h"
 
 #include "lease_lock.h"
+#include "lock_table.h"
 #include "lock_table_internal.h"
 #include "operation_context.h"
 #include "text_encoding.h"
@@ -458,10 +459,31 @@ zk_locks_pre_commit(void)
 }
 
 /*
+ * zk_xact_end
+ *		The transaction is over (committed, aborted or prepared): release
+ *		its holds and forget what it touched.  PostgreSQL holds interrupts
+ *		here, so the release's wait is bounded and raises no ERROR; deep in
+ *		error recursion it does not wait at all (ZkFlushReleases).
+ */
+static void
+zk_xact_end(void)
+{
+	if (ZkHoldsXactLocks())
+		ZkReleaseXactHolds(1);
+	ZkFlushReleases();
+	zk_xact_lost_locks = false;
+	zk_forget_touched_leases();
+}
+
+/*
  * ZkLockXactCallback
- *		Transaction end: release transaction holds; refuse PREPARE while
- *		holding them; verify before COMMIT.  Only PRE_COMMIT and PRE_PREPARE
- *		may raise an ERROR.
+ *		zklock's one transaction callback, registered once by _PG_init:
+ *		verify before COMMIT; refuse PREPARE while holding transaction
+ *		locks; at the end, release the transaction's holds.  At abort, the
+ *		requests an ERROR left without an owner are handed to the client
+ *		threads first (ZkOpsAbandon), then the holds go.  Only PRE_COMMIT
+ *		and PRE_PREPARE may raise an ERROR; the end events allocate nothing
+ *		that can fail (the release batch is reserved as holds are taken).
  */
 void
 ZkLockXactCallback(XactEvent event, void *arg)
@@ -481,30 +503,32 @@ ZkLockXactCallback(XactEvent event, void *arg)
 			if (zk_nleases_touched > 0)
 				zk_leases_pre_commit();
 			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			ZkOpsAbandon(0);
+			zk_xact_end();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
-			if (ZkHoldsXactLocks())
-				ZkReleaseXactHolds(1);
-			/* PostgreSQL holds interrupts here: a bounded wait, no ERROR */
-			ZkFlushReleases();
-			zk_xact_lost_locks = false;
-			zk_forget_touched_leases();
+			zk_xact_end();
 			break;
 	}
 }
 
 /*
  * ZkLockSubXactCallback
- *		Subtransaction end: ROLLBACK TO SAVEPOINT releases the holds the
- *		subtransaction took, at once; its commit hands them to the parent.
+ *		zklock's one subtransaction callback, registered once by _PG_init.
+ *		ROLLBACK TO SAVEPOINT (or an ERROR caught in PL/pgSQL) hands the
+ *		requests the subtransaction left to the client threads and releases
+ *		the holds it took, at once; its commit hands them to the parent.
  */
 void
 ZkLockSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 					  SubTransactionId parentSubid, void *arg)
 {
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		ZkOpsAbandon(GetCurrentTransactionNestLevel());
 	if (!ZkHoldsXactLocks() && !ZkHasBatchedReleases())
 		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)

@@ -42,8 +42,8 @@ zk_char_refused(pg_wchar c)
 
 /*
  * ZkLockPathProblem
- *		Why a UTF-8 lock path is not acceptable, as a DETAIL sentence, or
- *		NULL if it is fine.  Also used to check zklock.root.
+ *		Why a UTF-8 lock path is not acceptable, as a translated DETAIL
+ *		sentence, or NULL if it is fine.  Also used to check zklock.root.
  */
 const char *
 ZkLockPathProblem(const char *path)
@@ -52,16 +52,18 @@ ZkLockPathProblem(const char *path)
 	const char *seg;
 
 	if (len == 0)
-		return "The path is empty.";
+		return _("The path is empty.");
 	if (len > ZK_MAX_PATH_BYTES)
-		return psprintf("The path is %zu bytes long; the limit is %d bytes.",
+		return psprintf(_("The path is %zu bytes long; the limit is %d bytes."),
 						len, ZK_MAX_PATH_BYTES);
 	if (path[0] != '/')
-		return "The path must start with \"/\".";
+		return _("The path must start with \"/\".");
+	if (len == 1)
+		return _("The root cannot be locked: name a node below it.");
 	if (path[len - 1] == '/')
-		return "The path must not end with \"/\".";
+		return _("The path must not end with \"/\".");
 	if (!pg_verify_mbstr(PG_UTF8, path, len, true))
-		return "The path is not valid UTF-8.";
+		return _("The path is not valid UTF-8.");
 
 	for (const unsigned char *p = (const unsigned char *) path; *p;
 		 p += pg_utf_mblen(p))
@@ -69,9 +71,9 @@ ZkLockPathProblem(const char *path)
 		pg_wchar	c = utf8_to_unicode(p);
 
 		if (c <= 0x1F || (c >= 0x7F && c <= 0x9F))
-			return "The path contains a control character.";
+			return _("The path contains a control character.");
 		if (zk_char_refused(c))
-			return psprintf("The path contains the character U+%04X, which ZooKeeper does not accept.",
+			return psprintf(_("The path contains the character U+%04X, which ZooKeeper does not accept."),
 							(unsigned int) c);
 	}
 
@@ -85,14 +87,14 @@ ZkLockPathProblem(const char *path)
 		char	   *segment;
 
 		if (seglen == 0)
-			return "The path contains an empty segment (\"//\").";
+			return _("The path contains an empty segment (\"//\").");
 		if ((seglen == 1 && seg[0] == '.') ||
 			(seglen == 2 && seg[0] == '.' && seg[1] == '.'))
-			return "The path contains a \".\" or \"..\" segment.";
+			return _("The path contains a \".\" or \"..\" segment.");
 
 		segment = pnstrdup(seg, seglen);
 		if (ZkParseContender(segment, &dummy))
-			return psprintf("The segment \"%s\" looks like a lock queue node.",
+			return psprintf(_("The segment \"%s\" looks like a lock queue node."),
 							segment);
 		pfree(segment);
 

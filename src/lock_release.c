@@ -52,16 +52,22 @@ static bool zk_release_paths(const char *const *paths, int n, bool lease);
 static void zk_release_session_holds(bool members);
 
 /*
- * ZkBatchRelease
- *		Take over a released node's path (palloc'd in ZkLockContext) until
- *		ZkFlushReleases sends its delete.
+ * ZkReserveReleases
+ *		Make room in the batch for the nodes of 'nentries' held entries (two
+ *		each: its node and a downgrade's guard) besides the nodes batched
+ *		already.  Called as an entry is added to the lock table, so
+ *		that every entry can be batched later, at transaction abort too,
+ *		without allocating: an entry goes to the batch at most once, and
+ *		the batch is emptied only by sending it.
  */
 void
-ZkBatchRelease(char *znode)
+ZkReserveReleases(int nentries)
 {
-	if (zk_nreleased == zk_maxreleased)
+	int			need = zk_nreleased + 2 * nentries;
+
+	if (need > zk_maxreleased)
 	{
-		int			newmax = Max(16, zk_maxreleased * 2);
+		int			newmax = Max(16, Max(need, zk_maxreleased * 2));
 
 		if (zk_released == NULL)
 			zk_released = MemoryContextAlloc(ZkLockContext,
@@ -69,6 +75,24 @@ ZkBatchRelease(char *znode)
 		else
 			zk_released = repalloc(zk_released, sizeof(char *) * newmax);
 		zk_maxreleased = newmax;
+	}
+}
+
+/*
+ * ZkBatchRelease
+ *		Take over a released node's path (palloc'd in ZkLockContext) until
+ *		ZkFlushReleases sends its delete.  Room was reserved when its entry
+ *		was added (ZkReserveReleases): nothing is allocated here.
+ */
+void
+ZkBatchRelease(char *znode)
+{
+	if (zk_nreleased == zk_maxreleased)
+	{
+		/* no room (never expected): delete it alone rather than allocate */
+		ZkDeleteInBackground(znode);
+		pfree(znode);
+		return;
 	}
 	zk_released[zk_nreleased++] = znode;
 }
@@ -79,12 +103,17 @@ ZkBatchRelease(char *znode)
  *		one batch, and with zklock.synchronous_release wait until ZooKeeper
  *		applied them (see the file header).  In the transaction callbacks
  *		PostgreSQL holds interrupts, so the wait there raises no ERROR.
+ *		Deep in error recursion (an error while reporting an error) it
+ *		neither waits nor warns, as postgres_fdw's abort cleanup does not
+ *		talk to its server then: the deletes go in the background.  It
+ *		allocates nothing that can raise an ERROR on the way.
  */
 void
 ZkFlushReleases(void)
 {
 	int			n = zk_nreleased;
-	bool		wait = zklock_synchronous_release && !proc_exit_inprogress;
+	bool		wait = zklock_synchronous_release && !proc_exit_inprogress &&
+		!in_error_recursion_trouble();
 	ZkOp	   *op;
 
 	if (n == 0)

@@ -86,9 +86,8 @@ zk_key_init(ZkLockKey *key, const char *path, ZkLockMode mode)
 
 /*
  * ZkLockTableInit
- *		Create the memory context and the table, and register the
- *		transaction callbacks and the session's hooks, once per backend, at
- *		the first zklock call that needs them.
+ *		Create the memory context and the table, and set the session's
+ *		hooks, once per backend, at the first zklock call that needs them.
  */
 void
 ZkLockTableInit(void)
@@ -106,8 +105,6 @@ ZkLockTableInit(void)
 	ZkHeldLocks = hash_create("zklock held locks", 64, &ctl,
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-	RegisterXactCallback(ZkLockXactCallback, NULL);
-	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
 	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
 }
 
@@ -190,6 +187,8 @@ ZkEntryEnter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 				pfree(zk_entries_root);
 			zk_entries_root = MemoryContextStrdup(ZkLockContext, zklock_root);
 		}
+		/* room to release every entry later without allocating */
+		ZkReserveReleases((int) hash_get_num_entries(ZkHeldLocks) + 1);
 		entry = (ZkLockEntry *) hash_search(ZkHeldLocks, &key, HASH_ENTER,
 											&found);
 		Assert(!found);
@@ -263,7 +262,7 @@ ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope)
  * ZkEntryDrop
  *		Remove an entry; with delete_nodes, batch its node for release
  *		(lock_release.c sends the batch), minding the downgrade guard.
- *		Never raises an ERROR but out of memory.
+ *		Never raises an ERROR: it allocates nothing (ZkReserveReleases).
  */
 void
 ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes)

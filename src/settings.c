@@ -195,14 +195,24 @@ check_zklock_session_timeout(int *newval, void **extra, GucSource source)
 /*
  * _PG_init
  *		Define the settings, ask for the statistics' shared memory when
- *		loaded at server start, and install the DISCARD ALL hook.  Nothing
- *		else: no thread, no connection.
+ *		loaded at server start, register the transaction callbacks and
+ *		install the DISCARD ALL hook.  Nothing else: no thread, no
+ *		connection.
  */
 void
 _PG_init(void)
 {
 	/* the statistics' shared memory, when loaded at server start */
 	ZkStatRequestShmem();
+
+	/*
+	 * zklock's one pair of transaction callbacks, registered here and only
+	 * here: at abort they hand the requests an ERROR left to the client
+	 * threads, then release the transaction's holds, in that order.  They
+	 * cost nothing in a backend that holds nothing.
+	 */
+	RegisterXactCallback(ZkLockXactCallback, NULL);
+	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
 
 	DefineCustomStringVariable("zklock.hosts",
 							   "ZooKeeper servers the backend connects to.",

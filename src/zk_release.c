@@ -546,14 +546,17 @@ ZkSweepInBackground(const char *parent, const char *prefix)
 /*
  * zk_release_op_new
  *		A ZKOP_RELEASE op for jobs about to be sent, held (pending = 1)
- *		until ZkReleaseOpIssued says they all were.
+ *		until ZkReleaseOpIssued says they all were.  NULL if memory ran
+ *		out: the jobs then go unwaited for, and no ERROR is raised, as
+ *		releases run at transaction abort.
  */
 static ZkOp *
 zk_release_op_new(void)
 {
-	ZkOp	   *op = ZkOpNew(ZKOP_RELEASE);
+	ZkOp	   *op = ZkOpTryNew(ZKOP_RELEASE);
 
-	op->pending = 1;
+	if (op != NULL)
+		op->pending = 1;
 	return op;
 }
 
@@ -566,10 +569,10 @@ zk_release_op_new(void)
  *		ends, whether or not anyone waits.
  *
  * With want_answer, returns a ZKOP_RELEASE op that completes when every
- * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else NULL.  Never
- * raises an ERROR except out of memory for that op, so it is safe in
- * abort paths with want_answer false.  Without a session there is nothing
- * to delete: the nodes went with it.
+ * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else, or if memory
+ * for that op ran out, NULL.  Never raises an ERROR, so it is safe in
+ * abort paths.  Without a session there is nothing to delete: the nodes
+ * went with it.
  */
 ZkOp *
 ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
@@ -622,7 +625,8 @@ typedef struct ZkQuietWait
  *		handle is gone or the session is lost (an expired session took
  *		every node with it); ZK_WAIT_DEADLINE once the connection stayed
  *		down for connect_ms since the start (or for the session timeout in
- *		all), or, connected, no answer came for the session timeout.
+ *		all), or, connected, no answer came for connect_ms: a server that
+ *		answers nothing is as good as a lost connection.
  */
 static ZkWaitResult
 zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
@@ -642,7 +646,7 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
 					  ZkSessionGiveUpAt(view));
 	else
-		give_up = qw->last_progress + ZkSessionTimeout();
+		give_up = qw->last_progress + qw->connect_ms;
 	if (now >= give_up)
 		return ZK_WAIT_DEADLINE;
 	*wake_at = give_up;
@@ -655,8 +659,7 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
  *		it completed (or the session ended, which deleted the nodes too),
  *		false when the connection stayed down for connect_ms since the wait
  *		began (or for the session timeout in all), or when, connected,
- *		ZooKeeper answered nothing for the session timeout (the client
- *		library drops such a connection itself).  A large batch takes as
+ *		ZooKeeper answered nothing for connect_ms.  A large batch takes as
  *		long as it needs while answers keep coming.  On false the caller
  *		reports the release as unconfirmed; its deletes go on in the
  *		background.
@@ -665,6 +668,8 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
  * PostgreSQL holds interrupts (the COMMIT and ABORT callbacks), where
  * CHECK_FOR_INTERRUPTS does nothing and no ERROR is raised at all.  During
  * backend exit it does not wait: the session's close deletes every node.
+ * Nor does it wait while ZooKeeper is known to be silent (ZkSessionSilent):
+ * it returns false at once.
  */
 bool
 ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
@@ -672,8 +677,13 @@ ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
 	ZkQuietWait qw;
 	ZkBridgeView view;
 
+	if (op == NULL)
+		return false;			/* out of memory: sent, not waited for */
 	if (proc_exit_inprogress)
 		return true;
+	/* a silence waited out once already is not waited out again */
+	if (ZkSessionSilent())
+		return false;
 
 	ZkBridgeLook(NULL, &view);
 	qw.start = ZkNowMs();
@@ -775,7 +785,7 @@ zk_guard_issue(ZkOp *waiter)
  *		connection and carried over to the next session if this one ends
  *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
  *		with ZkOpFree) that completes when the deletes have, or when the
- *		session ended; else NULL.  Raises no ERROR without want_answer, so
+ *		session ended; else (or out of memory) NULL.  Raises no ERROR, so
  *		that it may run in PG_CATCH.
  */
 ZkOp *
@@ -811,6 +821,8 @@ ZkGuardRemoveAtExit(void)
 		ZkSessionIsExpired())
 		return;
 	op = ZkGuardRemove(true);
+	if (op == NULL)
+		return;					/* out of memory: sent, not waited for */
 	(void) ZkWaitStatus(ZK_FOR_ANSWER, op, ZkNowMs() + zklock_connect_timeout,
 						ZK_WAIT_NO_CUT_OFF | ZK_WAIT_NO_INTERRUPTS);
 	ZkOpFree(op);

@@ -51,17 +51,32 @@ zk_handle(void)
 /*
  * ZkOpNew
  *		A new op of the given kind, about to be sent, in the list of live
- *		ops.
+ *		ops.  ERROR if memory ran out.
  */
 ZkOp *
 ZkOpNew(ZkOpKind kind)
 {
-	ZkOp	   *op = calloc(1, sizeof(ZkOp));
+	ZkOp	   *op = ZkOpTryNew(kind);
 
 	if (op == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
+	return op;
+}
+
+/*
+ * ZkOpTryNew
+ *		As ZkOpNew, but NULL if memory ran out: for paths that must raise
+ *		no ERROR (the releases at transaction abort).
+ */
+ZkOp *
+ZkOpTryNew(ZkOpKind kind)
+{
+	ZkOp	   *op = calloc(1, sizeof(ZkOp));
+
+	if (op == NULL)
+		return NULL;
 	op->kind = kind;
 	/* writes and syncs go through the leader; reads a server answers alone */
 	op->ordered = (kind == ZKOP_CREATE || kind == ZKOP_CREATE_COUNTED ||

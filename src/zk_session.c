@@ -71,6 +71,17 @@ static ZkSessionLostHook zk_lost_hook = NULL;
 static ZkLocksHeldHook zk_held_hook = NULL;
 static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
 
+/*
+ * ZooKeeper's silence, once a wait established it: a wait gave up on an
+ * answer that had not come for zklock.connect_timeout, when the session
+ * had counted zk_silent_answers answers.  Until the next answer of any
+ * kind (ZooKeeper answers a session's requests in order, so the next one
+ * is the oldest request's) later waits need not sit through that silence
+ * again: see ZkSessionSilent.
+ */
+static bool zk_silent = false;
+static uint64 zk_silent_answers = 0;
+
 /* descriptors the client library holds open: its socket and a pipe */
 #define ZK_CLIENT_FDS 3
 static int	zk_fds_reserved = 0;	/* reserved with AcquireExternalFD */
@@ -97,11 +108,6 @@ static void zk_reserve_fds(void);
 static void zk_release_fds(void);
 static void zk_session_lost(void) pg_attribute_noreturn();
 static void zk_session_at_exit(int code, Datum arg);
-static void zk_session_xact_callback(XactEvent event, void *arg);
-static void zk_session_subxact_callback(SubXactEvent event,
-										SubTransactionId mySubid,
-										SubTransactionId parentSubid,
-										void *arg);
 
 /*
  * ZkSessionSetHooks
@@ -294,11 +300,52 @@ ZkWaitStatus(ZkWaitFor goal, ZkOp *op, int64 deadline_ms, int flags)
 {
 	ZkWaitGoal	wg;
 
+	ZkWaitResult result;
+
 	wg.goal = goal;
 	wg.deadline_ms = deadline_ms;
 	wg.cut_off = (flags & ZK_WAIT_NO_CUT_OFF) == 0;
-	return ZkLatchWait(op, zk_wait_check, &wg,
-					   (flags & ZK_WAIT_NO_INTERRUPTS) == 0);
+	result = ZkLatchWait(op, zk_wait_check, &wg,
+						 (flags & ZK_WAIT_NO_INTERRUPTS) == 0);
+
+	/* an answer that has not come for connect_timeout: ZooKeeper is silent */
+	if (goal == ZK_FOR_ANSWER && op != NULL &&
+		(result == ZK_WAIT_DEADLINE || result == ZK_WAIT_CUT_OFF) &&
+		ZkNowMs() - op->sent_at >= zklock_connect_timeout)
+	{
+		ZkBridgeView view;
+
+		ZkBridgeLook(op, &view);
+		if (!view.op_done)
+		{
+			zk_silent = true;
+			zk_silent_answers = view.answers;
+		}
+	}
+	return result;
+}
+
+/*
+ * ZkSessionSilent
+ *		Has ZooKeeper been silent since a wait gave up on it (an answer it
+ *		awaited had not come for zklock.connect_timeout), with no answer of
+ *		any kind since?  A release that would wait for its answer then
+ *		returns at once, unconfirmed (its deletes go on in the background):
+ *		the silence was waited out once already, and the abort after a
+ *		COMMIT that failed this way returns promptly.
+ */
+bool
+ZkSessionSilent(void)
+{
+	ZkBridgeView view;
+
+	if (!zk_silent)
+		return false;
+	ZkBridgeLook(NULL, &view);
+	if (view.open && view.answers == zk_silent_answers)
+		return true;
+	zk_silent = false;
+	return false;
 }
 
 /*
@@ -533,11 +580,10 @@ zk_connect(void)
 	char	   *volatile auth = ZkCredentials();	/* zklock.auth or its file */
 	int64		deadline;
 
+	zk_silent = false;		/* a new session has said nothing yet */
 	if (!zk_exit_callback_registered)
 	{
 		before_shmem_exit(zk_session_at_exit, (Datum) 0);
-		RegisterXactCallback(zk_session_xact_callback, NULL);
-		RegisterSubXactCallback(zk_session_subxact_callback, NULL);
 		zk_protected_acl_entries[0].perms = ZOO_PERM_ALL;
 		zk_protected_acl_entries[0].id = ZOO_AUTH_IDS;
 		zk_protected_acl_entries[1].perms = ZOO_PERM_READ;
@@ -603,7 +649,8 @@ zk_connect(void)
 						(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 						 errmsg("ZooKeeper authentication failed at \"%s\"",
 								zklock_hosts),
-						 errdetail_internal("%s", zerror(rc))));
+						 errdetail("ZooKeeper answered %s (%d): %s.",
+								   ZkRcName(rc), rc, zerror(rc))));
 		}
 	}
 	PG_CATCH();
@@ -731,6 +778,86 @@ zk_session_lost(void)
 }
 
 /*
+ * ZkRcName
+ *		ZooKeeper's own name for a result code (its C constant, the Java
+ *		client's KeeperException.Code with a Z in front), for DETAIL lines.
+ */
+const char *
+ZkRcName(int rc)
+{
+	switch (rc)
+	{
+		case ZOK:
+			return "ZOK";
+		case ZSYSTEMERROR:
+			return "ZSYSTEMERROR";
+		case ZRUNTIMEINCONSISTENCY:
+			return "ZRUNTIMEINCONSISTENCY";
+		case ZDATAINCONSISTENCY:
+			return "ZDATAINCONSISTENCY";
+		case ZCONNECTIONLOSS:
+			return "ZCONNECTIONLOSS";
+		case ZMARSHALLINGERROR:
+			return "ZMARSHALLINGERROR";
+		case ZUNIMPLEMENTED:
+			return "ZUNIMPLEMENTED";
+		case ZOPERATIONTIMEOUT:
+			return "ZOPERATIONTIMEOUT";
+		case ZBADARGUMENTS:
+			return "ZBADARGUMENTS";
+		case ZINVALIDSTATE:
+			return "ZINVALIDSTATE";
+		case ZNEWCONFIGNOQUORUM:
+			return "ZNEWCONFIGNOQUORUM";
+		case ZRECONFIGINPROGRESS:
+			return "ZRECONFIGINPROGRESS";
+		case ZSSLCONNECTIONERROR:
+			return "ZSSLCONNECTIONERROR";
+		case ZAPIERROR:
+			return "ZAPIERROR";
+		case ZNONODE:
+			return "ZNONODE";
+		case ZNOAUTH:
+			return "ZNOAUTH";
+		case ZBADVERSION:
+			return "ZBADVERSION";
+		case ZNOCHILDRENFOREPHEMERALS:
+			return "ZNOCHILDRENFOREPHEMERALS";
+		case ZNODEEXISTS:
+			return "ZNODEEXISTS";
+		case ZNOTEMPTY:
+			return "ZNOTEMPTY";
+		case ZSESSIONEXPIRED:
+			return "ZSESSIONEXPIRED";
+		case ZINVALIDCALLBACK:
+			return "ZINVALIDCALLBACK";
+		case ZINVALIDACL:
+			return "ZINVALIDACL";
+		case ZAUTHFAILED:
+			return "ZAUTHFAILED";
+		case ZCLOSING:
+			return "ZCLOSING";
+		case ZNOTHING:
+			return "ZNOTHING";
+		case ZSESSIONMOVED:
+			return "ZSESSIONMOVED";
+		case ZNOTREADONLY:
+			return "ZNOTREADONLY";
+		case ZEPHEMERALONLOCALSESSION:
+			return "ZEPHEMERALONLOCALSESSION";
+		case ZNOWATCHER:
+			return "ZNOWATCHER";
+		case ZRECONFIGDISABLED:
+			return "ZRECONFIGDISABLED";
+		case ZSESSIONCLOSEDREQUIRESASLAUTH:
+			return "ZSESSIONCLOSEDREQUIRESASLAUTH";
+		case ZTHROTTLEDOP:
+			return "ZTHROTTLEDOP";
+	}
+	return "unknown";
+}
+
+/*
  * ZkRaiseForRc
  *		Turn a ZooKeeper error code into zklock's documented ERROR (its
  *		SQLSTATE and message are listed in doc/reference.md); the
@@ -758,11 +885,14 @@ ZkRaiseForRc(int rc)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("lost connection to ZooKeeper"),
-				 errdetail_internal("%s", zerror(rc))));
+				 errdetail("ZooKeeper answered %s (%d): %s.",
+						   ZkRcName(rc), rc, zerror(rc))));
+	/* not about the connection: an error of the system zklock relies on */
 	ereport(ERROR,
-			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg("ZooKeeper error"),
-			 errdetail_internal("%s", zerror(rc))));
+			 errdetail("ZooKeeper answered %s (%d): %s.",
+					   ZkRcName(rc), rc, zerror(rc))));
 }
 
 /*
@@ -815,24 +945,4 @@ zk_session_at_exit(int code, Datum arg)
 	ZkGuardRemoveAtExit();
 	zk_close_handle(false);
 	ZkStatReleasesPending(0);
-}
-
-/*
- * zk_session_xact_callback / zk_session_subxact_callback
- *		An ERROR may leave ops without an owner; give them to the completion
- *		thread to free (ZkOpsAbandon returns at once when none are live).
- */
-static void
-zk_session_xact_callback(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		ZkOpsAbandon(0);
-}
-
-static void
-zk_session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							SubTransactionId parentSubid, void *arg)
-{
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-		ZkOpsAbandon(GetCurrentTransactionNestLevel());
 }
