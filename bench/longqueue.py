@@ -60,42 +60,61 @@ def main():
           f"(load average {machine.get('loadavg_start', '?')} at the start, "
           f"{machine.get('loadavg_end', '?')} at the end), {machine.get('elapsed_s', '?')} s: "
           f"`{machine.get('command', '?')}`; deadlock_timeout = "
-          f"{machine.get('deadlock_timeout_ms', '?')} ms, held {machine.get('hold_s', '?')} s "
-          f"after every waiter was waiting.\n")
-    print("| kind | n | requests during the wait | per s: mean / busiest / last | "
-          "requests / n² | wait s (queueing s) | drain ms | drain requests | "
+          f"{machine.get('deadlock_timeout_ms', '?')} ms; held {machine.get('hold_s', '?')} s "
+          f"after every waiter was waiting, and on until the checks were over (a second with at most "
+          f"n/2 + 10 requests: pings), at most {machine.get('limit_s', '?')} s more.\n")
+    hold = machine.get("hold_s", "?")
+    print(f"| kind | n | requests in the first {hold} s | checks over after s | requests until then | "
+          "÷ n² | per s: mean / busiest | drain ms | drain requests | "
           "granted in queue order | nodes left (ephemeral) |")
-    print("|---|---:|---:|---|---:|---|---:|---:|---|---:|")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
     for kind in kinds:
         for n in sorted(n for k, n in runs if k == kind):
             d = runs[(kind, n)]
             drained = d.get("lq_drained") == "1"
+            quiet = num(d, "lq_quiet_after_s") >= 0
             granted = d.get("lq_granted", "?")
             fifo = (f"{granted}/{n}, {d.get('lq_fifo_inversions', '?')} inversions"
                     + ("" if d.get("lq_queued") == str(n) else f", {d.get('lq_queued', '?')} seen queued"))
             drain = fmt(num(d, "lq_drain_ms")) if drained else \
                 f"not drained in {machine.get('limit_s', '?')} s"
-            left = (f"{d.get('lq_left_nodes', '?')} (ephemeral {d.get('lq_left_ephemerals', '?')})"
+            left = (f"{d.get('lq_left_nodes', '?')} ({d.get('lq_left_ephemerals', '?')})"
                     if drained else "not checked")
             if d.get("lq_exit") not in ("0", "1"):
                 drain += f" (exit {d.get('lq_exit', '?')})"
-            print(f"| {kind} | {n} | {fmt(num(d, 'lq_wait_requests'))} | "
-                  f"{fmt(num(d, 'lq_wait_rps'))} / {fmt(num(d, 'lq_wait_peak_rps'))} / "
-                  f"{fmt(num(d, 'lq_wait_last_s_rps'))} | {fmt(num(d, 'lq_wait_requests_per_n2'), 2)} | "
-                  f"{fmt(num(d, 'lq_wait_s'), 1)} ({fmt(num(d, 'lq_queue_s'), 1)}) | {drain} | "
+            if quiet:
+                over = fmt(num(d, "lq_quiet_after_s"), 1)
+                until = fmt(num(d, "lq_quiet_requests"))
+                per_n2 = fmt(num(d, "lq_quiet_requests_per_n2"), 2)
+                mean = fmt(num(d, "lq_quiet_rps"))
+            else:
+                # still busy when released: what the wait saw is a lower bound
+                over = f"not within {fmt(num(d, 'lq_wait_s'), 0)}"
+                until = "≥ " + fmt(num(d, "lq_wait_requests"))
+                per_n2 = "≥ " + fmt(num(d, "lq_wait_requests_per_n2"), 2)
+                mean = fmt(num(d, "lq_wait_requests") / num(d, "lq_wait_s"))
+            print(f"| {kind} | {n} | {fmt(num(d, 'lq_hold_requests'))} | {over} | {until} | {per_n2} | "
+                  f"{mean} / {fmt(num(d, 'lq_wait_peak_rps'))} | {drain} | "
                   f"{fmt(num(d, 'lq_drain_requests'))} | {fifo} | {left} |")
 
-    print("\nGrowth of the requests during the wait from one size to the next "
+    def cost(d):
+        """the requests until the checks were over, and whether that is a lower bound"""
+        if num(d, "lq_quiet_after_s") >= 0:
+            return num(d, "lq_quiet_requests"), ""
+        return num(d, "lq_wait_requests"), "≥ "
+
+    print("\nGrowth of the requests until the checks were over, from one size to the next "
           "(×4 per ×4 of n is linear, ×16 quadratic):\n")
-    print("| kind | sizes | n × | requests × | requests / n² |")
+    print("| kind | sizes | n × | requests × | requests ÷ n² |")
     print("|---|---|---:|---:|---|")
     for kind in kinds:
         ns = sorted(n for k, n in runs if k == kind)
         for a, b in zip(ns, ns[1:]):
-            ra = num(runs[(kind, a)], "lq_wait_requests")
-            rb = num(runs[(kind, b)], "lq_wait_requests")
-            print(f"| {kind} | {a} → {b} | {b / a:g} | {fmt(rb / ra if ra else math.nan, 1)} | "
-                  f"{fmt(ra / a / a, 2)} → {fmt(rb / b / b, 2)} |")
+            ra, la = cost(runs[(kind, a)])
+            rb, lb = cost(runs[(kind, b)])
+            growth = fmt(rb / ra, 1) if ra and not la and not lb else "?"
+            print(f"| {kind} | {a} → {b} | {b / a:g} | {growth} | "
+                  f"{la}{fmt(ra / a / a, 2)} → {lb}{fmt(rb / b / b, 2)} |")
 
 
 if __name__ == "__main__":

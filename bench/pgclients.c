@@ -72,9 +72,11 @@
  *       deadlock_timeout = DEADLOCK_MS, are sent their acquire all at once
  *       and wait behind them; once every waiter's backend has been seen
  *       waiting in zklock (pg_stat_activity, which asks ZooKeeper nothing),
- *       the holders keep holding HOLD_S more seconds; then they release
- *       and each waiter releases as soon as it is granted (a FIFO handoff
- *       through all N).  KIND: exclusive (zk_lock), mixed (zk_rlock, every
+ *       the holders keep holding HOLD_S more seconds, and on until the
+ *       deadlock checks are over (a second with no more requests than
+ *       pings explain; at most LIMIT_S more); then they release and each
+ *       waiter releases as soon as it is granted (a FIFO handoff through
+ *       all N).  KIND: exclusive (zk_lock), mixed (zk_rlock, every
  *       4th waiter zk_lock), semaphore1 and semaphore2
  *       (zk_semaphore_acquire with max_leases 1 or 2), set2 (zk_lock of
  *       the set PATH/a, PATH/b), lease (zk_lease_lock).  ZooKeeper's
@@ -1540,6 +1542,13 @@ lq_queue_sql(char *sql, size_t size, LqKind kind, const char *path)
 			 kind == LQ_SET2 ? "/a" : "");
 }
 
+/*
+ * The most requests per second a queue of n waiters makes once their
+ * checks are over: pings (each session's every third of its 10 s timeout)
+ * and a few stragglers.
+ */
+#define LQ_QUIET_RPS(n)	((n) / 2.0 + 10)
+
 /* mntr's zk_packets_received: the requests ZooKeeper has received */
 static double
 zk_requests(int zkport)
@@ -1638,7 +1647,9 @@ do_longqueue(int argc, char **argv)
 				prev_r,
 				prev_t,
 				peak_rps = 0,
-				last_s_rps = 0;
+				r_hold = -1,
+				t_quiet = 0,
+				r_quiet = 0;
 	int			granted = 0,
 				done = 0,
 				failures = 0,
@@ -1723,7 +1734,13 @@ do_longqueue(int argc, char **argv)
 	lq_wait_all_in_zklock(mon, cl, pids, n, 120e6);
 	t_queued = now_us();
 
-	/* ZooKeeper's requests, sampled every 250 ms until hold_s have passed */
+	/*
+	 * ZooKeeper's requests, sampled every 250 ms.  The holders hold hold_s
+	 * after every waiter was seen waiting, and on until the checks are
+	 * over: a second (begun past deadlock_timeout) with no more requests
+	 * than pings and stragglers explain, LQ_QUIET_RPS(n), at most limit_s
+	 * more.
+	 */
 	fprintf(out, "# seconds_since_first_request requests_since_first_request\n");
 	prev_r = r0;
 	prev_t = t_send;
@@ -1733,17 +1750,26 @@ do_longqueue(int argc, char **argv)
 					r = zk_requests(zkport);
 
 		fprintf(out, "%.3f %.0f\n", (t - t_send) / 1e6, r - r0);
-		/* the peak: the most requests in any 1 s between two samples */
+		/* each 1 s (or so) between two samples: the busiest, the first quiet */
 		if (t - prev_t >= 1e6)
 		{
-			if ((r - prev_r) / ((t - prev_t) / 1e6) > peak_rps)
-				peak_rps = (r - prev_r) / ((t - prev_t) / 1e6);
-			if (t - t_queued >= hold_s * 1e6 - 1e6)
-				last_s_rps = (r - prev_r) / ((t - prev_t) / 1e6);
+			double		rps = (r - prev_r) / ((t - prev_t) / 1e6);
+
+			if (rps > peak_rps)
+				peak_rps = rps;
+			if (t_quiet == 0 && rps <= LQ_QUIET_RPS(n) &&
+				prev_t >= t_queued + deadlock_ms * 1e3)
+			{
+				t_quiet = prev_t;
+				r_quiet = prev_r;
+			}
 			prev_r = r;
 			prev_t = t;
 		}
-		if (t - t_queued >= hold_s * 1e6)
+		if (r_hold < 0 && t - t_queued >= hold_s * 1e6)
+			r_hold = r;
+		if (r_hold >= 0 &&
+			(t_quiet != 0 || t - t_queued >= (hold_s + limit_s) * 1e6))
 			break;
 		usleep(250000);
 	}
@@ -1897,11 +1923,15 @@ do_longqueue(int argc, char **argv)
 	printf("lq_holders %d\n", nhold);
 	printf("lq_deadlock_timeout_ms %d\n", deadlock_ms);
 	printf("lq_queue_s %.3f\n", (t_queued - t_send) / 1e6);
+	printf("lq_hold_s %.3f\n", hold_s);
+	printf("lq_hold_requests %.0f\n", r_hold - r0);
 	printf("lq_wait_s %.3f\n", (t1 - t_send) / 1e6);
 	printf("lq_wait_requests %.0f\n", r1 - r0);
-	printf("lq_wait_rps %.1f\n", (r1 - r0) / ((t1 - t_send) / 1e6));
 	printf("lq_wait_peak_rps %.1f\n", peak_rps);
-	printf("lq_wait_last_s_rps %.1f\n", last_s_rps);
+	printf("lq_quiet_after_s %.3f\n", t_quiet ? (t_quiet - t_send) / 1e6 : -1);
+	printf("lq_quiet_requests %.0f\n", t_quiet ? r_quiet - r0 : -1);
+	printf("lq_quiet_rps %.1f\n", t_quiet ? (r_quiet - r0) / ((t_quiet - t_send) / 1e6) : -1);
+	printf("lq_quiet_requests_per_n2 %.3f\n", t_quiet ? (r_quiet - r0) / ((double) n * n) : -1);
 	printf("lq_wait_requests_per_n2 %.3f\n", (r1 - r0) / ((double) n * n));
 	printf("lq_queued %d\n", listed);
 	printf("lq_drained %d\n", drained);
