@@ -3,14 +3,17 @@
 #
 # 32 waiters (16 backends on each of two servers, deadlock_timeout =
 # 200ms) queue on one path behind a holder, which keeps the lock 4 s after
-# every waiter is seen waiting in zklock.  Each waiter publishes its wait
-# and checks for a cycle through the others.  Then:
+# every waiter is seen waiting in zklock, and on until ZooKeeper is quiet
+# again.  Each waiter publishes its wait and checks for a cycle through the
+# others.  Then:
+# - the checks are over within 30 s: a second with no more requests than
+#   pings explain;
 # - the ZooKeeper requests from the first waiter's zk_lock to the end of the
 #   hold (mntr's zk_packets_received, pings and the waiters' own joins
 #   included) stay under 8 n² = 8192: a check that reads each member's
 #   record once costs about n requests, so the whole queue about n²; a
 #   search that follows every path through the queue costs 2^k for the
-#   k-th waiter and keeps ZooKeeper busy for the whole hold;
+#   k-th waiter, keeps ZooKeeper busy at its limit, and does not end;
 # - every waiter had published its wait (the checks did run) and was in
 #   the queue;
 # - after the holder's release, every waiter (releasing as soon as it is
@@ -100,12 +103,26 @@ ok( wait_for(
 	"all $n waiters wait in zklock");
 my $t_queued = time();
 
-# held hold_s more seconds; ZooKeeper's requests sampled every 500 ms
-my @profile;
-while (time() - $t_queued < $hold_s)
+# held hold_s more seconds, and on (at most 30 s) until the checks are
+# over: a second, begun past deadlock_timeout, with no more requests than
+# pings explain (each session pings every third of its 10 s timeout);
+# ZooKeeper's requests sampled every 500 ms
+my $quiet_rps = $n / 2 + 10;
+my ($prev_t, $prev_r) = ($t0, $r0);
+my ($quiet_at, @profile);
+for (;;)
 {
 	usleep(500_000);
-	push @profile, sprintf('%.1fs:%d', time() - $t0, requests() - $r0);
+	my ($t, $r) = (time(), requests());
+	push @profile, sprintf('%.1fs:%d', $t - $t0, $r - $r0);
+	if ($t - $prev_t >= 1)
+	{
+		$quiet_at //= $prev_t
+		  if ($r - $prev_r) / ($t - $prev_t) <= $quiet_rps
+		  && $prev_t >= $t_queued + 0.2;
+		($prev_t, $prev_r) = ($t, $r);
+	}
+	last if $t - $t_queued >= $hold_s && (defined $quiet_at || $t - $t_queued >= 30);
 }
 my $r1 = requests();
 my $wait_s = time() - $t0;
@@ -113,6 +130,10 @@ my $during = $r1 - $r0;
 note(sprintf('requests during the wait: %d in %.1f s (%.2f n²; queued in %.1f s)',
 		$during, $wait_s, $during / ($n * $n), $t_queued - $t0));
 note('requests since the first zk_lock, sampled: ' . join(' ', @profile));
+ok(defined $quiet_at,
+	"the deadlock checks are over: ZooKeeper gets no more than pings within 30 s");
+note(sprintf('quiet from %.1f s after the first zk_lock', $quiet_at - $t0))
+  if defined $quiet_at;
 cmp_ok($during, '<', $limit,
 	"ZooKeeper requests while $n waiters wait past deadlock_timeout stay under 8 n² ($limit)");
 
