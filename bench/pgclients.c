@@ -65,7 +65,35 @@
  *       the last member) is counted as "early"; any result other than true
  *       fails the run.
  *
- * Results are printed as "key value" lines for bench/analyze.py.
+ *   pgclients longqueue CONN1 CONN2 KIND N PATH ZKPORT HOLD_S DEADLOCK_MS LIMIT_S OUTFILE
+ *       A long queue held past deadlock_timeout, then drained (bench/
+ *       longqueue.sh).  Holders on server 1 (a semaphore of limit 2: one
+ *       on each server) take PATH; N waiters, N/2 per server, each with
+ *       deadlock_timeout = DEADLOCK_MS, are sent their acquire all at once
+ *       and wait behind them; once every waiter's backend has been seen
+ *       waiting in zklock (pg_stat_activity, which asks ZooKeeper nothing),
+ *       the holders keep holding HOLD_S more seconds, and on until the
+ *       deadlock checks are over (a second with no more requests than
+ *       pings explain; at most LIMIT_S more); then they release and each
+ *       waiter releases as soon as it is granted (a FIFO handoff through
+ *       all N).  KIND: exclusive (zk_lock), mixed (zk_rlock, every
+ *       4th waiter zk_lock), semaphore1 and semaphore2
+ *       (zk_semaphore_acquire with max_leases 1 or 2), set2 (zk_lock of
+ *       the set PATH/a, PATH/b), lease (zk_lease_lock).  ZooKeeper's
+ *       requests (mntr zk_packets_received) are read before the first
+ *       acquire is sent, every 250 ms during the wait (OUTFILE: seconds
+ *       and requests since the first acquire) and after the drain.  The
+ *       queue order is read once the wait is counted; the grants must
+ *       follow it: in the order their results arrive (readers of a mixed
+ *       queue granted together may answer in any order among themselves),
+ *       for a semaphore in the order of the lease tokens (the leases'
+ *       czxids: the order ZooKeeper gave them out in, since two leases
+ *       held at once may answer in any order).  A queue not drained LIMIT_S
+ *       after the release has its waiters terminated.  Exits 1 unless
+ *       every waiter was queued, granted in order and nothing was left.
+ *
+ * Results are printed as "key value" lines for bench/analyze.py (and
+ * bench/longqueue.py for the longqueue mode).
  */
 #define _GNU_SOURCE				/* ppoll */
 #include <errno.h>
@@ -1408,12 +1436,541 @@ do_dbarrier(int argc, char **argv)
 	return early == 0 ? 0 : 1;
 }
 
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The kinds of queue of do_longqueue: what the holders and the waiters
+ * take, and how each releases.
+ */
+typedef enum
+{
+	LQ_EXCLUSIVE,
+	LQ_MIXED,
+	LQ_SEMAPHORE1,
+	LQ_SEMAPHORE2,
+	LQ_SET2,
+	LQ_LEASE
+} LqKind;
+
+static const char *const lq_kind_names[] = {
+	"exclusive", "mixed", "semaphore1", "semaphore2", "set2", "lease", NULL
+};
+
+/* mixed: waiter i is a writer when i % LQ_MIXED_EVERY == LQ_MIXED_EVERY - 1 */
+#define LQ_MIXED_EVERY 4
+
+/* a waiter of a mixed queue that takes a shared lock */
+static int
+lq_reader(LqKind kind, int i)
+{
+	return kind == LQ_MIXED && i % LQ_MIXED_EVERY != LQ_MIXED_EVERY - 1;
+}
+
+/* the holders: one, or max_leases of a semaphore */
+static int
+lq_holders(LqKind kind)
+{
+	return kind == LQ_SEMAPHORE2 ? 2 : 1;
+}
+
+/*
+ * lq_acquire_sql
+ *		Into sql: what waiter i (or a holder, i < 0) sends to take its
+ *		place; its result is the fencing token.
+ */
+static void
+lq_acquire_sql(char *sql, size_t size, LqKind kind, const char *path, int i)
+{
+	switch (kind)
+	{
+		case LQ_EXCLUSIVE:
+		case LQ_MIXED:
+			snprintf(sql, size, "SELECT zk_%slock('%s')",
+					 i >= 0 && lq_reader(kind, i) ? "r" : "", path);
+			break;
+		case LQ_SEMAPHORE1:
+		case LQ_SEMAPHORE2:
+			snprintf(sql, size, "SELECT zk_semaphore_acquire('%s', %d)",
+					 path, lq_holders(kind));
+			break;
+		case LQ_SET2:
+			snprintf(sql, size, "SELECT zk_lock(ARRAY['%s/a', '%s/b'])", path, path);
+			break;
+		case LQ_LEASE:
+			snprintf(sql, size, "SELECT zk_lease_lock('%s', '10 min')", path);
+			break;
+	}
+}
+
+/* into sql: the release of a hold whose fencing token is token */
+static void
+lq_release_sql(char *sql, size_t size, LqKind kind, const char *path,
+			   const char *token)
+{
+	switch (kind)
+	{
+		case LQ_EXCLUSIVE:
+		case LQ_MIXED:
+			snprintf(sql, size, "SELECT zk_unlock('%s')", path);
+			break;
+		case LQ_SEMAPHORE1:
+		case LQ_SEMAPHORE2:
+			snprintf(sql, size, "SELECT zk_semaphore_release('%s')", path);
+			break;
+		case LQ_SET2:
+			snprintf(sql, size, "SELECT zk_unlock(ARRAY['%s/a', '%s/b'])", path, path);
+			break;
+		case LQ_LEASE:
+			snprintf(sql, size, "SELECT zk_lease_unlock('%s', %s)", path, token);
+			break;
+	}
+}
+
+/*
+ * lq_queue_sql
+ *		Into sql: the queue the waiters stand in, in order, as rows
+ *		(cluster_name, pid): a semaphore's waiters queue for its mutex,
+ *		a set's on each path alike (the first is read).
+ */
+static void
+lq_queue_sql(char *sql, size_t size, LqKind kind, const char *path)
+{
+	snprintf(sql, size,
+			 "SELECT coalesce(cluster_name, ''), pid FROM zk_lock_queue('%s%s') ORDER BY position",
+			 path,
+			 kind == LQ_SEMAPHORE1 || kind == LQ_SEMAPHORE2 ? "/locks" :
+			 kind == LQ_SET2 ? "/a" : "");
+}
+
+/*
+ * The most requests per second a queue of n waiters makes once their
+ * checks are over: pings (each session's every third of its 10 s timeout)
+ * and a few stragglers.
+ */
+#define LQ_QUIET_RPS(n)	((n) / 2.0 + 10)
+
+/* mntr's zk_packets_received: the requests ZooKeeper has received */
+static double
+zk_requests(int zkport)
+{
+	return mntr_value(fourlw(zkport, "mntr"), "zk_packets_received");
+}
+
+/*
+ * lq_wait_all_in_zklock
+ *		Until every waiter's backend has been seen waiting in zklock
+ *		(pg_stat_activity: active, wait_event_type Extension, which is
+ *		where zklock waits for ZooKeeper and for its turn), polled through
+ *		mon[0] and mon[1] (connections to each server that never call
+ *		zklock, so that the poll sends no request to ZooKeeper).  Dies
+ *		after limit_us.
+ */
+static void
+lq_wait_all_in_zklock(PGconn **mon, Client *cl, const int *pids, int n,
+					  double limit_us)
+{
+	char	   *seen = calloc(n, 1);
+	int			nseen = 0;
+	double		deadline = now_us() + limit_us;
+
+	while (nseen < n)
+	{
+		for (int s = 0; s < 2; s++)
+		{
+			PGresult   *r = PQexec(mon[s],
+								   "SELECT pid FROM pg_stat_activity WHERE state = 'active' "
+								   "AND wait_event_type = 'Extension'");
+
+			if (PQresultStatus(r) != PGRES_TUPLES_OK)
+				die("pg_stat_activity: %s", PQerrorMessage(mon[s]));
+			for (int k = 0; k < PQntuples(r); k++)
+			{
+				int			pid = atoi(PQgetvalue(r, k, 0));
+
+				for (int i = 0; i < n; i++)
+				{
+					if (!seen[i] && cl[i].server == s && pids[i] == pid)
+					{
+						seen[i] = 1;
+						nseen++;
+					}
+				}
+			}
+			PQclear(r);
+		}
+		if (nseen < n && now_us() > deadline)
+			die("longqueue: only %d of %d waiters seen waiting in zklock", nseen, n);
+		if (nseen < n)
+			usleep(20000);
+	}
+	free(seen);
+}
+
+/*
+ * do_longqueue
+ *		A long queue held past deadlock_timeout, then drained: see the
+ *		header comment.
+ */
+static int
+do_longqueue(int argc, char **argv)
+{
+	LqKind		kind = LQ_EXCLUSIVE;
+	int			n,
+				nhold,
+				zkport,
+				deadlock_ms;
+	const char *path;
+	double		hold_s,
+				limit_s;
+	FILE	   *out;
+	PGconn	   *holder[2],
+			   *mon[2];
+	char		holder_token[2][64];
+	char		cluster[2][64];
+	Client	   *cl;
+	int		   *pids,
+			   *rank,
+			   *order;
+	char		sql[1024],
+				warm_sql[512];
+	struct pollfd *pfd;
+	double		base_conns,
+				r0,
+				r1,
+				r_rel,
+				r2,
+				t_send,
+				t_queued,
+				t1,
+				t_rel,
+				t_last = 0,
+				prev_r,
+				prev_t,
+				peak_rps = 0,
+				r_hold = -1,
+				t_quiet = 0,
+				r_quiet = 0;
+	int			granted = 0,
+				done = 0,
+				failures = 0,
+				inversions = 0,
+				unmatched = 0,
+				listed = 0,
+				drained;
+	long		left;
+	double		left_eph;
+	PGresult   *res;
+
+	if (argc != 12)
+		die("usage: longqueue CONN1 CONN2 KIND N PATH ZKPORT HOLD_S DEADLOCK_MS LIMIT_S OUTFILE");
+	for (int k = 0;; k++)
+	{
+		if (lq_kind_names[k] == NULL)
+			die("longqueue: unknown kind %s", argv[4]);
+		if (strcmp(argv[4], lq_kind_names[k]) == 0)
+		{
+			kind = (LqKind) k;
+			break;
+		}
+	}
+	n = atoi(argv[5]);
+	path = argv[6];
+	zkport = atoi(argv[7]);
+	hold_s = atof(argv[8]);
+	deadlock_ms = atoi(argv[9]);
+	limit_s = atof(argv[10]);
+	out = fopen(argv[11], "w");
+	if (out == NULL)
+		die("%s: %s", argv[11], strerror(errno));
+	if (n < 1)
+		die("longqueue: N must be positive");
+	nhold = lq_holders(kind);
+
+	/* the connections ZooKeeper had before ours (a previous case's gone) */
+	base_conns = mntr_value(fourlw(zkport, "mntr"), "zk_num_alive_connections");
+
+	/* holders, monitors, waiters; every zklock user opens its session now */
+	snprintf(warm_sql, sizeof(warm_sql),
+			 "SELECT count(*) FROM zk_lock_queue('%s_warm')", path);
+	for (int s = 0; s < 2; s++)
+	{
+		mon[s] = connect_or_die(argv[2 + s]);
+		snprintf(cluster[s], sizeof(cluster[s]), "%s",
+				 q1(mon[s], "SELECT current_setting('cluster_name')"));
+	}
+	for (int h = 0; h < nhold; h++)
+	{
+		holder[h] = connect_or_die(argv[2 + h % 2]);
+		q1(holder[h], warm_sql);
+	}
+	snprintf(sql, sizeof(sql), "SET deadlock_timeout = '%dms'", deadlock_ms);
+	cl = connect_clients(argv + 2, n, sql);
+	pids = calloc(n, sizeof(int));
+	rank = malloc(n * sizeof(int));
+	order = calloc(n, sizeof(int));
+	pfd = calloc(n, sizeof(struct pollfd));
+	for (int i = 0; i < n; i++)
+	{
+		q1(cl[i].conn, warm_sql);
+		pids[i] = PQbackendPID(cl[i].conn);
+		rank[i] = -1;
+	}
+
+	for (int h = 0; h < nhold; h++)
+	{
+		lq_acquire_sql(sql, sizeof(sql), kind, path, -1);
+		snprintf(holder_token[h], sizeof(holder_token[h]), "%s", q1(holder[h], sql));
+	}
+
+	/* the wait: from the first waiter's request to the end of the hold */
+	r0 = zk_requests(zkport);
+	t_send = now_us();
+	for (int i = 0; i < n; i++)
+	{
+		lq_acquire_sql(sql, sizeof(sql), kind, path, i);
+		send_or_die(&cl[i], sql);
+		cl[i].state = ST_LOCKING;
+	}
+	lq_wait_all_in_zklock(mon, cl, pids, n, 120e6);
+	t_queued = now_us();
+
+	/*
+	 * ZooKeeper's requests, sampled every 250 ms.  The holders hold hold_s
+	 * after every waiter was seen waiting, and on until the checks are
+	 * over: a second (begun past deadlock_timeout) with no more requests
+	 * than pings and stragglers explain, LQ_QUIET_RPS(n), at most limit_s
+	 * more.
+	 */
+	fprintf(out, "# seconds_since_first_request requests_since_first_request\n");
+	prev_r = r0;
+	prev_t = t_send;
+	for (;;)
+	{
+		double		t = now_us(),
+					r = zk_requests(zkport);
+
+		fprintf(out, "%.3f %.0f\n", (t - t_send) / 1e6, r - r0);
+		/* each 1 s (or so) between two samples: the busiest, the first quiet */
+		if (t - prev_t >= 1e6)
+		{
+			double		rps = (r - prev_r) / ((t - prev_t) / 1e6);
+
+			if (rps > peak_rps)
+				peak_rps = rps;
+			if (t_quiet == 0 && rps <= LQ_QUIET_RPS(n) &&
+				prev_t >= t_queued + deadlock_ms * 1e3)
+			{
+				t_quiet = prev_t;
+				r_quiet = prev_r;
+			}
+			prev_r = r;
+			prev_t = t;
+		}
+		if (r_hold < 0 && t - t_queued >= hold_s * 1e6)
+			r_hold = r;
+		if (r_hold >= 0 &&
+			(t_quiet != 0 || t - t_queued >= (hold_s + limit_s) * 1e6))
+			break;
+		usleep(250000);
+	}
+	r1 = zk_requests(zkport);
+	t1 = now_us();
+	fclose(out);
+
+	/* the queue, in order (not counted: after r1) */
+	lq_queue_sql(sql, sizeof(sql), kind, path);
+	res = PQexec(mon[0], sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		die("%s: %s", sql, PQerrorMessage(mon[0]));
+	for (int k = 0; k < PQntuples(res); k++)
+	{
+		const char *cn = PQgetvalue(res, k, 0);
+		int			pid = atoi(PQgetvalue(res, k, 1));
+
+		for (int i = 0; i < n; i++)
+		{
+			if (rank[i] < 0 && pids[i] == pid && strcmp(cluster[cl[i].server], cn) == 0)
+			{
+				rank[i] = listed++;
+				break;
+			}
+		}
+	}
+	PQclear(res);
+
+	/* the holders release; each waiter releases as soon as it is granted */
+	r_rel = zk_requests(zkport);
+	t_rel = now_us();
+	for (int h = 0; h < nhold; h++)
+	{
+		lq_release_sql(sql, sizeof(sql), kind, path, holder_token[h]);
+		q1(holder[h], sql);
+	}
+	while (done < n)
+	{
+		if (now_us() - t_rel > limit_s * 1e6)
+			break;
+		(void) poll_clients(cl, pfd, n, t_rel + limit_s * 1e6 - now_us());
+		for (int i = 0; i < n; i++)
+		{
+			int			ok;
+
+			if (!collect(&cl[i], &pfd[i], &ok))
+				continue;
+			if (cl[i].state == ST_LOCKING)
+			{
+				if (!ok)
+				{
+					failures++;
+					cl[i].state = ST_DONE;
+					done++;
+					continue;
+				}
+				cl[i].token = atoll(cl[i].value);
+				order[granted++] = i;
+				lq_release_sql(sql, sizeof(sql), kind, path, cl[i].value);
+				send_or_die(&cl[i], sql);
+				cl[i].state = ST_UNLOCKING;
+			}
+			else if (cl[i].state == ST_UNLOCKING)
+			{
+				if (!ok)
+					failures++;
+				cl[i].state = ST_DONE;
+				done++;
+				t_last = now_us();
+			}
+		}
+	}
+	drained = done == n;
+	r2 = zk_requests(zkport);
+
+	/*
+	 * A queue that did not drain in time (waiters stuck in their deadlock
+	 * checks): its backends are terminated, so that the next case starts
+	 * on a quiet ZooKeeper.
+	 */
+	if (!drained)
+	{
+		for (int s = 0; s < 2; s++)
+		{
+			char		list[8192];
+			size_t		len = 0;
+
+			len += snprintf(list + len, sizeof(list) - len, "SELECT count(pg_terminate_backend(p)) FROM unnest(ARRAY[0");
+			for (int i = 0; i < n && len < sizeof(list) - 32; i++)
+				if (cl[i].server == s && cl[i].state != ST_DONE)
+					len += snprintf(list + len, sizeof(list) - len, ",%d", pids[i]);
+			snprintf(list + len, sizeof(list) - len, "]) AS p WHERE p <> 0");
+			q1(mon[s], list);
+		}
+	}
+
+	/*
+	 * The FIFO check: pairs granted in the opposite order of the queue.  A
+	 * semaphore's waiters are granted in the order ZooKeeper made their
+	 * leases (each created while its taker holds the mutex), whose tokens
+	 * tell it: two leases held at once may answer in any order.
+	 */
+	if (kind == LQ_SEMAPHORE1 || kind == LQ_SEMAPHORE2)
+	{
+		for (int a = 1; a < granted; a++)
+		{
+			int			x = order[a],
+						b = a;
+
+			for (; b > 0 && cl[order[b - 1]].token > cl[x].token; b--)
+				order[b] = order[b - 1];
+			order[b] = x;
+		}
+	}
+	for (int a = 0; a < granted; a++)
+	{
+		if (rank[order[a]] < 0)
+			unmatched++;
+		for (int b = a + 1; b < granted; b++)
+		{
+			int			x = order[a],
+						y = order[b];
+
+			/* readers granted together may answer in any order */
+			if (lq_reader(kind, x) && lq_reader(kind, y))
+				continue;
+			if (rank[x] >= 0 && rank[y] >= 0 && rank[x] > rank[y])
+				inversions++;
+		}
+	}
+
+	/*
+	 * Nothing left: no queue node, lease or semaphore node, and, while
+	 * every session is still open, no ephemeral node at all (no published
+	 * wait either).
+	 */
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM zk_cluster_locks('%s')", path);
+	left = drained ? wait_for_zero(holder[0], sql, 0, now_us(), 10e6) : -1;
+	left_eph = -1;
+	if (drained)
+	{
+		double		t = now_us();
+
+		while ((left_eph = mntr_value(fourlw(zkport, "mntr"), "zk_ephemerals_count")) > 0 &&
+			   now_us() - t < 10e6)
+			usleep(50000);
+	}
+
+	printf("lq_kind %s\n", lq_kind_names[kind]);
+	printf("lq_n %d\n", n);
+	printf("lq_holders %d\n", nhold);
+	printf("lq_deadlock_timeout_ms %d\n", deadlock_ms);
+	printf("lq_queue_s %.3f\n", (t_queued - t_send) / 1e6);
+	printf("lq_hold_s %.3f\n", hold_s);
+	printf("lq_hold_requests %.0f\n", r_hold - r0);
+	printf("lq_wait_s %.3f\n", (t1 - t_send) / 1e6);
+	printf("lq_wait_requests %.0f\n", r1 - r0);
+	printf("lq_wait_peak_rps %.1f\n", peak_rps);
+	printf("lq_quiet_after_s %.3f\n", t_quiet ? (t_quiet - t_send) / 1e6 : -1);
+	printf("lq_quiet_requests %.0f\n", t_quiet ? r_quiet - r0 : -1);
+	printf("lq_quiet_rps %.1f\n", t_quiet ? (r_quiet - r0) / ((t_quiet - t_send) / 1e6) : -1);
+	printf("lq_quiet_requests_per_n2 %.3f\n", t_quiet ? (r_quiet - r0) / ((double) n * n) : -1);
+	printf("lq_wait_requests_per_n2 %.3f\n", (r1 - r0) / ((double) n * n));
+	printf("lq_queued %d\n", listed);
+	printf("lq_drained %d\n", drained);
+	printf("lq_granted %d\n", granted);
+	printf("lq_failures %d\n", failures);
+	printf("lq_fifo_inversions %d\n", inversions);
+	printf("lq_unmatched %d\n", unmatched);
+	printf("lq_drain_ms %.1f\n", drained ? (t_last - t_rel) / 1000.0 : -1);
+	printf("lq_drain_requests %.0f\n", r2 - r_rel);
+	printf("lq_total_requests %.0f\n", (r1 - r0) + (r2 - r_rel));
+	printf("lq_total_requests_per_n2 %.3f\n", ((r1 - r0) + (r2 - r_rel)) / ((double) n * n));
+	printf("lq_left_nodes %ld\n", left);
+	printf("lq_left_ephemerals %.0f\n", left_eph);
+
+	finish_clients(cl, n);
+	for (int h = 0; h < nhold; h++)
+		PQfinish(holder[h]);
+	for (int s = 0; s < 2; s++)
+		PQfinish(mon[s]);
+
+	/* until ZooKeeper has seen our sessions go, for the next case */
+	{
+		double		t = now_us();
+
+		while (mntr_value(fourlw(zkport, "mntr"), "zk_num_alive_connections") > base_conns &&
+			   now_us() - t < 30e6)
+			usleep(50000);
+		printf("lq_sessions_closed_ms %.1f\n", (now_us() - t) / 1000.0);
+	}
+	return drained && granted == n && failures == 0 && inversions == 0 &&
+		unmatched == 0 && listed == n && left == 0 && left_eph == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		die("usage: pgclients contend|herd|stack|scale|parallel|release|dbarrier ...");
+		die("usage: pgclients contend|herd|stack|scale|parallel|release|dbarrier|longqueue ...");
 	if (strcmp(argv[1], "contend") == 0)
 		return do_contend(argc, argv);
 	if (strcmp(argv[1], "herd") == 0)
@@ -1428,6 +1985,8 @@ main(int argc, char **argv)
 		return do_release(argc, argv);
 	if (strcmp(argv[1], "dbarrier") == 0)
 		return do_dbarrier(argc, argv);
+	if (strcmp(argv[1], "longqueue") == 0)
+		return do_longqueue(argc, argv);
 	die("unknown mode %s", argv[1]);
 	return 2;
 }
