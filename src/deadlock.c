@@ -23,7 +23,7 @@
  * would read 2^n records.  The records of one level are read together, in
  * one pipelined round trip.  Breadth-first order finds a shortest cycle
  * through the waiter, which names the fewest members.
-
+ *
  * A session without a record is not waiting in zklock (or is not zklock at
  * all: Curator and kazoo publish nothing), so no cycle goes through it.
  * An any-of wait (see wait_desc.h) is never followed either.
@@ -61,7 +61,7 @@
  * most ZK_MAX_CYCLE levels), plus one pipelined verification round trip
  * when a cycle is found.  A waiter behind k others thus costs O(k) reads
  * and requests, and a queue of n waiters O(n^2) in all.
-
+ *
  * Errors, 40P01 included, name no operation: the check runs inside a wait,
  * whose context (operation_context.c) names what the backend waits for.
  *
