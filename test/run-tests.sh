@@ -163,8 +163,9 @@ if [ "$skipped" -gt 0 ]; then
 	printf '  %s\n' "${skipped_checks[@]}"
 fi
 echo "logs: $WORK"
-# the documentation checks are many and cheap: the behaviour's figure is
-# given without them, then the sum of every suite
+# the documentation checks (one per document and rule) say nothing of the
+# behaviour: the behaviour's figure is given without them, then the sum of
+# every suite
 echo "behaviour (pg_regress, isolation, TAP but t/000_docs.pl): $((passed - doc_passed)) passed, $((failed - doc_failed)) failed"
 echo "documentation checks (t/000_docs.pl): $doc_passed passed, $doc_failed failed"
 echo "$passed passed, $failed failed"
