@@ -15,11 +15,14 @@
 # - every relative link in README.md and doc/*.md points to a file that
 #   exists, and to a heading that exists when it names one;
 # - no text file of the repository refers to documents outside it or to
-#   our own ticket numbers (an upstream project's, named, is fine).
+#   our own ticket numbers (an upstream project's, named, is fine);
+# - RELIABILITY.md is what test/reliability.sh renders from
+#   test/reliability/template.md and the figures it recorded.
 #
 # Each rule is one check per document it applies to (doc/reference.md for
 # the first four, each of README.md and doc/*.md for the messages shown and
-# the links, the repository as a whole for the references), whose failure
+# the links, the repository as a whole for the references; README.md and
+# RELIABILITY.md for their own rule), whose failure
 # lists every offending place: the count says how many (document, rule)
 # pairs hold, not how many files or lines were read.
 #
@@ -30,6 +33,7 @@ use warnings;
 
 use File::Basename qw(dirname);
 use File::Find;
+use IPC::Run;
 use Test::More;
 use PostgreSQL::Test::Utils;
 use ZkTest;
@@ -450,6 +454,42 @@ test/run-tests.sh   # runs the whole test suite against real servers; ends with 
 ```
 EOF
 ok(index($readme, $two_commands) >= 0, 'README.md: the two commands, byte for byte');
+
+# ---------------------------------------------------------------- RELIABILITY.md
+
+# RELIABILITY.md is generated (test/reliability.sh): it must be what its
+# template and the recorded figures give, so that nobody edits the output
+# (the next regeneration would lose it) or a template change goes unrendered
+{
+	my $out = "$PostgreSQL::Test::Utils::tmp_check/RELIABILITY.md";
+	my ($stdout, $stderr) = ('', '');
+	IPC::Run::run(
+		[
+			'perl', "$root/test/reliability/render.pl",
+			"$root/test/reliability/template.md",
+			"$root/test/reliability/figures.tsv", $out
+		],
+		'>', \$stdout, '2>', \$stderr);
+	my @problems = map { "  $_" } grep { /\S/ } split /\n/, $stderr;
+	if (!-f $out)
+	{
+		push @problems, "test/reliability/render.pl wrote nothing: $stderr";
+	}
+	elsif (slurp_file($out) ne slurp_file("$root/RELIABILITY.md"))
+	{
+		my @want = split /\n/, slurp_file($out);
+		my @have = split /\n/, slurp_file("$root/RELIABILITY.md");
+		for my $i (0 .. ($#want > $#have ? $#want : $#have))
+		{
+			next if ($want[$i] // '') eq ($have[$i] // '');
+			push @problems, 'line ' . ($i + 1) . ' differs: run test/reliability.sh --render '
+			  . '(and edit test/reliability/template.md, not RELIABILITY.md)';
+			last;
+		}
+	}
+	rule_ok('RELIABILITY.md: is what test/reliability.sh renders from its template and the '
+		  . 'recorded figures', \@problems);
+}
 
 # ---------------------------------------------------------------- links
 

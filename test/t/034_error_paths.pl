@@ -161,6 +161,7 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	ok($raised, 'the COMMIT fails while ZooKeeper is still frozen, within 5 s');
 	note(sprintf('COMMIT failed %.0f ms after ZooKeeper was frozen (connect_timeout 300 ms)',
 			1000 * $secs)) if $raised;
+	figure(frozen_commit_error_ms => sprintf('%.0f', 1000 * $secs)) if $raised;
 	my ($out, $err) = finish_within($v, 'commit_done', 20, $vpid,
 		'the COMMIT returns once ZooKeeper answers again');
 	error_is($err, '08006',
@@ -437,6 +438,7 @@ for _ in range(2000):
 	my $after_cut = time() - $t_cut;
 	note(sprintf('40P01 %.0f ms after the cut (connection back after about 1000 ms, deadlock_timeout 2 s)',
 			1000 * $after_cut));
+	figure(cut_check_40p01_s => sprintf('%.1f', $after_cut));
 	# reported a deadlock_timeout after the cut check, not as soon as the
 	# connection was back: the check was made again, not resumed
 	cmp_ok($after_cut, '>', 1.5, 'the check was made again a deadlock_timeout later');
