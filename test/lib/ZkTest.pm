@@ -375,6 +375,27 @@ sub elapsed_since
 	return time() - $t0;
 }
 
+# figure(NAME => VALUE, ...): report a figure of the run, one line
+# "# figure: NAME=VALUE" each, the form test/reliability.sh collects into
+# RELIABILITY.md's tables.  NAME is lower case letters, digits and
+# underscores, unique within the test file; VALUE is one line (a number, or
+# a few words).  A figure is a measurement, not a check: what must hold is
+# asserted beside it.
+push @EXPORT, qw(figure);
+sub figure
+{
+	my (@pairs) = @_;
+	die "figure: NAME => VALUE pairs expected" if @pairs % 2;
+	while (my ($name, $value) = splice(@pairs, 0, 2))
+	{
+		die "figure: bad name \"$name\"" unless $name =~ /^[a-z][a-z0-9_]*$/;
+		$value //= '(none)';
+		die "figure $name: the value has a line break" if $value =~ /\n/;
+		note("figure: $name=$value");
+	}
+	return;
+}
+
 END
 {
 	# stop every ZooKeeper server this test started, whatever happened

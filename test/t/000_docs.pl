@@ -15,7 +15,16 @@
 # - every relative link in README.md and doc/*.md points to a file that
 #   exists, and to a heading that exists when it names one;
 # - no text file of the repository refers to documents outside it or to
-#   our own ticket numbers (an upstream project's, named, is fine).
+#   our own ticket numbers (an upstream project's, named, is fine);
+# - RELIABILITY.md is what test/reliability.sh renders from
+#   test/reliability/template.md and the figures it recorded.
+#
+# Each rule is one check per document it applies to (doc/reference.md for
+# the first four, each of README.md and doc/*.md for the messages shown and
+# the links, the repository as a whole for the references; README.md and
+# RELIABILITY.md for their own rule), whose failure
+# lists every offending place: the count says how many (document, rule)
+# pairs hold, not how many files or lines were read.
 #
 # The repository is found by repo_root (ZkTest.pm): ZKLOCK_SRCDIR (set by
 # test/run-tests.sh), else the parent of test/.
@@ -24,6 +33,7 @@ use warnings;
 
 use File::Basename qw(dirname);
 use File::Find;
+use IPC::Run;
 use Test::More;
 use PostgreSQL::Test::Utils;
 use ZkTest;
@@ -31,12 +41,24 @@ use ZkTest;
 my $root = repo_root();
 note "repository: $root";
 
+# rule_ok(NAME, PROBLEMS): one check, passing when PROBLEMS (a reference to
+# a list of offending places, each a line of text) is empty; on failure
+# every place is listed.
+sub rule_ok
+{
+	my ($name, $problems) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $ok = ok(!@$problems, $name);
+	diag(join("\n", map { "  $_" } @$problems)) unless $ok;
+	return $ok;
+}
+
 
 sub glob_sorted { return sort glob($_[0]); }
 
 my $reference_path = "$root/doc/reference.md";
-ok(-f $reference_path, 'doc/reference.md exists');
 my $reference = -f $reference_path ? slurp_file($reference_path) : '';
+my @no_reference = -f $reference_path ? () : ('doc/reference.md does not exist');
 
 # Markdown lines outside fenced code blocks, and the code lines inside them.
 sub split_markdown
@@ -140,7 +162,6 @@ sub in_types
 }
 
 my @scripts = glob_sorted("$root/sql/zklock--*.sql");
-ok(@scripts > 0, 'the extension scripts sql/zklock--*.sql exist');
 my (@functions, @views);
 for my $script (@scripts)
 {
@@ -187,28 +208,41 @@ for my $h (@ref_headings)
 	}
 }
 
-ok(@functions > 0, 'the extension scripts create functions');
-for my $f (@functions)
 {
-	my $sig = "$f->{name}($f->{types})";
-	my $rets = $documented{$sig};
-	ok($rets, "function $sig is documented in a heading of doc/reference.md");
-	if ($rets)
+	my @problems = @no_reference;
+	push @problems, 'no function found in sql/zklock--*.sql' unless @functions;
+	for my $f (@functions)
 	{
-		ok((grep { defined $_ && $_ eq $f->{returns} } @$rets),
-			"doc/reference.md gives $sig the return type $f->{returns}");
+		my $sig = "$f->{name}($f->{types})";
+		my $rets = $documented{$sig};
+		if (!$rets)
+		{
+			push @problems, "function $sig has no heading";
+		}
+		elsif (!grep { defined $_ && $_ eq $f->{returns} } @$rets)
+		{
+			push @problems, "function $sig: no heading gives the return type $f->{returns}";
+		}
 	}
+	rule_ok('doc/reference.md: every function of sql/zklock--*.sql has a heading with its '
+		  . 'argument types and return type (' . scalar(@functions) . ' functions)',
+		\@problems);
 }
-for my $v (@views)
 {
-	ok((grep { /view\s+`?\Q$v\E`?/i } @ref_headings),
-		"view $v is documented in a heading of doc/reference.md");
+	my @problems = @no_reference;
+	push @problems, 'no view found in sql/zklock--*.sql' unless @views;
+	for my $v (@views)
+	{
+		push @problems, "view $v has no heading"
+		  unless grep { /view\s+`?\Q$v\E`?/i } @ref_headings;
+	}
+	rule_ok('doc/reference.md: every view of sql/zklock--*.sql has a heading ('
+		  . scalar(@views) . ' views)', \@problems);
 }
 
 # ---------------------------------------------------------------- settings
 
 my @c_files = glob_sorted("$root/src/*.c");
-ok(@c_files > 0, 'src/*.c exist');
 my %c_text = map { $_ => slurp_file($_) } @c_files;
 my @gucs;
 for my $c (@c_files)
@@ -218,11 +252,16 @@ for my $c (@c_files)
 		push @gucs, $1;
 	}
 }
-ok(@gucs > 0, 'the C source defines zklock.* settings');
-for my $g (@gucs)
 {
-	ok((grep { /`\Q$g\E`/ } @ref_headings),
-		"setting $g has a heading in doc/reference.md");
+	my @problems = @no_reference;
+	push @problems, 'no DefineCustom*Variable("zklock.*") found in src/*.c' unless @gucs;
+	for my $g (@gucs)
+	{
+		push @problems, "setting $g has no heading"
+		  unless grep { /`\Q$g\E`/ } @ref_headings;
+	}
+	rule_ok('doc/reference.md: every setting defined in src/*.c has a heading ('
+		  . scalar(@gucs) . ' settings)', \@problems);
 }
 
 # ---------------------------------------------------------------- SQLSTATEs
@@ -259,9 +298,12 @@ my %sqlstate;
 		}
 	}
 }
-ok(scalar(%sqlstate), "PostgreSQL's error code list was found (errcodes.txt or errcodes.h)");
 
 my %raised;    # SQLSTATE => where
+my @sqlstate_problems = @no_reference;
+push @sqlstate_problems,
+  "PostgreSQL's error code list was not found (errcodes.txt or errcodes.h)"
+  unless %sqlstate;
 for my $c (@c_files)
 {
 	(my $short = $c) =~ s{^\Q$root\E/}{};
@@ -269,7 +311,8 @@ for my $c (@c_files)
 	{
 		my $name = $1;
 		my $code = $sqlstate{$name};
-		ok(defined $code, "$name ($short) is a known error code");
+		push @sqlstate_problems, "$name ($short) is not a known error code"
+		  if !defined $code && %sqlstate;
 		$raised{$code} //= "$name in $short" if defined $code;
 	}
 	if ($c_text{$c} =~ /\berrcode_for_file_access\s*\(/)
@@ -290,13 +333,15 @@ my @error_rows;
 		push @error_rows, $line if $in && $line =~ /^\|/ && $line !~ /^\|\s*-/;
 	}
 }
-ok(@error_rows > 1, 'doc/reference.md has an error table under "## Errors"');
+push @sqlstate_problems, 'no error table under "## Errors"' unless @error_rows > 1;
 my @row_cells = map { [ map { s/^\s+|\s+$//gr } split /(?<!\\)\|/, substr($_, 1) ] } @error_rows;
 for my $code (sort keys %raised)
 {
-	ok((grep { defined $_->[1] && $_->[1] =~ /(?<![0-9A-Z])\Q$code\E(?![0-9A-Z])/ } @row_cells),
-		"SQLSTATE $code ($raised{$code}) is in the SQLSTATE column of doc/reference.md's error table");
+	push @sqlstate_problems, "SQLSTATE $code ($raised{$code}) is not in the SQLSTATE column"
+	  unless grep { defined $_->[1] && $_->[1] =~ /(?<![0-9A-Z])\Q$code\E(?![0-9A-Z])/ } @row_cells;
 }
+rule_ok('doc/reference.md: every SQLSTATE raised in src/*.c is in the error table ('
+	  . scalar(keys %raised) . ' SQLSTATEs)', \@sqlstate_problems);
 
 # ---------------------------------------------------------------- messages
 
@@ -354,29 +399,45 @@ sub is_source_message
 }
 
 # messages quoted in the error table's example column
-for my $cells (@row_cells)
 {
-	my $example = $cells->[3] // '';
-	while ($example =~ /`((?:ERROR|WARNING|DETAIL|HINT|LOG):  [^`]*)`/g)
+	my @problems = @no_reference;
+	my $n = 0;
+	for my $cells (@row_cells)
 	{
-		my $quoted = $1;
-		(my $msg = $quoted) =~ s/^\w+:  //;
-		ok(is_source_message($msg), "error table example matches the source: $quoted");
+		my $example = $cells->[3] // '';
+		while ($example =~ /`((?:ERROR|WARNING|DETAIL|HINT|LOG):  [^`]*)`/g)
+		{
+			my $quoted = $1;
+			(my $msg = $quoted) =~ s/^\w+:  //;
+			$n++;
+			push @problems, "not a message of the source: $quoted"
+			  unless is_source_message($msg);
+		}
 	}
+	rule_ok("doc/reference.md: every message quoted in the error table is one the source "
+		  . "raises ($n messages)", \@problems);
 }
 
-# server messages shown in code blocks of the documents
+# server messages shown in code blocks of the documents: one check per
+# document
 my @doc_files = ("$root/README.md", glob_sorted("$root/doc/*.md"));
 for my $file (@doc_files)
 {
 	(my $short = $file) =~ s{^\Q$root\E/}{};
 	my (undef, $code) = split_markdown(slurp_file($file));
+	my @problems;
+	my $n = 0;
 	for my $line (@$code)
 	{
 		next unless $line =~ /^(?:--\s*)?((?:ERROR|WARNING|DETAIL|HINT|LOG):  (.*))$/;
 		my ($quoted, $msg) = ($1, $2);
-		ok(is_source_message($msg), "$short shows a real message: $quoted");
+		$n++;
+		push @problems, "not a message of the source: $quoted"
+		  unless is_source_message($msg);
 	}
+	rule_ok("$short: every server message shown in a code block is a real one ($n "
+		  . ($n == 1 ? 'message' : 'messages') . ')',
+		\@problems);
 }
 
 # ---------------------------------------------------------------- README
@@ -392,7 +453,43 @@ test/demo.sh        # installs what is missing, builds, installs, starts ZooKeep
 test/run-tests.sh   # runs the whole test suite against real servers; ends with "N passed, M failed"
 ```
 EOF
-ok(index($readme, $two_commands) >= 0, 'README.md has the two commands, byte for byte');
+ok(index($readme, $two_commands) >= 0, 'README.md: the two commands, byte for byte');
+
+# ---------------------------------------------------------------- RELIABILITY.md
+
+# RELIABILITY.md is generated (test/reliability.sh): it must be what its
+# template and the recorded figures give, so that nobody edits the output
+# (the next regeneration would lose it) or a template change goes unrendered
+{
+	my $out = "$PostgreSQL::Test::Utils::tmp_check/RELIABILITY.md";
+	my ($stdout, $stderr) = ('', '');
+	IPC::Run::run(
+		[
+			'perl', "$root/test/reliability/render.pl",
+			"$root/test/reliability/template.md",
+			"$root/test/reliability/figures.tsv", $out
+		],
+		'>', \$stdout, '2>', \$stderr);
+	my @problems = map { "  $_" } grep { /\S/ } split /\n/, $stderr;
+	if (!-f $out)
+	{
+		push @problems, "test/reliability/render.pl wrote nothing: $stderr";
+	}
+	elsif (slurp_file($out) ne slurp_file("$root/RELIABILITY.md"))
+	{
+		my @want = split /\n/, slurp_file($out);
+		my @have = split /\n/, slurp_file("$root/RELIABILITY.md");
+		for my $i (0 .. ($#want > $#have ? $#want : $#have))
+		{
+			next if ($want[$i] // '') eq ($have[$i] // '');
+			push @problems, 'line ' . ($i + 1) . ' differs: run test/reliability.sh --render '
+			  . '(and edit test/reliability/template.md, not RELIABILITY.md)';
+			last;
+		}
+	}
+	rule_ok('RELIABILITY.md: is what test/reliability.sh renders from its template and the '
+		  . 'recorded figures', \@problems);
+}
 
 # ---------------------------------------------------------------- links
 
@@ -417,10 +514,13 @@ sub anchors
 	return $anchor_cache{$file} = \%set;
 }
 
+# one check per document
 for my $file (@doc_files)
 {
 	(my $short = $file) =~ s{^\Q$root\E/}{};
 	my ($prose) = split_markdown(slurp_file($file));
+	my @problems;
+	my $n = 0;
 	for my $line (@$prose)
 	{
 		(my $l = $line) =~ s/`[^`]*`//g;    # no links in code spans
@@ -428,17 +528,22 @@ for my $file (@doc_files)
 		{
 			my $target = $1;
 			next if $target =~ /^[a-z][a-z0-9+.-]*:/i;    # a URL
+			$n++;
 			my ($path, $anchor) = split /#/, $target, 2;
 			my $dest = $path eq '' ? $file : dirname($file) . "/$path";
-			my $exists = -e $dest;
-			ok($exists, "$short links to $target: the file exists");
-			if ($exists && defined $anchor && $dest =~ /\.md$/)
+			if (!-e $dest)
 			{
-				ok(anchors($dest)->{$anchor},
-					"$short links to $target: the heading exists");
+				push @problems, "link to $target: no such file";
+			}
+			elsif (defined $anchor && $dest =~ /\.md$/ && !anchors($dest)->{$anchor})
+			{
+				push @problems, "link to $target: no such heading";
 			}
 		}
 	}
+	rule_ok("$short: every relative link resolves, to a file and to a heading ($n "
+		  . ($n == 1 ? 'link' : 'links') . ')',
+		\@problems);
 }
 
 # ---------------------------------------------------------------- references
@@ -469,32 +574,36 @@ my @files;
 			$root);
 	}
 }
-ok(@files > 10, 'the repository files were listed (' . scalar(@files) . ')');
 
 # built from pieces so that this file does not match itself
 my $outside_word = 'con' . 'tract';
 my $ticket_word = 'iss' . 'ue';
 my $ticket_re = qr/\b(\Q$ticket_word\Es?\s*#?\s*\d+)/i;
 my $upstream = qr/\b(?:kazoo|curator|zookeeper|go-zookeeper|libzookeeper|postgresql|postgres|pgxs)\s+$/i;
+my (@outside, @tickets);
+my $text_files = 0;
 for my $rel (sort @files)
 {
 	my $path = "$root/$rel";
 	next if -B $path;
+	$text_files++;
 	my $n = 0;
-	my @bad;
 	for my $line (split /\n/, slurp_file($path))
 	{
 		$n++;
-		push @bad, "line $n: " . substr($line =~ s/^\s+//r, 0, 100)
+		push @outside, "$rel:$n: " . substr($line =~ s/^\s+//r, 0, 100)
 		  if $line =~ /\Q$outside_word\E/i;
 		while ($line =~ /$ticket_re/g)
 		{
 			my $before = substr($line, 0, $-[1]);
-			push @bad, "line $n: $1" unless $before =~ $upstream;
+			push @tickets, "$rel:$n: $1" unless $before =~ $upstream;
 		}
 	}
-	ok(!@bad, "$rel refers to no document outside the repository and to no ticket number")
-	  or diag join "\n", @bad;
 }
+my @unlisted = @files > 10 ? () : ('the repository files could not be listed (' . scalar(@files) . ')');
+rule_ok("the repository: no text file refers to a document outside it ($text_files files)",
+	[ @unlisted, @outside ]);
+rule_ok("the repository: no text file cites a ticket number of ours ($text_files files)",
+	[ @unlisted, @tickets ]);
 
 done_testing();

@@ -48,6 +48,7 @@ my ($out) = bg_finish($hb, 'b_got_it');
 my $handoff_ms = 1000 * (time() - $t0);
 like($out, qr/\bt\b/, 'B gets the lock once A releases it');
 note(sprintf("release-to-acquire handoff across servers: %.1f ms", $handoff_ms));
+figure(handoff_ms => sprintf('%.1f', $handoff_ms));
 cmp_ok($handoff_ms, '<', 2000, 'the handoff takes well under a second or two');
 
 # --- pg_terminate_backend of the holder frees the lock at once
@@ -62,6 +63,7 @@ my $terminate_ms = 1000 * (time() - $t0);
 like($out, qr/\bt\b/, 'A gets the lock when B\'s holder is terminated');
 note(sprintf("terminate-to-acquire handoff: %.1f ms (session timeout 10 s)",
 		$terminate_ms));
+figure(terminate_ms => sprintf('%.1f', $terminate_ms));
 cmp_ok($terminate_ms, '<', 3000,
 	'well under the session timeout: the session was closed at exit');
 $hb->quit;
@@ -84,6 +86,7 @@ kill 'KILL', $killed_pid;
 my $kill_ms = 1000 * (time() - $t0);
 like($out, qr/\bt\b/, 'A gets the lock after the killed holder\'s session expires');
 note(sprintf("SIGKILL-to-acquire handoff: %.1f ms (session timeout 3 s)", $kill_ms));
+figure(sigkill_ms => sprintf('%.0f', $kill_ms));
 cmp_ok($kill_ms, '>', 1500, 'not before the session could expire');
 cmp_ok($kill_ms, '<', 9000, 'but soon after the session timeout');
 $ha->query_safe(q{SELECT zk_unlock('/jobs/killed')});

@@ -125,8 +125,10 @@ is(scalar(@talked), 0,
 	'the other nine waiters sent no request to ZooKeeper (cons lcxid unchanged)');
 note(sprintf('the granted waiter sent %d request(s) after the release',
 		($after->{ $sid[0] } // 0) - ($before->{ $sid[0] } // 0)));
-is(zk_mntr($port)->{zk_watch_count}, 2 * $n - 1,
-	'one watch fewer: only the watch on the released node fired');
+figure(other_waiters_requests => scalar(@talked));
+my $watches_after = zk_mntr($port)->{zk_watch_count};
+is($watches_after, 2 * $n - 1, 'one watch fewer: only the watch on the released node fired');
+figure(watches_before => $mntr->{zk_watch_count}, watches_after => $watches_after);
 
 # --- the rest of the chain, in order
 my $t0 = time();
@@ -137,6 +139,7 @@ for my $i (1 .. $n - 1)
 	like($out, qr/\bt\b/, 'waiter ' . ($i + 1) . ' is granted next');
 }
 note(sprintf('%d successive handoffs in %.0f ms', $n - 1, 1000 * (time() - $t0)));
+figure(chain_handoffs => $n - 1, chain_ms => sprintf('%.0f', 1000 * (time() - $t0)));
 $w[ $n - 1 ]->query_safe("SELECT zk_unlock('$path')");
 $_->quit for ($holder, @w);
 

@@ -214,6 +214,8 @@ $tc = time();
 my $next_ms = 1000 * (time() - $tc);
 is($err, '', 'and so is the next one');
 note(sprintf('writing COMMIT with 3000 locks held: first %.1f ms, next %.1f ms', $first_ms, $next_ms));
+figure(verified_commit_first_ms => sprintf('%.0f', $first_ms),
+	verified_commit_next_ms => sprintf('%.1f', $next_ms));
 cmp_ok($next_ms, '<', $first_ms, 'which no longer asks about every node');
 $s->query_safe(q{SELECT zk_unlock_all()});
 $s->query_safe(q{RESET zklock.connect_timeout});
@@ -260,6 +262,7 @@ error_is($err, '08006', qr/lost connection to ZooKeeper\n(?:(?:DETAIL|HINT):  .*
 	'the waiter fails with a lost connection (08006), naming the operation and path');
 note(sprintf('the waiter gave up %.0f ms after ZooKeeper stopped (session timeout 2 s)',
 		$wait_ms));
+figure(waiter_gave_up_ms => sprintf('%.0f', $wait_ms));
 cmp_ok($wait_ms, '>', 1500, 'not before the session timeout');
 
 zkctl('restart', $zk->{dir}, 1);

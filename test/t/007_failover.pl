@@ -72,6 +72,8 @@ while (time() - $t_kill < 6)
 }
 note(sprintf('%d tries by another server during the failover, %d errors (%s)', $tries, $errors,
 		join(', ', map { "$_: $error_codes{$_}" } sort keys %error_codes)));
+figure(leader_kill_tries => $tries, leader_kill_granted => $granted_tries,
+	leader_kill_errors => $errors);
 cmp_ok($tries, '>', 0, 'another server tried during the failover');
 is(join(',', grep { $_ ne '08006' } keys %error_codes), '',
 	'every try that failed during the failover failed with 08006 (connection lost), none otherwise');
@@ -80,6 +82,7 @@ ok(!bg_done($waiter, 'waiter_got'), 'the waiter is still waiting');
 ok(defined $recovered_ms, 'the holder\'s session works again');
 note(sprintf('holder usable again %.0f ms after the leader was killed',
 		$recovered_ms // -1));
+figure(leader_kill_usable_ms => sprintf('%.0f', $recovered_ms // -1));
 is($holder->query_safe(q{SELECT state || ' ' || session_id FROM zk_session()}),
 	"connected $sid", 'on the same session');
 is($holder->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
@@ -121,6 +124,7 @@ ok( wait_for(
 my $move_ms = 1000 * (time() - $t0);
 note(sprintf('moved and usable %.0f ms after its server was killed (session timeout 10 s)',
 		$move_ms));
+figure(follower_kill_moved_ms => sprintf('%.0f', $move_ms));
 cmp_ok($move_ms, '<', 10_000, 'within the session timeout');
 is($fh->query_safe(q{SELECT (SELECT session_id FROM zk_session()) || ' ' || (SELECT string_agg(path, ',') FROM zk_locks)}),
 	"$fsid /fo/follower", 'same session, lock kept');
@@ -150,9 +154,11 @@ ok( wait_for(
 		10,
 		'waiter queued'),
 	'standalone: one holds, one waits');
+my $t_stop = time();
 zkctl('stop', $zk->{dir});
 usleep(1_000_000);
 zkctl('restart', $zk->{dir}, 1);
+figure(standalone_outage_s => sprintf('%.1f', time() - $t_stop));
 ok( wait_for(
 		sub {
 			my ($ok) = bg_query($rh, q{SELECT zk_try_lock('/fo/probe3') AND zk_unlock('/fo/probe3')});

@@ -126,6 +126,7 @@ warning_is($err, '08006', qr/release of 1 ZooKeeper lock is not yet confirmed/,
 cmp_ok($ms, '>=', 900, 'after waiting for the connection');
 cmp_ok($ms, '<', 3000, 'about zklock.connect_timeout, no longer');
 note(sprintf('unconfirmed zk_unlock returned after %.0f ms (connect_timeout 1 s)', $ms));
+figure(unconfirmed_unlock_ms => sprintf('%.0f', $ms));
 is(queue_grants('/cl/release'), 'a:true', 'the node is still there meanwhile');
 is($s->query_safe('SELECT releases_pending FROM zk_session()'), '1',
 	'and the release is pending');
@@ -149,6 +150,7 @@ warning_is($err, '08006', qr/release of 1 ZooKeeper lock is not yet confirmed/,
 	'and warns (08006) that releasing its lock is not yet confirmed');
 cmp_ok($ms, '<', 3000, 'after at most about zklock.connect_timeout');
 note(sprintf('COMMIT with an unreachable ZooKeeper returned after %.0f ms', $ms));
+figure(unreachable_commit_ms => sprintf('%.0f', $ms));
 is($na->safe_psql('postgres', 'SELECT count(*) FROM committed'), '1',
 	'what it wrote is committed');
 proxy('up');

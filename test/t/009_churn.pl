@@ -389,6 +389,18 @@ note(sprintf('churn for %ds: %d acquisitions (%d intervals checked), %d failed t
 		$duration, $stats{acquired}, scalar(@intervals), $stats{tries_failed},
 		$stats{cancels}, $stats{terminations}, $stats{commits}, $stats{rollbacks},
 		$stats{leases}, $stats{leases_orphaned}, $stats{errors}));
+figure(
+	seconds => $duration,
+	acquired => $stats{acquired},
+	leases => $stats{leases},
+	violations => $violations,
+	tries_failed => $stats{tries_failed},
+	cancels => $stats{cancels},
+	terminations => $stats{terminations},
+	leases_orphaned => $stats{leases_orphaned},
+	commits => $stats{commits},
+	rollbacks => $stats{rollbacks},
+	errors => $stats{errors});
 cmp_ok($stats{acquired}, '>', 100, 'the churn made many acquisitions');
 cmp_ok($stats{leases}, '>', 10, 'leases among them');
 cmp_ok($stats{terminations}, '>', 0, 'and terminated backends');
@@ -406,6 +418,7 @@ sub children_left
 }
 ok(wait_for(sub { children_left() eq '0' }, 20, 'empty queues'),
 	'no queue node is left once every backend is gone');
+figure(nodes_left => children_left());
 
 $na->stop;
 $nb->stop;

@@ -67,6 +67,14 @@ note(sprintf('%d cycles after warm-up in %.1f s (%.0f us per lock+unlock); '
 	  . 'RSS %d kB -> %d kB (%+d kB); zklock context %d -> %d bytes',
 		$cycles - $warmup, $secs, 1e6 * $secs / ($cycles - $warmup),
 		$rss0, $rss1, $growth, $ctx0, $ctx1));
+figure(
+	cycles => $cycles - $warmup,
+	rss_before_kb => $rss0,
+	rss_after_kb => $rss1,
+	rss_growth_kb => sprintf('%+d', $growth),
+	context_before => $ctx0,
+	context_after => $ctx1,
+	us_per_cycle => sprintf('%.0f', 1e6 * $secs / ($cycles - $warmup)));
 cmp_ok($growth, '<', 2048, 'RSS grows by less than 2 MB from cycle 10000 on');
 cmp_ok($ctx1, '<=', $ctx0 + 8192, 'the zklock memory context does not grow');
 ok( wait_for(

@@ -87,6 +87,8 @@ sub run_all
 }
 
 my $rounds = 200;
+# handoffs with synchronous release, and how many the other server missed
+my ($sync_handoffs, $sync_misses) = (0, 0);
 for my $route (@routes)
 {
 	my ($take_failures, $check_failures) = (0, 0);
@@ -111,6 +113,8 @@ for my $route (@routes)
 		"$route->{name}: and so does the next taker after that server's COMMIT released its check"
 	);
 	note(sprintf("%s: %d handoffs in %.1f s", $route->{name}, $rounds, time() - $t0));
+	$sync_misses += $check_failures;
+	$sync_handoffs += $rounds;
 }
 
 is( $na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/rel/p')})
@@ -181,6 +185,10 @@ my $missed_off = 0;
 $missed_off += $missed{off}{$_} for @tight;
 note('background release, checked from the same procedure: the lock was still held in '
 	  . join(', ', map { "$missed{off}{$_} of 50 ($_)" } @tight));
+$sync_misses += $missed{on}{$_} for @tight;
+$sync_handoffs += $rounds * @tight;
+figure(sync_handoffs => $sync_handoffs, sync_misses => $sync_misses,
+	background_missed => join(', ', map { "$missed{off}{$_} of 50 ($_)" } @tight));
 cmp_ok($missed_off, '>', 0,
 	'in the background mode the same check catches releases still on their way (so it can fail)');
 

@@ -70,6 +70,7 @@ sub queue_empty
 		qr/DETAIL:  Process $pid_b on server "b" waits for exclusive ZooKeeper lock "\/dl2\/a"; blocked by process $pid_a on server "a"\.\n\s*Process $pid_a on server "a" waits for exclusive ZooKeeper lock "\/dl2\/b"; blocked by process $pid_b on server "b"\./,
 		'2-cycle: the DETAIL names each member, its server, its lock and who blocks it');
 	note(sprintf('2-cycle across two servers: 40P01 after %.0f ms (deadlock_timeout 200 ms)', $ms));
+	figure(cycle2_ms => sprintf('%.0f', $ms));
 	cmp_ok($ms, '<', 200 + 1000, '2-cycle: reported soon after deadlock_timeout');
 	ok(!bg_done($sa, 'a_done'), 'A still waits: the victim keeps its session locks');
 	# (a backend sends its statistics when idle, at most once a second)
@@ -236,6 +237,8 @@ for (0 .. 7)
 	}
 }
 note("churn: $total_rounds transactions in $churn_s s on 8 backends, $total_dl deadlocks reported");
+figure(churn_transactions => $total_rounds, churn_deadlocks => $total_dl,
+	churn_seconds => $churn_s);
 cmp_ok($total_rounds, '>', 100, 'the churn ran');
 is($total_dl, 0, 'locks taken in one global order never report a deadlock');
 ok(queue_empty(map { "/churn/$_" } 1 .. 5), 'no queue node is left after the churn');

@@ -82,6 +82,7 @@ client_send($c, 'die');
 like($out, qr/\bt\b/, 'zk_lock gets the lock after the halted Curator holder\'s session expired');
 my $handover = time() - $t0;
 note(sprintf('halted Curator holder -> zk_lock: %.0f ms (session timeout 2 s)', 1000 * $handover));
+figure(curator_halted_ms => sprintf('%.0f', 1000 * $handover));
 # the server expires a session between two thirds of its timeout (the
 # client's last heartbeat) and the timeout plus a tick after it halted
 cmp_ok($handover, '>=', 1.2, 'not before the session could have expired (>= 1.2 s of 2 s)');
@@ -96,6 +97,7 @@ $t0 = time();
 sql("SELECT pg_terminate_backend($pid)");
 is(client_next($c2), 'acquired mutex', 'Curator gets it once the holder is terminated');
 note(sprintf('terminated zklock holder -> Curator: %.0f ms', 1000 * (time() - $t0)));
+figure(zklock_terminated_ms => sprintf('%.0f', 1000 * (time() - $t0)));
 is(client_ask($c2, 'release mutex'), 'released mutex', 'and releases it');
 
 # --- shared locks are refused in this style; SET LOCAL per transaction

@@ -222,7 +222,22 @@ for my $list (values %by_path)
 		}
 	}
 }
+# outcomes_matching(REGEX): how many attempts ended in an outcome REGEX matches
+sub outcomes_matching
+{
+	my ($re) = @_;
+	my $n = 0;
+	$n += $outcomes{$_} for grep { $_ =~ $re } keys %outcomes;
+	return $n;
+}
 note('churn outcomes: ' . join(', ', map { "$_: $outcomes{$_}" } sort keys %outcomes));
+figure(
+	granted => $outcomes{granted} // 0,
+	violations => $violations,
+	deadlocks => outcomes_matching(qr/^40P01 /),
+	lock_timeouts => outcomes_matching(qr/^55P03 /),
+	tries_failed => $outcomes{'try failed'} // 0,
+	seconds => $secs);
 cmp_ok($outcomes{granted} // 0, '>', 100, 'churn: many sets granted');
 is($violations, 0, 'churn: no two conflicting holders ever overlapped');
 my @bad = grep { $_ ne 'granted' && $_ ne 'try failed' } keys %outcomes;

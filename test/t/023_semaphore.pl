@@ -203,6 +203,7 @@ client_send($c, 'die');
 ($out) = bg_finish($s5, 'die');
 like($out, qr/^t$/m, 'a halted Curator holder hands over once its session expired');
 note(sprintf('halted Curator holder -> zklock: %.0f ms (session timeout 2 s)', 1000 * (time() - $t0)));
+figure(curator_halted_ms => sprintf('%.0f', 1000 * (time() - $t0)));
 $s5->query_safe(q{SELECT zk_unlock_all()});
 
 # InterProcessSemaphoreMutex (one lease) against zk_semaphore_acquire(path, 1)
@@ -318,6 +319,8 @@ for my $e (sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @events)
 }
 note('semaphore churn outcomes: ' . join(', ', map { "$_: $outcomes{$_}" } sort keys %outcomes)
 	  . "; most holders at once: $max");
+figure(granted => $outcomes{granted} // 0, max_holders => $max,
+	tries_failed => $outcomes{'try failed'} // 0, seconds => $secs);
 cmp_ok($outcomes{granted} // 0, '>', 100, 'churn: many leases granted');
 is($max, 3, 'churn: never more than 3 holders at once, and 3 reached');
 my @bad = grep { $_ ne 'granted' && $_ ne 'try failed' } keys %outcomes;

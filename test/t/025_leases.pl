@@ -181,6 +181,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 	my $s = time() - $t0;
 	like($out, qr/\bt\b/, 'a waiter on b gets the lock once the lease expires');
 	note(sprintf('lease with ttl 2 s, not renewed: freed after %.2f s (check interval 1 s)', $s));
+	figure(not_renewed_freed_s => sprintf('%.2f', $s));
 	cmp_ok($s, '>=', 1.9, 'not before its ttl');
 	cmp_ok($s, '<', 2 + 1 + 2, 'within ttl + check interval (+ slack)');
 	$w->query_safe(q{SELECT zk_unlock('/job/expire')});
@@ -300,6 +301,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 	is($na->safe_psql('postgres', q{SELECT zk_try_lock('/job/wait', 2000)}),
 		't', 'the next acquirer removes the abandoned lease node and gets the lock');
 	note(sprintf('SIGKILLed waiter: its node blocked the queue for %.2f s after the kill (ttl 5 min)', time() - $t0));
+	figure(sigkilled_waiter_node_s => sprintf('%.2f', time() - $t0));
 	cmp_ok(time() - $t2, '<', 1, 'without waiting for the ttl');
 	$h->quit;
 	$nb->poll_query_until('postgres', 'SELECT true');

@@ -183,6 +183,7 @@ is($out, 't', 'the waiter on A is released: true');
 ($out) = bg_finish($wb, 'bw_b');
 is($out, 't', 'the waiter on B (wait_ms 20000) is released: true');
 note('zk_barrier_remove -> both zk_barrier_wait returned: ' . ms_since($t0) . ' ms');
+figure(remove_sql_waiters_ms => ms_since($t0));
 is($na->safe_psql('postgres', q{SELECT zk_barrier_remove('/b/x')}), 'f',
 	'removing it again: false');
 is(kids('/zklock/b/x'), undef, 'the barrier node is gone');
@@ -223,6 +224,7 @@ $t0 = time();
 is($wb->query_safe(q{SELECT zk_barrier_remove('/b/c')}), 't', 'zk_barrier_remove (B)');
 is(client_next($cu, 10), 'barrier down', "releases Curator's waitOnBarrier");
 note('zk_barrier_remove -> Curator waitOnBarrier returned: ' . ms_since($t0) . ' ms');
+figure(remove_curator_ms => ms_since($t0));
 is(client_ask($cu, 'barrierwait 100'), 'barrier down', 'Curator: the barrier is down');
 
 # kazoo's Barrier both ways
@@ -251,6 +253,7 @@ $t0 = time();
 is($s1->query_safe(q{SELECT zk_barrier_remove('/b/k')}), 't', 'zk_barrier_remove');
 is(client_next($kb, 10), 'barrier down', "releases kazoo's wait");
 note('zk_barrier_remove -> kazoo Barrier.wait returned: ' . ms_since($t0) . ' ms');
+figure(remove_kazoo_ms => ms_since($t0));
 is(client_ask($kb, 'barrierremove'), 'barrier not up', 'kazoo: nothing left to remove');
 
 # ends of a wait: lock_timeout, statement_timeout, cancel
@@ -339,6 +342,7 @@ $t0 = time();
 $l1->quit;
 is(client_ask($cu, 'awaitleader 10000'), 'leader true', 'the SQL leader exits: Curator leads');
 note('SQL leader exit -> Curator LeaderLatch leads: ' . ms_since($t0) . ' ms');
+figure(leader_exit_curator_ms => ms_since($t0));
 is(client_ask($cu, 'latchclose'), 'latch closed', 'Curator closes');
 ok(wait_queue_len($na, '/latch/x', 0, 10, 'empty'), 'nothing left on /latch/x');
 
@@ -515,6 +519,7 @@ $ex->quit;
 is($out, 't', 'the other member exits: A has left');
 $ms = ms_since($t0);
 note("member exit -> the other's leave returned: $ms ms");
+figure(member_exit_leave_ms => $ms);
 cmp_ok($ms, '<', 10000, 'well before its session could expire: the exit closed it');
 ok(wait_for(sub { (kids('/zklock/db/x') // '') eq '' }, 10, 'empty'), 'nothing left on /db/x');
 
@@ -684,6 +689,10 @@ note(sprintf('%d rounds of 3 members (2 on A, 1 on B, up to 20 ms sleep after en
 		$rounds, $loop_s, defined $first ? ($last - $first) / 1000 / $rounds : -1));
 note(sprintf('mean per round: last enter call -> all three entered %.1f ms; last leave call -> all three left %.1f ms',
 		$open_us / 1000 / ($complete || 1), $close_us / 1000 / ($complete || 1)));
+figure(
+	rounds => $rounds,
+	ms_per_round => sprintf('%.1f', defined $first ? ($last - $first) / 1000 / $rounds : -1),
+	last_enter_all_entered_ms => sprintf('%.1f', $open_us / 1000 / ($complete || 1)));
 ok(wait_for(sub { (kids('/zklock/db/loop') // '') eq '' }, 10, 'empty'),
 	'no participant and no ready node left on /db/loop');
 
@@ -712,6 +721,7 @@ ok(!bg_done($a1, 'kl_a1') && !bg_done($a2, 'kl_a2'),
 my $kill_ms = ms_since($t0);
 is("$out $out2", 't t', 'they leave once its session has expired');
 note("SIGKILL of a member -> the others' leave returned: $kill_ms ms (session timeout 3 s)");
+figure(sigkill_leave_ms => $kill_ms);
 cmp_ok($kill_ms, '>', 1500, 'not before its session could expire');
 cmp_ok($kill_ms, '<', 15000, 'but soon after');
 ok(wait_for(sub { (kids('/zklock/db/k') // '') eq '' }, 10, 'empty'), 'nothing left on /db/k');

@@ -172,6 +172,7 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	ok($returned && $secs < 0.3 + 1,
 		sprintf('the failed COMMIT returns within connect_timeout + 1 s, while ZooKeeper is still frozen (%.0f ms)',
 			1000 * $secs));
+	figure(frozen_commit_return_ms => sprintf('%.0f', 1000 * $secs)) if $returned;
 	my ($out, $err) = finish_within($v, 'commit_done', 20, $vpid,
 		'the COMMIT has returned');
 	error_is($err, '08006',
@@ -711,6 +712,7 @@ for _ in range(2000):
 	my $after_cut = time() - $t_cut;
 	note(sprintf('40P01 %.0f ms after the cut (connection back after about 1000 ms, deadlock_timeout 2 s)',
 			1000 * $after_cut));
+	figure(cut_check_40p01_s => sprintf('%.1f', $after_cut));
 	# reported a deadlock_timeout after the cut check, not as soon as the
 	# connection was back: the check was made again, not resumed
 	cmp_ok($after_cut, '>', 1.5, 'the check was made again a deadlock_timeout later');

@@ -117,6 +117,7 @@ zk_isolate($ens, $m1);
 my $mode = zk_wait_mode($ens, $m1, qr/^not serving$/, 20);
 is($mode, 'not serving', "the cut-off follower stops serving requests");
 note(sprintf('follower %d not serving %.1f s after the cut', $m1, time() - $t_cut));
+figure(follower_not_serving_s => sprintf('%.1f', time() - $t_cut));
 like(zk_4lw($ens->{ports}[ $m1 - 1 ], 'srvr'),
 	qr/This ZooKeeper instance is not currently serving requests/,
 	"srvr on the cut-off member: not currently serving requests");
@@ -141,6 +142,12 @@ note(sprintf('holder connected to member %s %.0f ms after the cut (session timeo
 	  . 'tries from the other server meanwhile: %s',
 		member_of($h1) // 'none', $moved_ms // -1,
 		join(', ', map { "$_: $tries{$_}" } sort keys %tries)));
+{
+	my $n = 0;
+	$n += $_ for values %tries;
+	figure(follower_holder_moved_ms => sprintf('%.0f', $moved_ms // -1),
+		follower_tries => $n, follower_tries_granted => $tries{t} // 0);
+}
 cmp_ok($moved_ms // 1e9, '<', 6000, 'within the session timeout');
 my $ntries = 0;
 $ntries += $_ for values %tries;
@@ -204,6 +211,7 @@ ok(wait_for(sub { defined zk_leader_of($ens, @rest) }, 30, 'a new leader'),
 	'the majority elects a new leader');
 my $new_leader = zk_leader_of($ens, @rest);
 note(sprintf('new leader %s %.1f s after the cut', $new_leader // 'none', time() - $t_cut));
+figure(new_leader_s => sprintf('%.1f', time() - $t_cut));
 
 # until the pinned session expires, the lock stays held
 my ($granted_ms, %tries2);
@@ -222,6 +230,12 @@ my ($wtok) = $out =~ /^(\d+)\|/m;
 note(sprintf('waiter granted %.0f ms after the cut (pinned session timeout 3 s); '
 	  . 'tries meanwhile: %s', $granted_ms // -1,
 		join(', ', map { "$_: $tries2{$_}" } sort keys %tries2)));
+{
+	my $n = 0;
+	$n += $_ for values %tries2;
+	figure(leader_waiter_granted_ms => sprintf('%.0f', $granted_ms // -1),
+		leader_tries => $n, leader_tries_granted => $tries2{t} // 0);
+}
 cmp_ok($granted_ms // 0, '>=', 3000 - 200,
 	'not before the pinned session could have expired (3 s, less a tick)');
 is(join(',', grep { $_ ne 'f' && $_ ne '08006' } keys %tries2), '',

@@ -89,6 +89,8 @@ while (time() - $t0 < 12)
 note("holder: $commits COMMITs succeeded, $failed failed, in "
 	  . sprintf('%.1f s', time() - $t0));
 zk_heal($ens);
+# not granted while cut off: the holder kept its session, and releases
+my $released = !defined $granted;
 if (!defined $granted)
 {
 	# the holder kept its session (it moved to the majority): release
@@ -104,6 +106,12 @@ my $after = $na->safe_psql('postgres',
 is($after, '0', 'no COMMIT of the old holder after the other server was granted the lock');
 note('holder COMMITs returned after the grant: '
 	  . scalar(grep { $_ >= $granted } @ok_at));
+figure(
+	commits_after_grant => scalar(grep { $_ >= $granted } @ok_at),
+	commits => $commits,
+	commits_failed => $failed,
+	handed_over => $released ? 'at its release (the session kept on the majority)'
+	: 'once its session expired');
 
 $h->quit;
 $w->quit;
