@@ -108,6 +108,7 @@ for my $f (sort keys %fault)
 			ok($done && $secs < 2 + 1,
 				sprintf('%s: ROLLBACK returns within connect_timeout (%.1f s after the interrupt)',
 					$case, $secs));
+			figure("${f}_${i}_ms" => sprintf('%.0f', 1000 * $secs)) if $done;
 			my ($out, $err) = bg_finish($v, 'rollback_done');
 			like($err, qr/WARNING:  release of 1 ZooKeeper lock is not yet confirmed/,
 				"$case: the release is reported unconfirmed");
