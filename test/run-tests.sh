@@ -46,8 +46,10 @@ free_port() {
 
 note "dependencies and build"
 test/install-deps.sh || { echo "could not install dependencies"; echo "0 passed, 1 failed"; exit 1; }
-make -s 2>&1 | grep -v '^$' || true
-if [ ! -f zklock.so ]; then
+# a failed build must not test the zklock.so an earlier build left
+build_out=$(make -s 2>&1); build_rc=$?
+printf '%s\n' "$build_out" | grep -v '^$'
+if [ "$build_rc" -ne 0 ] || [ ! -f zklock.so ]; then
 	echo "build failed"; echo "0 passed, 1 failed"; exit 1
 fi
 as_root make -s install >/dev/null || { echo "install failed"; echo "0 passed, 1 failed"; exit 1; }
