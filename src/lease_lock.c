@@ -60,9 +60,10 @@
  * ZooKeeper's largest TTL (node_formats.c), and never longer than the
  * shortest this backend saw in it; the expiry is then judged by the
  * server's own modification times of the node (its mtime before and after
- * the write).  Data without a ttl is an ERROR for such a renewal; damaged
- * data of a lease this backend took is named in a WARNING, and the
- * renewal writes the backend's own data back.  Times are added and
+ * the write).  Data without a ttl is an ERROR for such a renewal, before
+ * it writes anything (a name whose data had none is looked up again first,
+ * in case it was mended); damaged data of a lease this backend took is
+ * named in a WARNING, and the renewal writes the backend's own data back.  Times are added and
  * subtracted with overflow checks (common/int.h): a sum that overflows
  * counts as expired, never as held.
  *
@@ -104,6 +105,7 @@ typedef struct ZkLeaseName
 								 * shortest seen in the node's data; -1 if
 								 * it records none */
 	bool		ttl_ours;		/* this backend took the lease with ttl_ms */
+	char	   *no_ttl;			/* ttl_ms -1: why the data records none */
 	int64		sent_at;		/* monotonic send time of this backend's
 								 * last grant or renewal of it; 0: none */
 } ZkLeaseName;
@@ -158,6 +160,8 @@ zk_lease_forget(ZkLeaseName *name)
 	pfree(name->znode);
 	if (name->data)
 		pfree(name->data);
+	if (name->no_ttl)
+		pfree(name->no_ttl);
 	memset(name, 0, sizeof(*name));
 }
 
@@ -320,13 +324,23 @@ zk_lease_find(const char *lock_node, int64 token)
 				int64		ttl_ms;
 				char	   *reason;
 
-				/* its ttl, as its data records it (bounded), or -1 */
-				(void) ZkReadLeaseTtl(op->value, op->value_len, &ttl_ms,
-									  &reason);
-				if (reason != NULL)
+				/*
+				 * Its ttl, as its data records it (bounded), or -1; data
+				 * too long to record one is not kept (a renewal without a
+				 * ttl writes nothing).
+				 */
+				if (ZkReadLeaseTtl(op->value, op->value_len, &ttl_ms,
+								   &reason) == ZK_DATA_OK)
+					name = zk_lease_remember(lock_node, token, head,
+											 op->value, op->value_len,
+											 ttl_ms, false);
+				else
+				{
+					name = zk_lease_remember(lock_node, token, head, NULL, 0,
+											 -1, false);
+					name->no_ttl = MemoryContextStrdup(zk_lease_cxt, reason);
 					pfree(reason);
-				name = zk_lease_remember(lock_node, token, head, op->value,
-										 op->value_len, ttl_ms, false);
+				}
 			}
 			ZkOpFree(op);
 			pfree(head);
@@ -651,14 +665,13 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		if (!name->ttl_ours && name->ttl_ms < 0)
 		{
 			/* its data, read just now (zk_lease_find), records no ttl */
-			(void) ZkReadLeaseTtl(name->data, name->datalen, &data_ttl,
-								  &reason);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
 							ZkUtf8ForMessage(name->znode)),
 					 errdetail("The node's data %s.",
-							   reason ? reason : "does not record the lease's ttl_ms")));
+							   name->no_ttl ? name->no_ttl :
+							   "does not record the lease's ttl_ms")));
 		}
 
 		memset(&before, 0, sizeof(before));

@@ -15,13 +15,13 @@
  * huge numbers, long strings and lists at and past every bound, \u escapes
  * (surrogate pairs, lone surrogates, code point zero), invalid UTF-8, NUL
  * bytes, and data of 1 MB and more.  Every reader runs on every input, and
- * each result is checked against the reader's contract: every number in
+ * each result is checked against what the reader promises: every number in
  * its range, every string within its bound and valid UTF-8, every list
  * within its bound, every blocker's target one of the record's (and used
  * as deadlock.c uses it), nothing kept from data that was not accepted,
  * and reasons that are plain ASCII text of ours, never the data.
  *
- * A finding (a sanitizer's report, or a broken contract) ends the run at
+ * A finding (a sanitizer's report, or a broken promise) ends the run at
  * once with a non-zero status, naming the reader and the input; otherwise
  * the last line is
  *
@@ -156,7 +156,7 @@ static void finding(const char *reader, const char *what) pg_attribute_noreturn(
 
 /*
  * finding
- *		A reader broke its contract: say which, on which input, and stop
+ *		A reader broke a promise: say which, on which input, and stop
  *		with a non-zero status.
  */
 static void

@@ -8,7 +8,7 @@
 #   (mutations and truncations of valid data of every format, random
 #   documents of the known fields, deep nesting, huge numbers, strings and
 #   lists at and past their bounds, \u escapes, invalid UTF-8, 1 MB data)
-#   and checks each result against the reader's contract: it reports
+#   and checks each result against what the reader promises: it reports
 #   100 000 inputs and 0 findings, and exits with status 0;
 # - every reader accepted some of those inputs (the generation reaches
 #   valid data of every format, so the checks of accepted results ran);
