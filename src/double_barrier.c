@@ -49,12 +49,12 @@
  * reads it, and the "zklock-round:<name>,..." that older versions wrote);
  * for a "ready" that another client created, or whose data was rewritten
  * since it was created (its version is not 0) or cannot be read (a
- * WARNING names it), the participants older than it (czxid) count.  Either
- * way a
- * member of the next round, which may enter as soon as this one is over,
- * is never taken for one of this round.  The last member deletes "ready"
- * and its own node in one multi, so the members it wakes find the round
- * over.  A leave that times out deletes our node and returns false.
+ * WARNING names it), the participants older than it (czxid) count.
+ * Either way a member of the next round, which may enter as soon as this
+ * one is over, is never taken for one of this round.  The last member
+ * deletes "ready" and its own node in one multi, so the members it wakes
+ * find the round over.  A leave that times out deletes our node and
+ * returns false.
  *
  * Removing "ready" goes with a setData of the barrier node on the version
  * read when "ready" was seen to be the old round's (the last leaver's
@@ -77,7 +77,6 @@
 #include "nodes/pg_list.h"
 #include "nodes/value.h"
 #include "miscadmin.h"
-
 #include "utils/json.h"
 
 #include "barrier.h"

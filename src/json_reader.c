@@ -188,8 +188,8 @@ zk_json_prepare(const char *data, int len, int *outlen, char **reason)
 				return NULL;
 			}
 		}
-		else if (c == '}' || c == ']')
-			depth--;
+		else if ((c == '}' || c == ']') && depth > 0)
+			depth--;			/* (a stray one is the parser's error) */
 		out[o++] = c;
 	}
 	out[o] = '\0';

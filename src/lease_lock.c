@@ -63,9 +63,9 @@
  * the write).  Data without a ttl is an ERROR for such a renewal, before
  * it writes anything (a name whose data had none is looked up again first,
  * in case it was mended); damaged data of a lease this backend took is
- * named in a WARNING, and the renewal writes the backend's own data back.  Times are added and
- * subtracted with overflow checks (common/int.h): a sum that overflows
- * counts as expired, never as held.
+ * named in a WARNING, and the renewal writes the backend's own data back.
+ * Times are added and subtracted with overflow checks (common/int.h): a
+ * sum that overflows counts as expired, never as held.
  *
  * Names.  A token is a node's czxid, and a granted lease is the first node
  * of its queue, so a lease is found from its path and token by reading the

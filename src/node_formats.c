@@ -351,7 +351,7 @@ ZkReadLeaseTtl(const char *data, int len, int64 *ttl_ms, char **reason)
 		return verdict;
 	if (o.scope == NULL || strcmp(o.scope, "lease") != 0)
 	{
-		*reason = psprintf("does not have the scope \"%s\" of a lease", "lease");
+		*reason = psprintf("does not have the scope \"%s\"", "lease");
 		verdict = ZK_DATA_INVALID;
 	}
 	else if (o.ttl_ms < 1)
