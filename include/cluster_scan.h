@@ -134,7 +134,7 @@ extern void ZkPathScanStart(ZkScan *scan, ZkPathScan *ps);
 extern void ZkPathScanRead(ZkScan *scan, ZkPathScan *ps, bool lease, int i,
 						   ZkReqKind kind);
 extern void ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni,
-						ZkOp *op);
+						ZkOp *op, const char *znode, bool queue_member);
 extern bool ZkNodeDowngraded(const ZkNodeInfo *reader,
 							 const ZkNodeInfo *writer);
 

@@ -26,6 +26,16 @@
  * by the queue rule, and what the answers said of each node.  Which nodes
  * are read, and what is made of them, is the goal's (its ZkScan hooks).
  *
+ * Node data is checked as it comes in (ZkNodeStore, node_formats.c): a
+ * node named as zklock names its nodes whose data is a JSON object that
+ * fails the checks, and a lease's node (only zklock makes persistent
+ * queue nodes) whose data is not a lease's, are named in a WARNING
+ * (node_data.c, once per node and statement); they stay in the queue with
+ * empty owner columns.  Data that is not a JSON object is another
+ * client's (Curator stores the client's address, kazoo an identifier),
+ * and so is whatever is in a node zklock would not have named so (kazoo's
+ * "<32 hex digits>__lock__" nodes): empty owner columns, no WARNING.
+ *
  * Nothing here runs on the client library's threads: the engine waits on
  * ZkOpWait (the backend's latch) and checks for interrupts between
  * answers.
@@ -34,6 +44,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -54,6 +65,10 @@
 
 static void zk_scan_send(ZkScan *scan, ZkReq *req);
 static void zk_node_done(ZkScan *scan, ZkReq *req, ZkOp *op);
+static bool zk_is_uuid(const char *s);
+static bool zk_named_like_ours(const char *znode);
+static void zk_node_check_data(ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
+							   const char *znode, bool queue_member);
 
 /* ------------------------------------------------------------------------
  * The engine: a bounded window of pipelined reads.
@@ -350,19 +365,104 @@ zk_node_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	ZkNodeInfo *ni = req->index < 0 ? &ps->lease_info[-1 - req->index] :
 		&ps->info[req->index];
 
-	ZkNodeStore(scan, ps, ni, op);
+	ZkNodeStore(scan, ps, ni, op, req->znode, req->index >= 0);
 	if (--ps->pending > 0)
 		return;
 	scan->path_read(scan, ps);
 }
 
 /*
+ * zk_is_uuid
+ *		Does s begin with a UUID in its canonical form (36 characters)?
+ */
+static bool
+zk_is_uuid(const char *s)
+{
+	for (int i = 0; i < ZK_UUID_LEN; i++)
+	{
+		bool		dash = (i == 8 || i == 13 || i == 18 || i == 23);
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char) s[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * zk_named_like_ours
+ *		Is the last component of znode named as zklock names its nodes: a
+ *		protection prefix "_c_<uuid>-" (queue nodes, a semaphore's nodes),
+ *		or a UUID (a double barrier's participants)?  Curator names its
+ *		nodes so too; kazoo, for one, does not.
+ */
+static bool
+zk_named_like_ours(const char *znode)
+{
+	const char *slash = strrchr(znode, '/');
+	const char *name = slash != NULL ? slash + 1 : znode;
+	size_t		len = strlen(name);
+
+	if (len == ZK_UUID_LEN)
+		return zk_is_uuid(name);
+	return len > ZK_PREFIX_LEN && strncmp(name, "_c_", 3) == 0 &&
+		zk_is_uuid(name + 3) && name[ZK_PREFIX_LEN - 1] == '-';
+}
+
+/*
+ * zk_node_check_data
+ *		Check the data of one node just read (see the file header): a
+ *		lease's node (a persistent member of a lock's queue) must hold a
+ *		lease's data, whose ttl gives its expiry; a node named like ours
+ *		whose data claims to be zklock's must be.  What fails is named in a
+ *		WARNING.
+ */
+static void
+zk_node_check_data(ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
+				   const char *znode, bool queue_member)
+{
+	char	   *reason;
+
+	if (queue_member && !ps->semaphore &&
+		ZkIsLeaseNode(op->stat.ephemeralOwner))
+	{
+		int64		ttl_ms;
+
+		/* a lease's ttl is in its data: the server keeps it to itself */
+		if (ZkReadLeaseTtl(ni->data, ni->datalen, &ttl_ms, &reason) ==
+			ZK_DATA_OK)
+		{
+			if (pg_add_s64_overflow(op->stat.mtime, ttl_ms,
+									&ni->lease_expires))
+				ni->lease_expires = PG_INT64_MAX;
+			return;
+		}
+		ZkWarnNodeData(znode, reason,
+					   "The lease's node still counts as a queue member; its owner and expiry are not shown.");
+	}
+	else
+	{
+		ZkOwner		o;
+
+		if (ZkReadOwner(ni->data, ni->datalen, &o, &reason) ==
+			ZK_DATA_INVALID && zk_named_like_ours(znode))
+			ZkWarnNodeData(znode, reason,
+						   "The node still counts as a queue member; its owner is not shown.");
+		ZkOwnerFree(&o);
+	}
+	if (reason != NULL)
+		pfree(reason);
+}
+
+/*
  * ZkNodeStore
- *		Keep what an answer about one node says (in the path's context); a
- *		node that vanished is marked gone.
+ *		Keep what an answer about one node, 'znode', says (in the path's
+ *		context), its data checked (zk_node_check_data; queue_member: the
+ *		node is one of the path's queue, not one of its leases); a node
+ *		that vanished is marked gone.
  */
 void
-ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op)
+ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
+			const char *znode, bool queue_member)
 {
 	if (op->rc != ZOK)
 	{
@@ -383,15 +483,9 @@ ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op)
 		ni->data[op->value_len] = '\0';
 		ni->datalen = op->value_len;
 	}
-	if (ZkIsLeaseNode(op->stat.ephemeralOwner) && ni->data != NULL)
-	{
-		ZkOwner		o;
-
-		/* a lease's ttl is in its data: the server keeps it to itself */
-		ZkParseNodeData(ni->data, ni->datalen, &o);
-		if (o.ttl_ms > 0)
-			ni->lease_expires = op->stat.mtime + o.ttl_ms;
-	}
+	/* an exists answers no data: nothing to check */
+	if (op->kind == ZKOP_GET)
+		zk_node_check_data(ps, ni, op, znode, queue_member);
 }
 
 /*

@@ -49,16 +49,19 @@
  * lowest deletes its node once it is alone.  So a departure wakes at most
  * the lowest member, and the last one wakes all who wait.  A member has
  * left once no participant of its round remains.  The round's participants
- * are listed in the data of its "ready" node, which the opening wrote
- * (one read when leaving begins); for a "ready" that another client
- * created, the participants older than it (czxid) count.  Either way a
- * member of the next round, which may enter as soon as this one is over,
- * is never taken for one of this round.  The last member deletes "ready"
- * and its own node in one multi, so the members it wakes find the round
- * over.  A leave that times out deletes our node and returns false.  A
- * member whose node another client deleted fails (55000) at its next look
- * at the barrier, also when the others are all out by then (a member that
- * waits looks once more when woken).
+ * are listed in the data of its "ready" node, which the opening wrote,
+ * {"round":["<name>",...]} (one read when leaving begins; node_formats.c
+ * reads it, and the "zklock-round:<name>,..." that older versions wrote);
+ * for a "ready" that another client created, or whose data was rewritten
+ * since it was created (its version is not 0) or cannot be read (a
+ * WARNING names it), the participants older than it (czxid) count.
+ * Either way a member of the next round, which may enter as soon as this
+ * one is over, is never taken for one of this round.  The last member
+ * deletes "ready" and its own node in one multi, so the members it wakes
+ * find the round over.  A leave that times out deletes our node and
+ * returns false.  A member whose node another client deleted fails
+ * (55000) at its next look at the barrier, also when the others are all
+ * out by then (a member that waits looks once more when woken).
  *
  * Removing "ready" goes with a setData of the barrier node on the version
  * read when "ready" was seen to be the old round's (the last leaver's
@@ -81,16 +84,17 @@
 #include "nodes/pg_list.h"
 #include "nodes/value.h"
 #include "miscadmin.h"
+#include "utils/json.h"
 
 #include "barrier.h"
 #include "contender.h"
 #include "lock_attempt.h"
+#include "node_data.h"
 #include "operation_context.h"
 #include "text_encoding.h"
 #include "zk_session.h"
 
 #define READY_NODE		"ready"
-#define ROUND_TAG		"zklock-round:"
 
 /* The barrier as one round of reads saw it. */
 typedef struct ZkBarrierView
@@ -127,7 +131,7 @@ static int	zk_delete_versioned(const char *node, int version,
 								int *which);
 static int	zk_name_cmp(const void *a, const void *b);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
-static int	zk_round_parse(const char *data, int len, char ***names);
+static int	zk_round_parse(const char *ready, const ZkOp *rd, char ***names);
 
 static int
 zk_name_cmp(const void *a, const void *b)
@@ -138,8 +142,8 @@ zk_name_cmp(const void *a, const void *b)
 /*
  * zk_round_data
  *		The data of the "ready" node an opening creates: the round's
- *		participants, "zklock-round:<name>,<name>,...", so that leavers know
- *		them without asking for each one's age.
+ *		participants, {"round":["<name>",...]}, so that leavers know them
+ *		without asking for each one's age.
  */
 static char *
 zk_round_data(const ZkBarrierView *view, int *len)
@@ -147,34 +151,51 @@ zk_round_data(const ZkBarrierView *view, int *len)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, ROUND_TAG);
+	appendStringInfoString(&buf, "{\"round\":[");
 	for (int i = 0; i < view->n; i++)
-		appendStringInfo(&buf, "%s%s", i > 0 ? "," : "", view->names[i]);
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		escape_json(&buf, view->names[i]);
+	}
+	appendStringInfoString(&buf, "]}");
 	*len = buf.len;
 	return buf.data;
 }
 
 /*
  * zk_round_parse
- *		The participants a "ready" node's data lists (zk_round_data), as
- *		palloc'd names; -1 if the data is not such a list (a "ready" that
- *		Curator or kazoo created).
+ *		The participants the data of "ready" node 'ready' lists (the answer
+ *		of a getData, rd), as palloc'd names; -1 if it lists none we can
+ *		trust: a "ready" that Curator or kazoo created, data rewritten
+ *		since the opening created the node with it (its version is not 0),
+ *		or data that cannot be read, which a WARNING names.
  */
 static int
-zk_round_parse(const char *data, int len, char ***names)
+zk_round_parse(const char *ready, const ZkOp *rd, char ***names)
 {
-	size_t		taglen = strlen(ROUND_TAG);
-	char	   *copy;
-	char	   *p;
-	int			n = 0;
+	char	   *reason;
+	int			n;
+	ZkDataVerdict verdict = ZkReadBarrierRound(rd->value, rd->value_len,
+											   names, &n, &reason);
 
-	if (data == NULL || len < (int) taglen || memcmp(data, ROUND_TAG, taglen) != 0)
-		return -1;
-	copy = pnstrdup(data + taglen, len - taglen);
-	*names = palloc(sizeof(char *) * (len / 2 + 1));
-	for (p = strtok(copy, ","); p != NULL; p = strtok(NULL, ","))
-		(*names)[n++] = p;
-	return n;
+	if (verdict == ZK_DATA_OK && rd->stat.version != 0)
+	{
+		verdict = ZK_DATA_INVALID;
+		reason = psprintf("was written again after the barrier opened");
+	}
+	if (verdict == ZK_DATA_OK)
+	{
+		/* sorted, for the lookups of every leaving look (bsearch) */
+		if (n > 1)
+			qsort(*names, n, sizeof(char *), zk_name_cmp);
+		return n;
+	}
+	if (verdict == ZK_DATA_INVALID)
+		ZkWarnNodeData(ready, reason,
+					   "The members leaving count the participants older than the node instead.");
+	pfree(reason);
+	return -1;
 }
 
 /*
@@ -858,7 +879,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 			if (first && rd->rc == ZOK)
 			{
 				round = rd->stat.czxid;
-				nlisted = zk_round_parse(rd->value, rd->value_len, &listed);
+				nlisted = zk_round_parse(ready, rd, &listed);
 			}
 			ready_left = (rd->rc == ZOK && rd->stat.czxid == round);
 			ZkOpFree(rd);
@@ -885,10 +906,9 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					else if (round == PG_INT64_MAX)
 						keep = true;
 					else if (nlisted >= 0)
-					{
-						for (int j = 0; j < nlisted && !keep; j++)
-							keep = (strcmp(listed[j], c) == 0);
-					}
+						keep = nlisted > 0 &&
+							bsearch(&c, listed, nlisted, sizeof(char *),
+									zk_name_cmp) != NULL;
 					else if (list_member(aged, makeString((char *) c)))
 						keep = true;
 					else if (!list_member(young, makeString((char *) c)))

@@ -51,6 +51,22 @@
  * as a late renewal.  A renewal from a backend that already knows the node
  * is then one write.
  *
+ * The ttl.  The server keeps a TTL node's ttl to itself, so the lease's
+ * data records it ("ttl_ms", node_data.c); but without zklock.auth any
+ * client can write that data.  So the ttl that renewals and the check at
+ * COMMIT use is the one this backend took the lease with, when it did; a
+ * lease found from another backend gets its ttl from the data, read
+ * again with every renewal (never left out as above), bounded by
+ * ZooKeeper's largest TTL (node_formats.c), and never longer than the
+ * shortest this backend saw in it; the expiry is then judged by the
+ * server's own modification times of the node (its mtime before and after
+ * the write).  Data without a ttl is an ERROR for such a renewal, before
+ * it writes anything (a name whose data had none is looked up again first,
+ * in case it was mended); damaged data of a lease this backend took is
+ * named in a WARNING, and the renewal writes the backend's own data back.
+ * Times are added and subtracted with overflow checks (common/int.h): a
+ * sum that overflows counts as expired, never as held.
+ *
  * Names.  A token is a node's czxid, and a granted lease is the first node
  * of its queue, so a lease is found from its path and token by reading the
  * queue and the first node's Stat.  Each backend remembers the node names
@@ -61,6 +77,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -84,7 +101,11 @@ typedef struct ZkLeaseName
 	char	   *znode;
 	char	   *data;			/* what a renewal writes back */
 	int			datalen;
-	int64		ttl_ms;			/* from the data; -1 if it records none */
+	int64		ttl_ms;			/* this backend's own (ttl_ours), or the
+								 * shortest seen in the node's data; -1 if
+								 * it records none */
+	bool		ttl_ours;		/* this backend took the lease with ttl_ms */
+	char	   *no_ttl;			/* ttl_ms -1: why the data records none */
 	int64		sent_at;		/* monotonic send time of this backend's
 								 * last grant or renewal of it; 0: none */
 } ZkLeaseName;
@@ -96,7 +117,10 @@ static int	zk_lease_names_next = 0;
 static ZkLeaseName *zk_lease_known(const char *lock_node, int64 token);
 static ZkLeaseName *zk_lease_remember(const char *lock_node, int64 token,
 									  const char *znode, const char *data,
-									  int datalen);
+									  int datalen, int64 ttl_ms,
+									  bool ttl_ours);
+static int64 zk_lease_expiry(int64 mtime, int64 ttl_ms);
+static bool zk_lease_outlived(int64 from, int64 to, int64 ttl_ms);
 static void zk_lease_forget(ZkLeaseName *name);
 static ZkLeaseName *zk_lease_find(const char *lock_node, int64 token);
 static int64 zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime);
@@ -136,17 +160,52 @@ zk_lease_forget(ZkLeaseName *name)
 	pfree(name->znode);
 	if (name->data)
 		pfree(name->data);
+	if (name->no_ttl)
+		pfree(name->no_ttl);
 	memset(name, 0, sizeof(*name));
 }
 
 /*
+ * zk_lease_expiry
+ *		When a lease whose node was last modified at 'mtime' (ms since the
+ *		Unix epoch, the server's clock) expires: mtime + ttl_ms, PG_INT64_MAX
+ *		if that overflows; -1 if the modification time is not known.
+ */
+static int64
+zk_lease_expiry(int64 mtime, int64 ttl_ms)
+{
+	int64		expiry;
+
+	if (mtime < 0)
+		return -1;
+	if (pg_add_s64_overflow(mtime, ttl_ms, &expiry))
+		return PG_INT64_MAX;
+	return expiry;
+}
+
+/*
+ * zk_lease_outlived
+ *		Has a lease of ttl_ms outlived its ttl between times 'from' and
+ *		'to' (ms, one clock)?  A difference that overflows has.
+ */
+static bool
+zk_lease_outlived(int64 from, int64 to, int64 ttl_ms)
+{
+	int64		elapsed;
+
+	return pg_sub_s64_overflow(to, from, &elapsed) || elapsed >= ttl_ms;
+}
+
+/*
  * zk_lease_remember
- *		Remember a lease's node name (and the data a renewal writes back),
- *		replacing the oldest remembered one when the table is full.
+ *		Remember a lease's node name, the data a renewal writes back and
+ *		its ttl (see the file header: ttl_ours if this backend took it with
+ *		that ttl, else the one its data records, -1 if none), replacing the
+ *		oldest remembered one when the table is full.
  */
 static ZkLeaseName *
 zk_lease_remember(const char *lock_node, int64 token, const char *znode,
-				  const char *data, int datalen)
+				  const char *data, int datalen, int64 ttl_ms, bool ttl_ours)
 {
 	ZkLeaseName *name = zk_lease_known(lock_node, token);
 
@@ -168,12 +227,8 @@ zk_lease_remember(const char *lock_node, int64 token, const char *znode,
 	if (name->datalen > 0)
 		memcpy(name->data, data, name->datalen);
 	name->data[name->datalen] = '\0';
-	{
-		ZkOwner		owner;
-
-		ZkParseNodeData(name->data, name->datalen, &owner);
-		name->ttl_ms = owner.ttl_ms;
-	}
+	name->ttl_ms = ttl_ms;
+	name->ttl_ours = ttl_ours;
 	name->sent_at = 0;
 	return name;
 }
@@ -209,7 +264,8 @@ ZkLeaseKnownLockNode(int64 token)
 /*
  * zk_lease_find
  *		The lease with this token that holds the lock, by its remembered
- *		name or else by reading the queue and its first node; NULL if no
+ *		name (unless the data read with it recorded no ttl, see the file
+ *		header) or else by reading the queue and its first node; NULL if no
  *		lease with that token holds the lock (the lock node may not even
  *		exist).  A name found is remembered.
  */
@@ -217,6 +273,13 @@ static ZkLeaseName *
 zk_lease_find(const char *lock_node, int64 token)
 {
 	ZkLeaseName *name = zk_lease_known(lock_node, token);
+
+	/* data that recorded no ttl is read again: it may have been mended */
+	if (name != NULL && !name->ttl_ours && name->ttl_ms < 0)
+	{
+		zk_lease_forget(name);
+		name = NULL;
+	}
 
 	while (name == NULL)
 	{
@@ -257,8 +320,28 @@ zk_lease_find(const char *lock_node, int64 token)
 		{
 			/* a lease is a TTL node; its token is its czxid */
 			if (op->stat.czxid == token && ZkIsLeaseNode(op->stat.ephemeralOwner))
-				name = zk_lease_remember(lock_node, token, head, op->value,
-										 op->value_len);
+			{
+				int64		ttl_ms;
+				char	   *reason;
+
+				/*
+				 * Its ttl, as its data records it (bounded), or -1; data
+				 * too long to record one is not kept (a renewal without a
+				 * ttl writes nothing).
+				 */
+				if (ZkReadLeaseTtl(op->value, op->value_len, &ttl_ms,
+								   &reason) == ZK_DATA_OK)
+					name = zk_lease_remember(lock_node, token, head,
+											 op->value, op->value_len,
+											 ttl_ms, false);
+				else
+				{
+					name = zk_lease_remember(lock_node, token, head, NULL, 0,
+											 -1, false);
+					name->no_ttl = MemoryContextStrdup(zk_lease_cxt, reason);
+					pfree(reason);
+				}
+			}
 			ZkOpFree(op);
 			pfree(head);
 			if (name == NULL)
@@ -532,9 +615,10 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 		info->token = grant.token;
 		info->ttl_ms = largs->ttl_ms;
 		info->sent_at = sent_at;
-		info->expires_at = mtime >= 0 ? mtime + largs->ttl_ms : -1;
+		info->expires_at = zk_lease_expiry(mtime, largs->ttl_ms);
 		zk_lease_remember(args.lock_node, grant.token, grant.znode,
-						  args.data, args.datalen)->sent_at = sent_at;
+						  args.data, args.datalen, largs->ttl_ms,
+						  true)->sent_at = sent_at;
 	}
 	else
 		ZkAttemptAbandon(&at, 1, true);
@@ -567,7 +651,9 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		int			rc;
 		struct Stat before;
 		struct Stat after;
-		ZkOwner		owner;
+		ZkDataVerdict verdict = ZK_DATA_OK;
+		int64		data_ttl = -1;
+		char	   *reason = NULL;
 		int64		sent_at;
 		bool		fast;
 
@@ -576,12 +662,25 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 			status = ZK_LEASE_NONE;
 			break;
 		}
+		if (!name->ttl_ours && name->ttl_ms < 0)
+		{
+			/* its data, read just now (zk_lease_find), records no ttl */
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
+							ZkUtf8ForMessage(name->znode)),
+					 errdetail("The node's data %s.",
+							   name->no_ttl ? name->no_ttl :
+							   "does not record the lease's ttl_ms")));
+		}
 
 		memset(&before, 0, sizeof(before));
-		memset(&owner, 0, sizeof(owner));
 
-		/* our own grant or renewal bounds the last modification (header) */
-		fast = (name->sent_at > 0 && name->ttl_ms > 0 &&
+		/*
+		 * Our own grant or renewal bounds the last modification, if we know
+		 * the ttl (see the file header).
+		 */
+		fast = (name->ttl_ours && name->sent_at > 0 &&
 				ZkNowMs() - name->sent_at < name->ttl_ms / 2);
 
 		/* the read is answered before the write is applied */
@@ -596,8 +695,9 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		if (get != NULL)
 		{
 			before = get->stat;
-			ZkParseNodeData(get_rc == ZOK ? get->value : NULL, get->value_len,
-							&owner);
+			if (get_rc == ZOK)
+				verdict = ZkReadLeaseTtl(get->value, get->value_len,
+										 &data_ttl, &reason);
 			ZkOpFree(get);
 		}
 		after = set->stat;
@@ -621,16 +721,27 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
 
-		/* its ttl is in its data: the server keeps it to itself */
-		info->ttl_ms = fast ? name->ttl_ms : owner.ttl_ms;
-		if (info->ttl_ms <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("ZooKeeper lease node \"%s\" does not record its ttl",
-							ZkUtf8ForMessage(name->znode))));
+		/*
+		 * The ttl: ours, or the shortest its data recorded (the server keeps
+		 * it to itself; see the file header).
+		 */
+		if (name->ttl_ours)
+		{
+			if (!fast && verdict != ZK_DATA_OK)
+				ZkWarnNodeData(name->znode, reason,
+							   "The renewal has written this backend's own data back to it, with the ttl the lease was taken with.");
+		}
+		else if (verdict == ZK_DATA_OK)
+			name->ttl_ms = Min(name->ttl_ms, data_ttl);
+		else
+			ZkWarnNodeData(name->znode, reason,
+						   "The renewal has written back the data it read before, and counts with the ttl recorded there.");
+		if (reason != NULL)
+			pfree(reason);
+		info->ttl_ms = name->ttl_ms;
 
-		if (fast ? ZkNowMs() - name->sent_at >= info->ttl_ms :
-			after.mtime - before.mtime >= info->ttl_ms)
+		if (fast ? zk_lease_outlived(name->sent_at, ZkNowMs(), info->ttl_ms) :
+			zk_lease_outlived(before.mtime, after.mtime, info->ttl_ms))
 		{
 			/* past its TTL already: the reaper may have chosen it */
 			char	   *znode = pstrdup(name->znode);
@@ -657,7 +768,7 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 		info->znode = pstrdup(name->znode);
 		info->token = token;
 		info->sent_at = sent_at;
-		info->expires_at = after.mtime + info->ttl_ms;
+		info->expires_at = zk_lease_expiry(after.mtime, info->ttl_ms);
 		status = ZK_LEASE_OK;
 		break;
 	}

@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/int.h"
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
@@ -58,6 +59,7 @@ static int	zk_nleases_touched = 0;
 static int	zk_maxleases_touched = 0;
 
 static void zk_forget_touched_leases(void);
+static bool zk_lease_ran_out(const ZkLeaseTouch *t, int64 now);
 static void zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now);
 static void zk_leases_pre_commit(void);
 static void zk_locks_pre_commit(void);
@@ -157,6 +159,19 @@ zk_forget_touched_leases(void)
 }
 
 /*
+ * zk_lease_ran_out
+ *		Has the ttl of a lease this transaction took or renewed run out by
+ *		'now' since the request was sent?  A sum that overflows has.
+ */
+static bool
+zk_lease_ran_out(const ZkLeaseTouch *t, int64 now)
+{
+	int64		end;
+
+	return pg_add_s64_overflow(t->sent_at, t->ttl_ms, &end) || now >= end;
+}
+
+/*
  * zk_lease_raise_expired
  *		A lease this transaction took or renewed may have expired: COMMIT
  *		must fail.
@@ -208,7 +223,7 @@ zk_leases_pre_commit(void)
 	{
 		ZkLeaseTouch *t = &zk_leases_touched[i];
 
-		if (now >= t->sent_at + t->ttl_ms)
+		if (zk_lease_ran_out(t, now))
 			zk_lease_raise_expired(t, now);
 		if (now - t->sent_at >= fresh_ms)
 			ask = true;
@@ -241,7 +256,7 @@ zk_leases_pre_commit(void)
 							ZkUtf8ForMessage(t->path)),
 					 errdetail("The node \"%s\" of lease %lld no longer exists: the lease was released or expired.",
 							   ZkUtf8ForMessage(t->znode), (long long) t->token)));
-		if (now >= t->sent_at + t->ttl_ms)
+		if (zk_lease_ran_out(t, now))
 			zk_lease_raise_expired(t, now);
 	}
 	pfree(znodes);

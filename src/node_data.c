@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * node_data.c
- *		The owner description stored in each queue node zklock creates.
+ *		The owner description stored in each queue node zklock creates,
+ *		and the WARNING for node data zklock cannot read.
  *
  * Every queue node carries a small, flat JSON object naming its owner, so
  * that an operator (zk_lock_queue, log lines, zkCli) can tell who holds or
@@ -14,11 +15,16 @@
  * A lease's node has scope "lease" and records its ttl ("ttl_ms"): the
  * server keeps a TTL node's ttl to itself.
  *
- * The data is UTF-8, whatever the database's encoding.  It is read with
- * PostgreSQL's JSON parser (json_reader.c), whose errors are returned,
- * not thrown: nodes written by other clients (Curator stores the client's
- * address, kazoo an identifier) or corrupt data simply yield NULL fields,
- * never an error.
+ * The data is UTF-8, whatever the database's encoding.  It is read by
+ * node_formats.c, which bounds every value and never raises an error:
+ * nodes written by other clients (Curator stores the client's address,
+ * kazoo an identifier) or corrupt data yield NULL fields.
+ *
+ * Data that claims to be zklock's but fails those checks, or that cannot
+ * be read where only zklock's data belongs, is reported by the caller that
+ * met it with ZkWarnNodeData: a WARNING naming the node, at most one per
+ * node per statement, so that a statement reading a damaged node several
+ * times (a view, a wait that checks for deadlocks again) says it once.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,27 +32,37 @@
 
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "commands/dbcommands.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "postmaster/postmaster.h"
 #include "utils/guc.h"
 #include "utils/json.h"
+#include "utils/memutils.h"
 
-#include "json_reader.h"
 #include "node_data.h"
+#include "text_encoding.h"
 
-/* maximum length of one JSON string value we keep */
-#define ZK_MAX_FIELD 1024
+/* the most nodes one statement names in a WARNING about their data */
+#define ZK_DATA_WARNINGS_MAX	100
+
+/* the nodes whose data this statement warned about (zk_warned_cxt) */
+static MemoryContext zk_warned_cxt = NULL;
+static TimestampTz zk_warned_statement = 0;
+static List *zk_warned = NIL;
+static int	zk_nwarned = 0;
 
 static void append_field(StringInfo buf, const char *key, const char *value,
 						 bool first);
-static void zk_nd_scalar(void *arg, int depth, const char *f, char *token,
-						 JsonTokenType tokentype);
-static bool zk_nd_integer(const char *token, int64 min, int64 max,
-						  int64 *value);
 
+/*
+ * append_field
+ *		One string field of the owner (UTF-8), cut to the ZK_MAX_FIELD bytes
+ *		that readers keep (node_formats.c), on a character boundary.
+ */
 static void
 append_field(StringInfo buf, const char *key, const char *value, bool first)
 {
@@ -57,7 +73,14 @@ append_field(StringInfo buf, const char *key, const char *value, bool first)
 	if (value == NULL)
 		appendStringInfoString(buf, "null");
 	else
+	{
+		int			len = strlen(value);
+
+		if (len > ZK_MAX_FIELD)
+			value = pnstrdup(value, pg_encoding_mbcliplen(PG_UTF8, value, len,
+														  ZK_MAX_FIELD));
 		escape_json(buf, value);
+	}
 }
 
 /*
@@ -102,87 +125,24 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	return buf.data;
 }
 
-/* ---- reading a node's data (json_reader.c) ---- */
-
-/*
- * zk_nd_integer
- *		A JSON number token as an integer within [min, max], or false.
- */
-static bool
-zk_nd_integer(const char *token, int64 min, int64 max, int64 *value)
-{
-	char	   *endp;
-	long long	v;
-
-	errno = 0;
-	v = strtoll(token, &endp, 10);
-	if (*endp != '\0' || errno != 0 || v < min || v > max)
-		return false;
-	*value = (int64) v;
-	return true;
-}
-
-/*
- * zk_nd_scalar
- *		Keep the top-level fields we know; a value of the wrong type or
- *		range, or a string longer than ZK_MAX_FIELD, is left out, and so
- *		is every value nested deeper.
- */
-static void
-zk_nd_scalar(void *arg, int depth, const char *f, char *token,
-			 JsonTokenType tokentype)
-{
-	ZkOwner    *owner = (ZkOwner *) arg;
-	int64		v;
-
-	if (f == NULL || depth != 1)
-		return;
-	if (tokentype == JSON_TOKEN_NUMBER)
-	{
-		if (strcmp(f, "ttl_ms") == 0 && zk_nd_integer(token, 1, PG_INT64_MAX, &v))
-			owner->ttl_ms = v;
-		else if (strcmp(f, "port") == 0 && zk_nd_integer(token, 0, PG_INT32_MAX, &v))
-			owner->port = (int32) v;
-		else if (strcmp(f, "pid") == 0 && zk_nd_integer(token, 0, PG_INT32_MAX, &v))
-			owner->pid = (int32) v;
-		return;
-	}
-	if (tokentype != JSON_TOKEN_STRING || strlen(token) > ZK_MAX_FIELD)
-		return;
-	if (strcmp(f, "cluster_name") == 0)
-		owner->cluster_name = token;
-	else if (strcmp(f, "host") == 0)
-		owner->host = token;
-	else if (strcmp(f, "database") == 0)
-		owner->database = token;
-	else if (strcmp(f, "user") == 0)
-		owner->user = token;
-	else if (strcmp(f, "application_name") == 0)
-		owner->application_name = token;
-	else if (strcmp(f, "mode") == 0)
-		owner->mode = token;
-	else if (strcmp(f, "scope") == 0)
-		owner->scope = token;
-}
+/* ---- reading a node's data (node_formats.c) ---- */
 
 /*
  * ZkParseNodeData
- *		Read the owner fields (UTF-8) from a node's data.  Accepts any
- *		bytes: what cannot be read stays NULL (-1 for numbers).  Data that
- *		is not valid UTF-8 yields nothing; a malformed object keeps the
- *		fields read before the fault.
+ *		Read the owner fields (UTF-8) from a node's data (ZkReadOwner).
+ *		Accepts any bytes: unless the verdict is ZK_DATA_OK, every field
+ *		stays NULL (-1 for numbers).  Reports nothing: a caller that knows
+ *		the node says what needs saying (ZkWarnNodeData).
  */
-void
+ZkDataVerdict
 ZkParseNodeData(const char *data, int len, ZkOwner *owner)
 {
-	memset(owner, 0, sizeof(*owner));
-	owner->port = -1;
-	owner->pid = -1;
-	owner->ttl_ms = -1;
-	if (data == NULL || len <= 0 ||
-		!pg_verify_mbstr(PG_UTF8, data, len, true))
-		return;
-	(void) ZkJsonRead(data, len, zk_nd_scalar, owner);
+	char	   *reason;
+	ZkDataVerdict verdict = ZkReadOwner(data, len, owner, &reason);
+
+	if (reason != NULL)
+		pfree(reason);
+	return verdict;
 }
 
 /*
@@ -197,4 +157,58 @@ ZkNodeDataAsText(const char *data, int len)
 		!pg_verify_mbstr(PG_UTF8, data, len, true))
 		return NULL;
 	return pnstrdup(data, len);
+}
+
+/*
+ * ZkWarnNodeData
+ *		WARNING that the data of node 'znode' cannot be read where zklock
+ *		expects its own: 'reason' completes "The node's data ..." (a
+ *		reader's, node_formats.c), 'consequence' is a sentence saying what
+ *		the caller does instead.  At most one WARNING per node per
+ *		statement, and at most ZK_DATA_WARNINGS_MAX nodes named in one
+ *		statement (then one WARNING that there are more).
+ */
+void
+ZkWarnNodeData(const char *znode, const char *reason, const char *consequence)
+{
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (zk_warned_cxt == NULL)
+		zk_warned_cxt = AllocSetContextCreate(TopMemoryContext,
+											  "zklock node data warnings",
+											  ALLOCSET_SMALL_SIZES);
+	if (statement != zk_warned_statement)
+	{
+		MemoryContextReset(zk_warned_cxt);
+		zk_warned = NIL;
+		zk_nwarned = 0;
+		zk_warned_statement = statement;
+	}
+	foreach(lc, zk_warned)
+	{
+		if (strcmp((const char *) lfirst(lc), znode) == 0)
+			return;
+	}
+	if (zk_nwarned >= ZK_DATA_WARNINGS_MAX)
+	{
+		if (zk_nwarned++ == ZK_DATA_WARNINGS_MAX)
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("more ZooKeeper nodes hold data that zklock cannot read"),
+					 errdetail("One statement names at most %d such nodes.",
+							   ZK_DATA_WARNINGS_MAX)));
+		return;
+	}
+	old = MemoryContextSwitchTo(zk_warned_cxt);
+	zk_warned = lappend(zk_warned, pstrdup(znode));
+	MemoryContextSwitchTo(old);
+	zk_nwarned++;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("ZooKeeper node \"%s\" holds data that zklock cannot read",
+					ZkUtf8ForMessage(znode)),
+			 errdetail("The node's data %s. %s", reason, consequence),
+			 errhint("Another ZooKeeper client may have written to the node: without zklock.auth, any client can write zklock's nodes.")));
 }

@@ -56,7 +56,7 @@ zk_queue_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 				   psprintf("%s/%s", ps->node, ps->queue[i].name),
 				   zk_queue_done, ps, i);
 	}
-	ZkNodeStore(scan, ps, &ps->info[req->index], op);
+	ZkNodeStore(scan, ps, &ps->info[req->index], op, req->znode, true);
 }
 
 /*

@@ -36,7 +36,8 @@
  * {"max_leases":N}, when the node has none, and refuses (22023) an
  * acquire with a different limit than the recorded one.  Curator records
  * none: its clients must be given the same limit (the limit of a Curator
- * semaphore lives only in its clients).
+ * semaphore lives only in its clients).  Other data there is not zklock's
+ * limit: a WARNING names the node, and it is left as it is, unchecked.
  *
  * Deadlocks.  The acquirer waiting for the count publishes its wait: with
  * max_leases = 1 it waits for every other lease holder, an all-of wait
@@ -63,8 +64,8 @@
 #include "contender.h"
 #include "deadlock.h"
 #include "deadlock_timer.h"
-#include "json_reader.h"
 #include "lock_attempt.h"
+#include "node_data.h"
 #include "operation_context.h"
 #include "path_memory.h"
 #include "semaphore.h"
@@ -87,9 +88,7 @@ typedef struct ZkSemAttempt
 								 * waiting and back */
 } ZkSemAttempt;
 
-static void zk_limit_scalar(void *arg, int depth, const char *field,
-							char *token, JsonTokenType type);
-static int	zk_recorded_limit(const char *data, int len);
+static int	zk_recorded_limit(const char *node, const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
 						   int *nleases);
@@ -102,37 +101,27 @@ static void zk_forget_node(ZkAttempt *at);
 static void zk_new_prefix(ZkSemAttempt *s);
 
 /*
- * zk_limit_scalar
- *		The JSON reader's action: keep the top-level "max_leases" number.
- */
-static void
-zk_limit_scalar(void *arg, int depth, const char *field, char *token,
-				JsonTokenType type)
-{
-	char	   *end;
-	long		v;
-
-	if (depth != 1 || field == NULL || strcmp(field, "max_leases") != 0 ||
-		type != JSON_TOKEN_NUMBER)
-		return;
-	v = strtol(token, &end, 10);
-	if (*end == '\0' && v >= 1 && v <= PG_INT32_MAX)
-		*(int *) arg = (int) v;
-}
-
-/*
  * zk_recorded_limit
- *		The limit zklock recorded in a semaphore node's data, or -1 if the
- *		data records none (empty, not JSON, written by another client).
+ *		The limit zklock recorded in the data of semaphore node 'node'
+ *		(node_formats.c), or -1 if the data records none: empty, or data
+ *		that is not zklock's limit, which a WARNING names (no client but
+ *		zklock writes data there).
  */
 static int
-zk_recorded_limit(const char *data, int len)
+zk_recorded_limit(const char *node, const char *data, int len)
 {
-	int			max_leases = -1;
+	int32		max_leases;
+	char	   *reason;
+	ZkDataVerdict verdict = ZkReadSemaphoreLimit(data, len, &max_leases,
+												 &reason);
 
-	if (!ZkJsonRead(data, len, zk_limit_scalar, &max_leases))
-		return -1;
-	return max_leases;
+	if (verdict == ZK_DATA_OK)
+		return max_leases;
+	if (verdict != ZK_DATA_EMPTY)
+		ZkWarnNodeData(node, reason,
+					   "The limit of the semaphore is not checked against it.");
+	pfree(reason);
+	return -1;
 }
 
 /*
@@ -159,7 +148,8 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 
 	if (data_op->rc != ZOK)
 		return;					/* reaped meanwhile, or lost: next time */
-	recorded = zk_recorded_limit(data_op->value, data_op->value_len);
+	recorded = zk_recorded_limit(args->sem_node, data_op->value,
+								 data_op->value_len);
 	if (recorded > 0 && recorded != args->max_leases)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

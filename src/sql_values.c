@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "utils/builtins.h"
 
 #include "lock_path.h"
@@ -48,12 +49,21 @@ ZkNonNegativeArg(FunctionCallInfo fcinfo, int argno, const char *name)
 /*
  * ZkUnixMsToTimestampTz
  *		Milliseconds since the Unix epoch, as ZooKeeper gives times (on the
- *		clock of the server that wrote them), as a timestamptz.
+ *		clock of the server that wrote them), as a timestamptz.  A time
+ *		beyond timestamptz's range (a lease's expiry of an absurd ttl) is
+ *		-infinity or infinity, never an overflow.
  */
 TimestampTz
 ZkUnixMsToTimestampTz(int64 ms)
 {
-	return ms * 1000 -
-		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY *
-		 USECS_PER_SEC);
+	int64		us;
+	TimestampTz ts;
+
+	if (pg_mul_s64_overflow(ms, 1000, &us) ||
+		pg_sub_s64_overflow(us,
+							(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+							SECS_PER_DAY * USECS_PER_SEC, &ts) ||
+		!IS_VALID_TIMESTAMP(ts))
+		return ms < 0 ? DT_NOBEGIN : DT_NOEND;
+	return ts;
 }

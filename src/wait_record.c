@@ -30,9 +30,12 @@
  *
  * "kind" is "all" or "any"; the owners are session ids, 16 hex digits.
  *
- * Records are read with json_reader.c.  Data that is not such a record
- * (malformed, or from whatever wrote it) is never an error: it is not a
- * wait the search can use.
+ * Records are read by node_formats.c, which bounds every value and list
+ * (so a record may name at most ZK_MAX_SET_LOCKS targets and
+ * ZK_MAX_RECORD_BLOCKERS blockers, and be at most ZK_NODE_DATA_MAX bytes
+ * long).  Data that is not such a record (malformed, or from whatever
+ * wrote it) is never an error: it is not a wait the search can use, and
+ * the search names the record in a WARNING (node_data.c).
  *
  * A lease's node (lease_lock.c) is persistent and belongs to no session;
  * while its lease waits, an ephemeral child of its taker's session stands
@@ -48,27 +51,13 @@
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/pg_list.h"
 #include "utils/json.h"
 #include "utils/memutils.h"
 
 #include "contender.h"
 #include "deadlock.h"
-#include "json_reader.h"
 #include "node_data.h"
 #include "wait_record.h"
-
-/* what a record's reader collects before building the record */
-typedef struct ZkRecordParse
-{
-	ZkWaitRecord *rec;
-	List	   *locks;
-	List	   *nodes;
-	List	   *modes;
-	List	   *blockers;
-	List	   *owners;
-	List	   *btargets;
-} ZkRecordParse;
 
 /* this backend's published wait, as a record, for the search */
 static ZkWaitRecord *zk_self = NULL;	/* in zk_self_cxt */
@@ -81,10 +70,8 @@ static char *zk_waits_parent(void);
 static char *zk_record_path_of(int64 session);
 static char *zk_build_record(const ZkWaitDesc *wait, ZkWaitRecordBlocker *b,
 							 int nb);
-static void zk_record_scalar(void *arg, int depth, const char *f, char *token,
-							 JsonTokenType tokentype);
 static ZkWaitRecord *zk_parse_record(const char *data, int len, int64 session,
-									 int64 czxid);
+									 int64 czxid, bool warn);
 static int	zk_find_blockers(const ZkWaitDesc *wait, int64 self,
 							 ZkWaitRecordBlocker **out);
 
@@ -162,115 +149,38 @@ zk_build_record(const ZkWaitDesc *wait, ZkWaitRecordBlocker *b, int nb)
 	return buf.data;
 }
 
-/* ---- reading a record (json_reader.c) ---- */
-
-/*
- * zk_record_scalar
- *		Keep the values we know: the owner's identity (inside "owner"),
- *		the kind, and the elements of the parallel arrays of targets and
- *		of blockers.
- */
-static void
-zk_record_scalar(void *arg, int depth, const char *f, char *token,
-				 JsonTokenType tokentype)
-{
-	ZkRecordParse *p = (ZkRecordParse *) arg;
-	ZkWaitRecord *rec = p->rec;
-
-	if (f == NULL)
-		return;
-	if (depth == 2 && tokentype == JSON_TOKEN_STRING)
-	{
-		/* inside "owner", or an element of an array */
-		if (strcmp(f, "cluster_name") == 0)
-			rec->cluster_name = token;
-		else if (strcmp(f, "host") == 0)
-			rec->host = token;
-		else if (strcmp(f, "locks") == 0)
-			p->locks = lappend(p->locks, token);
-		else if (strcmp(f, "nodes") == 0)
-			p->nodes = lappend(p->nodes, token);
-		else if (strcmp(f, "modes") == 0)
-			p->modes = lappend(p->modes, token);
-		else if (strcmp(f, "blockers") == 0)
-			p->blockers = lappend(p->blockers, token);
-		else if (strcmp(f, "owners") == 0)
-			p->owners = lappend(p->owners, token);
-	}
-	else if (depth == 2 && tokentype == JSON_TOKEN_NUMBER)
-	{
-		if (strcmp(f, "port") == 0)
-			rec->port = (int32) strtol(token, NULL, 10);
-		else if (strcmp(f, "pid") == 0)
-			rec->pid = (int32) strtol(token, NULL, 10);
-		else if (strcmp(f, "blocker_targets") == 0)
-			p->btargets = lappend_int(p->btargets,
-									  (int) strtol(token, NULL, 10));
-	}
-	else if (depth == 1 && strcmp(f, "kind") == 0 &&
-			 tokentype == JSON_TOKEN_STRING)
-		rec->kind = strcmp(token, "all") == 0 ? ZK_WAIT_ALL_OF : ZK_WAIT_ANY_OF;
-}
+/* ---- reading a record (node_formats.c) ---- */
 
 /*
  * zk_parse_record
- *		Read a record's data; NULL if it is not one (malformed data, from
- *		whatever wrote it, is never an error: it is not a wait we can use).
+ *		Read a record's data; NULL if it is not one.  Malformed data, from
+ *		whatever wrote it, is never an error: it is not a wait we can use,
+ *		and with 'warn' (a record of another session) a WARNING names the
+ *		record.
  */
 static ZkWaitRecord *
-zk_parse_record(const char *data, int len, int64 session, int64 czxid)
+zk_parse_record(const char *data, int len, int64 session, int64 czxid,
+				bool warn)
 {
 	ZkWaitRecord *rec = palloc0(sizeof(ZkWaitRecord));
-	ZkRecordParse p = {0};
-	ListCell   *a,
-			   *b,
-			   *c;
-	int			i = 0;
+	char	   *reason;
 
-	if (data == NULL || len <= 0)
+	if (ZkReadWaitRecord(data, len, rec, &reason) != ZK_DATA_OK)
+	{
+		if (warn)
+		{
+			char	   *path = zk_record_path_of(session);
+
+			ZkWarnNodeData(path, reason,
+						   "Deadlock detection does not follow the wait it would record.");
+			pfree(path);
+		}
+		pfree(reason);
+		pfree(rec);
 		return NULL;
+	}
 	rec->session = session;
 	rec->czxid = czxid;
-	rec->kind = ZK_WAIT_ANY_OF; /* unless it says "all" */
-	rec->port = -1;
-	rec->pid = -1;
-	p.rec = rec;
-	if (!ZkJsonRead(data, len, zk_record_scalar, &p))
-		return NULL;
-	if (list_length(p.locks) == 0 ||
-		list_length(p.locks) != list_length(p.nodes) ||
-		list_length(p.locks) != list_length(p.modes))
-		return NULL;
-	rec->ntargets = list_length(p.locks);
-	rec->targets = palloc(sizeof(ZkWaitRecordTarget) * rec->ntargets);
-	forthree(a, p.locks, b, p.nodes, c, p.modes)
-	{
-		rec->targets[i].lock = lfirst(a);
-		rec->targets[i].node = lfirst(b);
-		rec->targets[i].mode =
-			strcmp(lfirst(c), "shared") == 0 ? ZK_MODE_SHARED :
-			strcmp(lfirst(c), "lease") == 0 ? ZK_MODE_LEASE :
-			ZK_MODE_EXCLUSIVE;
-		i++;
-	}
-	if (list_length(p.blockers) != list_length(p.owners) ||
-		list_length(p.blockers) != list_length(p.btargets))
-		return NULL;
-	rec->nblockers = list_length(p.blockers);
-	rec->blockers = palloc(sizeof(ZkWaitRecordBlocker) *
-						   Max(rec->nblockers, 1));
-	i = 0;
-	forthree(a, p.blockers, b, p.owners, c, p.btargets)
-	{
-		int			t = lfirst_int(c);
-
-		if (t < 0 || t >= rec->ntargets)
-			return NULL;
-		rec->blockers[i].node = lfirst(a);
-		rec->blockers[i].owner = (int64) strtoull(lfirst(b), NULL, 16);
-		rec->blockers[i].target = t;
-		i++;
-	}
 	return rec;
 }
 
@@ -445,7 +355,8 @@ ZkDeadlockPublish(const ZkWaitDesc *wait)
 											ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(zk_self_cxt);
 	old = MemoryContextSwitchTo(zk_self_cxt);
-	zk_self = zk_parse_record(data, (int) strlen(data), st.session_id, czxid);
+	zk_self = zk_parse_record(data, (int) strlen(data), st.session_id, czxid,
+							  false);
 	MemoryContextSwitchTo(old);
 
 	pfree(path);
@@ -515,11 +426,12 @@ ZkWaitRecordExists(int64 session)
 /*
  * ZkWaitRecordParse
  *		The record an answered ZkWaitRecordFetch of 'session' brought (its
- *		rc ZOK), or NULL if that data is not a record.
+ *		rc ZOK), or NULL if that data is not a record (then a WARNING names
+ *		the record node, once per statement).
  */
 ZkWaitRecord *
 ZkWaitRecordParse(const ZkOp *answer, int64 session)
 {
 	return zk_parse_record(answer->value, answer->value_len, session,
-						   answer->stat.czxid);
+						   answer->stat.czxid, true);
 }
