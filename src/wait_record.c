@@ -228,7 +228,7 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self,
 
 			ZkOpWait(op);
 			if (op->rc == ZOK && op->stat.ephemeralOwner != 0 &&
-				op->stat.ephemeralOwner != self)
+				op->stat.ephemeralOwner != self && n >= 0)
 			{
 				(*out)[n].target = t;
 				(*out)[n].node = wait->targets[t].ahead[i];
