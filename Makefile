@@ -5,12 +5,15 @@
 
 EXTENSION = zklock
 MODULE_big = zklock
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+# src/ has a folder per layer (test/check_layers.py says which, and checks
+# that every include points down); headers live beside their sources and
+# are included as "layer/name.h"
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*/*.c))
 DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql sql/zklock--1.3--1.4.sql
 PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
 
 # As pg_cron: -Wextra, but callbacks have parameters they do not use.
-PG_CPPFLAGS = -Iinclude -Wall -Wextra -Wno-unused-parameter
+PG_CPPFLAGS = -Isrc -Wall -Wextra -Wno-unused-parameter
 # Rebuild what includes a changed header (PGXS tracks headers only when
 # PostgreSQL itself was configured with --enable-depend).
 # (In PG_CFLAGS: only the compiler that makes the objects reads it.)

@@ -2,7 +2,7 @@
  *
  * fuzz_node_data.c
  *		A fuzz driver for the readers of ZooKeeper node data
- *		(src/node_formats.c on src/json_reader.c), built as frontend code
+ *		(src/common/node_formats.c on src/common/json_reader.c), built as frontend code
  *		with AddressSanitizer and UndefinedBehaviorSanitizer
  *		(test/fuzz/Makefile; test/t/043_fuzz_node_data.pl runs it).
  *
@@ -18,7 +18,7 @@
  * each result is checked against what the reader promises: every number in
  * its range, every string within its bound and valid UTF-8, every list
  * within its bound, every blocker's target one of the record's (and used
- * as deadlock.c uses it), nothing kept from data that was not accepted,
+ * as cluster/deadlock.c uses it), nothing kept from data that was not accepted,
  * and reasons that are plain ASCII text of ours, never the data.
  *
  * A finding (a sanitizer's report, or a broken promise) ends the run at
@@ -39,8 +39,8 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 
-#include "json_reader.h"
-#include "node_formats.h"
+#include "common/json_reader.h"
+#include "common/node_formats.h"
 
 /*
  * PostgreSQL 15's JSON parser keeps the name of a field it has read when
@@ -60,7 +60,7 @@ static uint64 input_index;
 static StringInfoData input;
 
 static const char *const seeds[] = {
-	/* owner, as node_data.c writes it */
+	/* owner, as common/node_data.c writes it */
 	"{\"cluster_name\":\"main\",\"host\":\"db1\",\"port\":5432,\"pid\":4711,"
 	"\"database\":\"app\",\"user\":\"etl\",\"application_name\":\"nightly\","
 	"\"mode\":\"exclusive\",\"scope\":\"session\"}",
@@ -71,7 +71,7 @@ static const char *const seeds[] = {
 	/* non-ASCII, raw and escaped */
 	"{\"host\":\"h\\u00e9\\ud83d\\ude00\",\"user\":\"\xc3\xa9t\xc3\xa9\","
 	"\"application_name\":\"a\\\"b\\\\c\\n\",\"pid\":1,\"port\":65535}",
-	/* wait records, as wait_record.c writes them */
+	/* wait records, as cluster/wait_record.c writes them */
 	"{\"owner\":{\"cluster_name\":\"main\",\"host\":\"db1\",\"port\":5432,"
 	"\"pid\":4711,\"database\":\"app\",\"user\":\"etl\","
 	"\"application_name\":\"x\",\"mode\":\"exclusive\",\"scope\":\"session\"},"
@@ -278,7 +278,7 @@ run_readers(void)
 			pfree(reason);
 	}
 
-	/* wait record, used as deadlock.c uses one */
+	/* wait record, used as cluster/deadlock.c uses one */
 	{
 		ZkWaitRecord rec;
 

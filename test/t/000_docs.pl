@@ -3,9 +3,9 @@
 # - every function and view created by the extension scripts
 #   (sql/zklock--*.sql) has an entry in doc/reference.md, with the same
 #   argument types and return type;
-# - every setting defined in src/*.c (DefineCustom*Variable "zklock.*") has
+# - every setting defined in src/*/*.c (DefineCustom*Variable "zklock.*") has
 #   an entry in doc/reference.md;
-# - every SQLSTATE raised in src/*.c (ERRCODE_* names, mapped to codes with
+# - every SQLSTATE raised in src/*/*.c (ERRCODE_* names, mapped to codes with
 #   PostgreSQL's errcodes.txt or errcodes.h; errcode_for_file_access) is in
 #   the SQLSTATE column of doc/reference.md's error table;
 # - every message quoted in that table, and every ERROR/WARNING/DETAIL/HINT/
@@ -242,7 +242,7 @@ for my $h (@ref_headings)
 
 # ---------------------------------------------------------------- settings
 
-my @c_files = glob_sorted("$root/src/*.c");
+my @c_files = glob_sorted("$root/src/*/*.c");
 my %c_text = map { $_ => slurp_file($_) } @c_files;
 my @gucs;
 for my $c (@c_files)
@@ -254,13 +254,13 @@ for my $c (@c_files)
 }
 {
 	my @problems = @no_reference;
-	push @problems, 'no DefineCustom*Variable("zklock.*") found in src/*.c' unless @gucs;
+	push @problems, 'no DefineCustom*Variable("zklock.*") found in src/*/*.c' unless @gucs;
 	for my $g (@gucs)
 	{
 		push @problems, "setting $g has no heading"
 		  unless grep { /`\Q$g\E`/ } @ref_headings;
 	}
-	rule_ok('doc/reference.md: every setting defined in src/*.c has a heading ('
+	rule_ok('doc/reference.md: every setting defined in src/*/*.c has a heading ('
 		  . scalar(@gucs) . ' settings)', \@problems);
 }
 
@@ -340,7 +340,7 @@ for my $code (sort keys %raised)
 	push @sqlstate_problems, "SQLSTATE $code ($raised{$code}) is not in the SQLSTATE column"
 	  unless grep { defined $_->[1] && $_->[1] =~ /(?<![0-9A-Z])\Q$code\E(?![0-9A-Z])/ } @row_cells;
 }
-rule_ok('doc/reference.md: every SQLSTATE raised in src/*.c is in the error table ('
+rule_ok('doc/reference.md: every SQLSTATE raised in src/*/*.c is in the error table ('
 	  . scalar(keys %raised) . ' SQLSTATEs)', \@sqlstate_problems);
 
 # ---------------------------------------------------------------- messages

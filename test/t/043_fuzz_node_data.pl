@@ -1,4 +1,4 @@
-# The readers of node data (src/node_formats.c on src/json_reader.c) under
+# The readers of node data (src/common/node_formats.c on src/common/json_reader.c) under
 # a fuzz driver (test/fuzz/fuzz_node_data.c), no server needed:
 #
 # - the driver builds, as frontend code against PostgreSQL's libpgcommon

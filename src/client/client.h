@@ -1,0 +1,205 @@
+/*-------------------------------------------------------------------------
+ *
+ * client/client.h
+ *		The session layer as the recipes see it: the backend's ZooKeeper
+ *		session, asynchronous requests and the waits for their answers, and
+ *		background releases.
+ *
+ * Four files implement it: client/session.c (the session itself, its waits and
+ * its errors), client/request.c (the requests), client/jobs.c (the background
+ * deletes and the guard) and client/bridge.c (what runs on the client library's
+ * threads).  What those files share and nothing else includes is in
+ * client/internal.h.
+ *
+ * The errors of the waits and of ZkRaiseForRc name no operation: the
+ * caller has pushed its operation's error context (common/operation_context.h),
+ * which does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef CLIENT_CLIENT_H
+#define CLIENT_CLIENT_H
+
+#include <zookeeper/zookeeper.h>
+
+#include "lib/ilist.h"
+
+typedef enum ZkOpKind
+{
+	ZKOP_CREATE,
+	ZKOP_CHILDREN,
+	ZKOP_GET,
+	ZKOP_EXISTS,
+	ZKOP_SYNC,
+	ZKOP_AUTH,
+	ZKOP_CREATE_COUNTED,		/* multi: creates, each with a count of its
+								 * parent's children in the same transaction */
+	ZKOP_RELEASE,				/* a batch of background deletes */
+	ZKOP_MULTI					/* setData, delete, check and create requests */
+} ZkOpKind;
+
+struct ZkMultiAux;
+
+/*
+ * One asynchronous request.  The result fields are written once, by the
+ * library's completion thread, before 'done' is set under the bridge
+ * mutex; the backend reads them only after it has seen 'done'.  Ops live
+ * in malloc'd memory because the completion thread may outlive the
+ * backend's interest in them (an abandoned op is freed by whichever side
+ * finishes with it last).
+ */
+typedef struct ZkOp
+{
+	ZkOpKind	kind;
+	int			rc;				/* ZOK or a ZooKeeper error code */
+	struct Stat stat;			/* create, get, exists */
+	char	   *value;			/* created path, or node data */
+	int			value_len;
+	char	  **children;		/* getChildren: names */
+	int			nchildren;
+	int32		parent_children;	/* counted create: children of the
+									 * parent right after ours was made */
+	struct ZkMultiAux *multi;	/* multis: request and results */
+	bool		ordered;		/* a write or a sync: the leader answers it */
+	int64		sent_at;		/* monotonic ms when the request was sent */
+	int64		sent_us;		/* the same in microseconds */
+	int64		done_us;		/* when its answer came (under the mutex) */
+	/* under the bridge mutex */
+	int			pending;		/* release: deletes not yet answered */
+	bool		done;
+	bool		abandoned;
+	/* backend thread only */
+	int			nest_level;		/* transaction nesting level at start */
+	dlist_node	node;			/* in the backend's list of live ops */
+} ZkOp;
+
+/* What zk_session() shows. */
+typedef struct ZkSessionStatus
+{
+	const char *state;			/* "connected", "connecting", "expired",
+								 * "auth_failed", "closed" */
+	int64		session_id;
+	char		server[128];
+	int			negotiated_timeout; /* ms */
+	int64		connected_for_ms;	/* since the session was established */
+	int			releases_pending;	/* background deletes not yet confirmed */
+	int64		releases_failed;	/* deletes given up (session gone, refused) */
+} ZkSessionStatus;
+
+/* Called with the session already closed, when it turned out expired. */
+typedef void (*ZkSessionLostHook) (void);
+
+/* Number of locks the backend holds; a session cannot be replaced then. */
+typedef int (*ZkLocksHeldHook) (void);
+
+/*
+ * Applies the settings whose change waited while the backend held locks;
+ * called when the session is needed and no lock is held.
+ */
+typedef void (*ZkSettingsHook) (void);
+
+extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
+extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
+extern void ZkSessionEnsure(void);
+extern bool ZkSessionIsExpired(void);
+extern void ZkSessionGetStatus(ZkSessionStatus *status);
+extern int64 ZkNowMs(void);
+
+extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
+					  int flags, bool protect);
+extern ZkOp *ZkCreateTtl(const char *path, const char *data, int datalen,
+						  int64 ttl_ms);
+extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
+							 const char *parent);
+extern ZkOp *ZkCreateSet(int n, const char *const *paths,
+						 const char *const *datas, const int *datalens,
+						 const char *const *parents);
+extern const char *ZkCreateSetResult(const ZkOp *op, int i,
+									 int32 *parent_children);
+extern int	ZkCreateSetFailure(const ZkOp *op);
+
+/* one request of a ZkMulti */
+typedef enum ZkMultiKind
+{
+	ZK_MULTI_SET,
+	ZK_MULTI_DELETE,
+	ZK_MULTI_CHECK,
+	ZK_MULTI_CREATE				/* a persistent node (not sequential) */
+} ZkMultiKind;
+
+typedef struct ZkMultiReq
+{
+	ZkMultiKind kind;
+	const char *path;
+	const char *data;			/* ZK_MULTI_SET */
+	int			datalen;
+	int			version;		/* -1: any */
+} ZkMultiReq;
+
+extern ZkOp *ZkMulti(int n, const ZkMultiReq *reqs);
+extern int	ZkMultiFailure(const ZkOp *op, int *err);
+extern ZkOp *ZkGetChildren(const char *path);
+extern ZkOp *ZkGetChildrenWatched(const char *path);
+extern ZkOp *ZkSetData(const char *path, const char *data, int datalen);
+/* which watch a getData leaves on its node */
+typedef enum ZkWatchKind
+{
+	ZK_NO_WATCH,
+	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
+	ZK_WATCH_HELD				/* a node this backend holds: its events (a
+								 * deletion, or a change that spent the
+								 * watch) are collected for
+								 * ZkTakeDeletedHeld() */
+} ZkWatchKind;
+
+extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
+extern ZkOp *ZkExists(const char *path);
+extern ZkOp *ZkExistsWatched(const char *path);
+extern void ZkWatchDrop(const char *path);
+extern ZkOp *ZkDelete(const char *path, int version);
+extern ZkOp *ZkSync(const char *path);
+extern void ZkOpWait(ZkOp *op);
+extern int	ZkOpResult(ZkOp *op);
+extern bool ZkOpIsDone(ZkOp *op);
+extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
+extern void ZkOpFree(ZkOp *op);
+extern void ZkOpsAbandon(int nest_level);
+
+extern bool ZkIsConnectionLoss(int rc);
+extern void ZkWaitConnected(void);
+extern bool ZkWaitConnectedUntil(int64 deadline_ms);
+extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
+extern const char *ZkRcName(int rc);
+
+extern void ZkWatchArm(const char *path);
+extern int	ZkWatchWait(int64 deadline_ms);
+extern uint64 ZkWatchWaitCount(void);
+
+extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
+extern int	ZkHeldNodeEvent(const char *path);
+
+extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
+extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
+extern bool ZkReleaseWait(ZkOp *op);
+extern bool ZkSessionSilent(void);
+
+/* what ZkSessionConfirmAlive found */
+typedef enum ZkAliveResult
+{
+	ZK_SESSION_ALIVE,
+	ZK_SESSION_EXPIRED,
+	ZK_SESSION_UNCONFIRMED
+} ZkAliveResult;
+
+extern bool ZkSessionAliveFresh(void);
+extern ZkAliveResult ZkSessionConfirmAlive(void);
+
+extern void ZkDeleteInBackground(const char *path);
+
+extern void ZkGuardBegin(const char *parent, const char *prefix);
+extern void ZkGuardNode(const char *path);
+extern void ZkGuardRelease(void);
+extern ZkOp *ZkGuardRemove(bool want_answer);
+extern void ZkSweepInBackground(const char *parent, const char *prefix);
+
+#endif							/* CLIENT_CLIENT_H */

@@ -1,0 +1,850 @@
+/*-------------------------------------------------------------------------
+ *
+ * client/jobs.c
+ *		Background release jobs: deletes (of lock nodes, of several in one
+ *		multi, of the children a sweep finds) that are retried after a lost
+ *		connection until they succeed or the session ends, and the guard
+ *		that removes a persistent node whatever ends its attempt.
+ *
+ * A job is malloc'd and sent without waiting for its answer.  Its
+ * completion, on the client library's completion thread, frees it, or
+ * sends it again after a lost connection: at once if connected again, else
+ * when the session watcher sees the connection come back.  A job on
+ * ephemeral nodes ends with its session, which deletes them anyway; a
+ * persistent job (the guard's) is carried over to the next session.  A
+ * backend that wants to know when its releases are applied (synchronous
+ * release) waits for a ZKOP_RELEASE op that the last of the batch's jobs
+ * completes (ZkOpWaitQuiet).
+ *
+ * The functions under "Client threads" run on the completion thread too,
+ * under the thread rules stated in client/bridge.c: plain memory only, and the
+ * shared state (the pending and failed counts, the lists of deferred and
+ * carried jobs, the waiter's count) only through the bridge's functions.
+ * Sending a job again calls the thread-safe client library, never
+ * PostgreSQL.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/ilist.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+
+#include "common/vocabulary.h"
+#include "client/internal.h"
+
+/*
+ * Largest multi of deletes we send, in bytes of paths.  ZooKeeper refuses
+ * packets over jute.maxbuffer (1 MB by default); staying well below keeps
+ * each multi one modest transaction.
+ */
+#define ZK_MULTI_DELETE_BYTES	(128 * 1024)
+
+/*
+ * What a job does: delete one node, delete several in one multi, or delete
+ * the children of a node whose names start with a prefix (used when an
+ * attempt is abandoned before its create answered, so that our node cannot
+ * survive as an orphan).
+ */
+typedef enum ZkJobKind
+{
+	ZKJOB_DELETE,
+	ZKJOB_MULTI_DELETE,
+	ZKJOB_SWEEP
+} ZkJobKind;
+
+/* A background job; malloc'd, as the completion thread frees it. */
+typedef struct ZkJob
+{
+	ZkJobKind	kind;
+	char	   *path;			/* node to delete, or parent to sweep */
+	char	   *prefix;			/* sweep only */
+	char	  **paths;			/* multi delete: the nodes */
+	int			npaths;
+	zoo_op_t   *ops;			/* multi delete: request and results, */
+	zoo_op_result_t *results;	/* alive until the completion ran */
+	ZkOp	   *waiter;			/* release op counting this job, or NULL */
+	bool		persistent;		/* its nodes outlive the session: if the
+								 * session ends first, carry the job over to
+								 * the next one (ZkGuardRemove) */
+	int64		sent_at;		/* monotonic ms of the last send */
+	slist_node	node;			/* in the bridge's deferred or carried jobs */
+} ZkJob;
+
+/*
+ * The guard: a persistent node that this backend must remove.
+ *
+ * Ephemeral nodes go with the session.  A persistent node that an attempt
+ * creates (a lease's TTL node while it waits) does not: if the attempt
+ * ends without handing the node on, it must be deleted, whatever ends it.
+ * The attempt says before its create where the node will be (parent and
+ * protection prefix), then which node it is; the guard then deletes it
+ * (or sweeps the prefix) when the attempt is abandoned (ZkGuardRemove,
+ * retried across lost connections and, if the session ends first,
+ * carried over to the next session), and when the backend exits in the
+ * middle of it (ZkGuardRemoveAtExit, before the session is closed).  A
+ * granted attempt hands the node on with ZkGuardRelease.  One attempt at
+ * a time is guarded.
+ */
+static char *zk_guard_parent = NULL;	/* TopMemoryContext; NULL: none */
+static char *zk_guard_prefix = NULL;
+static char *zk_guard_nodes[2];	/* the node once created, then its child */
+static int	zk_guard_nnodes = 0;
+
+/* private prototypes */
+static ZkJob *zk_job_pop(slist_head *list);
+static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
+						 ZkOp *waiter);
+static ZkJob *zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter);
+static void zk_job_counted(ZkJob *job, ZkOp *waiter);
+static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix,
+						 ZkOp *waiter, bool persistent);
+static void zk_job_free(ZkJob *job, bool succeeded);
+static void zk_job_free_memory(ZkJob *job);
+static void zk_job_issue(ZkJob *job);
+static bool zk_session_gone(int rc);
+static void zk_job_ended(ZkJob *job, int rc);
+static void zk_job_carry(ZkJob *job);
+static void zk_job_retry_later(ZkJob *job);
+static bool zk_job_done_ok(int rc);
+static bool zk_job_answered(ZkJob *job, int rc);
+static void zk_job_delete_done(int rc, const void *data);
+static void zk_job_multi_done(int rc, const void *data);
+static void zk_job_sweep_done(int rc, const struct String_vector *strings,
+							  const void *data);
+static void zk_background_start(ZkJobKind kind, const char *path,
+								const char *prefix);
+static ZkOp *zk_release_op_new(void);
+static void zk_guard_clear(void);
+static void zk_guard_issue(ZkOp *waiter);
+static ZkWaitResult zk_quiet_check(const ZkBridgeView *view, int64 now,
+								   void *arg, int64 *wake_at);
+
+/* ------------------------------------------------------------------------
+ * Client threads (and the backend, which starts the jobs).
+ * ------------------------------------------------------------------------
+ */
+
+/* zk_job_pop: take the first job off a non-empty list of the caller's */
+static ZkJob *
+zk_job_pop(slist_head *list)
+{
+	return slist_container(ZkJob, node, slist_pop_head_node(list));
+}
+
+/*
+ * zk_job_new
+ *		malloc a job; NULL if memory ran out (the caller decides).
+ */
+static ZkJob *
+zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
+		   ZkOp *waiter)
+{
+	ZkJob	   *job = calloc(1, sizeof(ZkJob));
+
+	if (job == NULL)
+		return NULL;
+	job->kind = kind;
+	job->path = strdup(path);
+	job->prefix = prefix ? strdup(prefix) : NULL;
+	if (job->path == NULL || (prefix && job->prefix == NULL))
+	{
+		free(job->path);
+		free(job->prefix);
+		free(job);
+		return NULL;
+	}
+	zk_job_counted(job, waiter);
+	return job;
+}
+
+/*
+ * zk_job_new_multi
+ *		malloc a job deleting n nodes in one multi; NULL if memory ran out.
+ */
+static ZkJob *
+zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
+{
+	ZkJob	   *job = calloc(1, sizeof(ZkJob));
+	bool		ok;
+
+	if (job == NULL)
+		return NULL;
+	job->kind = ZKJOB_MULTI_DELETE;
+	job->paths = calloc(n, sizeof(char *));
+	job->ops = calloc(n, sizeof(zoo_op_t));
+	job->results = calloc(n, sizeof(zoo_op_result_t));
+	ok = (job->paths != NULL && job->ops != NULL && job->results != NULL);
+	for (int i = 0; ok && i < n; i++)
+	{
+		job->paths[i] = strdup(paths[i]);
+		if (job->paths[i] == NULL)
+			ok = false;
+		else
+			job->npaths++;
+	}
+	if (!ok)
+	{
+		zk_job_free_memory(job);
+		return NULL;
+	}
+	zk_job_counted(job, waiter);
+	return job;
+}
+
+/*
+ * zk_job_counted
+ *		A new job is pending, and counts for its waiter (if any) until it
+ *		is freed.
+ */
+static void
+zk_job_counted(ZkJob *job, ZkOp *waiter)
+{
+	job->waiter = waiter;
+	ZkBridgeJobAdded(waiter);
+}
+
+/*
+ * zk_job_start
+ *		Create and send a delete or a sweep, counting for 'waiter' if
+ *		given; out of memory, it counts as a failed release instead.
+ */
+static void
+zk_job_start(ZkJobKind kind, const char *path, const char *prefix,
+			 ZkOp *waiter, bool persistent)
+{
+	ZkJob	   *job = zk_job_new(kind, path, prefix, waiter);
+
+	if (job == NULL)
+	{
+		ZkBridgeJobsFailed(1);
+		return;
+	}
+	job->persistent = persistent;
+	zk_job_issue(job);
+}
+
+/*
+ * zk_job_free
+ *		A background job is over, one way or the other.
+ */
+static void
+zk_job_free(ZkJob *job, bool succeeded)
+{
+	ZkBridgeJobEnded(job->waiter, succeeded);
+	zk_job_free_memory(job);
+}
+
+/*
+ * zk_job_free_memory
+ *		Free a job's memory (it is no longer counted anywhere).
+ */
+static void
+zk_job_free_memory(ZkJob *job)
+{
+	free(job->path);
+	free(job->prefix);
+	for (int i = 0; i < job->npaths; i++)
+		free(job->paths[i]);
+	free(job->paths);
+	free(job->ops);
+	free(job->results);
+	free(job);
+}
+
+/*
+ * zk_job_issue
+ *		Send a job's request.  Runs on the backend thread or the completion
+ *		thread.
+ */
+static void
+zk_job_issue(ZkJob *job)
+{
+	zhandle_t  *zh = ZkBridgeJobHandle();
+	int			rc;
+
+	if (zh == NULL)
+	{
+		/* no session: its close deleted the node already, if ephemeral */
+		if (job->persistent)
+			zk_job_carry(job);
+		else
+			zk_job_free(job, true);
+		return;
+	}
+	job->sent_at = ZkNowMs();
+	if (job->kind == ZKJOB_DELETE)
+		rc = zoo_adelete(zh, job->path, -1, zk_job_delete_done, job);
+	else if (job->kind == ZKJOB_MULTI_DELETE)
+	{
+		for (int i = 0; i < job->npaths; i++)
+			zoo_delete_op_init(&job->ops[i], job->paths[i], -1);
+		rc = zoo_amulti(zh, job->npaths, job->ops, job->results,
+						zk_job_multi_done, job);
+	}
+	else
+		rc = zoo_aget_children(zh, job->path, 0, zk_job_sweep_done, job);
+	if (rc != ZOK)
+		zk_job_ended(job, rc);
+}
+
+/*
+ * zk_session_gone
+ *		Result codes that say the session itself is over (closed, expired,
+ *		refused): nothing more can be done on it.
+ */
+static bool
+zk_session_gone(int rc)
+{
+	return rc == ZSESSIONEXPIRED || rc == ZCLOSING || rc == ZINVALIDSTATE ||
+		rc == ZAUTHFAILED || rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
+}
+
+/*
+ * zk_job_ended
+ *		A job got its final answer (not a lost connection).  A persistent
+ *		job whose session ended is carried over to the next session: the
+ *		end of the session deleted nothing of it.
+ */
+static void
+zk_job_ended(ZkJob *job, int rc)
+{
+	if (job->persistent && zk_session_gone(rc))
+		zk_job_carry(job);
+	else
+		zk_job_free(job, zk_job_done_ok(rc));
+}
+
+/*
+ * zk_job_carry
+ *		Keep a persistent job for the next session (ZkJobsResendCarried
+ *		sends it again).  It no longer counts as pending, nor for a waiter:
+ *		whoever waited learns that the session ended.
+ */
+static void
+zk_job_carry(ZkJob *job)
+{
+	ZkOp	   *waiter = job->waiter;
+
+	job->waiter = NULL;
+	ZkBridgeJobCarry(&job->node, waiter);
+}
+
+/*
+ * zk_job_retry_later
+ *		A job failed for a lost connection: send it again now if the session
+ *		is connected again already, else when the watcher sees it connect.
+ */
+static void
+zk_job_retry_later(ZkJob *job)
+{
+	if (ZkBridgeJobDefer(&job->node))
+		zk_job_issue(job);
+}
+
+/*
+ * zk_job_done_ok
+ *		Is a job's outcome final and harmless?  Done, or nothing to do any
+ *		more because the node or the whole session is gone.
+ */
+static bool
+zk_job_done_ok(int rc)
+{
+	return rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED ||
+		rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZAUTHFAILED ||
+		rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
+}
+
+/*
+ * zk_job_answered
+ *		Record a job's answer (it may move the session's alive window on).
+ *		A lost connection sends the job again later: then true, and the job
+ *		is no longer the caller's.
+ */
+static bool
+zk_job_answered(ZkJob *job, int rc)
+{
+	ZkBridgeNoteAnswer(job->sent_at, rc);
+	if (!ZkIsConnectionLoss(rc))
+		return false;
+	zk_job_retry_later(job);
+	return true;
+}
+
+static void
+zk_job_delete_done(int rc, const void *data)
+{
+	ZkJob	   *job = (ZkJob *) data;
+
+	if (!zk_job_answered(job, rc))
+		zk_job_ended(job, rc);
+}
+
+/*
+ * zk_job_multi_done
+ *		A multi of deletes answered.  A multi is all or nothing: if one of
+ *		its nodes was gone already (or one delete was refused), nothing was
+ *		deleted, so each node is then deleted on its own; those deletes
+ *		count for the same waiter, which they join before this job leaves
+ *		it.  A multi whose answer was lost may have been applied: sent
+ *		again, it fails on the first node and splits the same way.
+ */
+static void
+zk_job_multi_done(int rc, const void *data)
+{
+	ZkJob	   *job = (ZkJob *) data;
+
+	if (zk_job_answered(job, rc))
+		return;
+	/* refused by the server: split; else done, or the session is gone */
+	if (rc != ZOK && ZkRcFromServer(rc))
+	{
+		for (int i = 0; i < job->npaths; i++)
+			zk_job_start(ZKJOB_DELETE, job->paths[i], NULL, job->waiter, false);
+	}
+	zk_job_free(job, true);
+}
+
+static void
+zk_job_sweep_done(int rc, const struct String_vector *strings,
+				  const void *data)
+{
+	ZkJob	   *job = (ZkJob *) data;
+
+	if (ZkIsConnectionLoss(rc))
+	{
+		zk_job_retry_later(job);
+		return;
+	}
+	if (rc == ZOK && strings != NULL)
+	{
+		size_t		plen = strlen(job->prefix);
+
+		for (int i = 0; i < strings->count; i++)
+		{
+			ZkJob	   *del;
+			char	   *path;
+			size_t		len;
+
+			if (strncmp(strings->data[i], job->prefix, plen) != 0)
+				continue;
+			len = strlen(job->path) + strlen(strings->data[i]) + 2;
+			path = malloc(len);
+			if (path == NULL)
+				continue;
+			snprintf(path, len, "%s/%s", job->path, strings->data[i]);
+			/* the deletes count for whoever waits for the sweep */
+			del = zk_job_new(ZKJOB_DELETE, path, NULL, job->waiter);
+			free(path);
+			if (del != NULL)
+			{
+				del->persistent = job->persistent;
+				zk_job_issue(del);
+			}
+		}
+	}
+	zk_job_ended(job, rc);
+}
+
+/*
+ * ZkJobsSend
+ *		Send the jobs of a list (taken from the bridge) again: the
+ *		connection is back.  Runs on the completion thread.
+ */
+void
+ZkJobsSend(slist_head *jobs)
+{
+	while (!slist_is_empty(jobs))
+		zk_job_issue(zk_job_pop(jobs));
+}
+
+/*
+ * ZkJobsDrop
+ *		The session of the jobs of a list (taken from the bridge) is
+ *		closed: persistent ones are carried over to the next session, the
+ *		others end (the close deleted their nodes).
+ */
+void
+ZkJobsDrop(slist_head *jobs)
+{
+	while (!slist_is_empty(jobs))
+	{
+		ZkJob	   *job = zk_job_pop(jobs);
+
+		if (job->persistent)
+			zk_job_carry(job);
+		else
+			zk_job_free(job, true);
+	}
+}
+
+/*
+ * ZkJobsResendCarried
+ *		A new session is connected: send the persistent jobs an earlier
+ *		session could not finish.
+ */
+void
+ZkJobsResendCarried(void)
+{
+	slist_head	carried;
+
+	ZkBridgeTakeCarried(&carried);
+	while (!slist_is_empty(&carried))
+	{
+		ZkJob	   *job = zk_job_pop(&carried);
+
+		zk_job_counted(job, NULL);
+		zk_job_issue(job);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Backend thread: what to release, and waiting for it.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * zk_background_start
+ *		Create and send a background job.  Never raises an ERROR, so it is
+ *		safe in abort paths; without a session there is nothing to do (the
+ *		nodes went with it), and out of memory the node goes with the
+ *		session (counted as a failed release).
+ */
+static void
+zk_background_start(ZkJobKind kind, const char *path, const char *prefix)
+{
+	if (ZkBridgeHandle() == NULL)
+		return;
+	zk_job_start(kind, path, prefix, NULL, false);
+}
+
+/*
+ * ZkDeleteInBackground
+ *		Delete a node without waiting for the answer; retried after a lost
+ *		connection until it succeeds or the session ends.
+ */
+void
+ZkDeleteInBackground(const char *path)
+{
+	zk_background_start(ZKJOB_DELETE, path, NULL);
+}
+
+/*
+ * ZkSweepInBackground
+ *		Delete, in the background, every child of 'parent' whose name starts
+ *		with 'prefix'.  Used for an attempt abandoned before its create
+ *		answered: the sweep is sent after the create on the same session, so
+ *		it sees the node if the create made one.
+ */
+void
+ZkSweepInBackground(const char *parent, const char *prefix)
+{
+	zk_background_start(ZKJOB_SWEEP, parent, prefix);
+}
+
+/*
+ * zk_release_op_new
+ *		A ZKOP_RELEASE op for jobs about to be sent, held (pending = 1)
+ *		until ZkReleaseOpIssued says they all were.  NULL if memory ran
+ *		out: the jobs then go unwaited for, and no ERROR is raised, as
+ *		releases run at transaction abort.
+ */
+static ZkOp *
+zk_release_op_new(void)
+{
+	ZkOp	   *op = ZkOpTryNew(ZKOP_RELEASE);
+
+	if (op != NULL)
+		op->pending = 1;
+	return op;
+}
+
+/*
+ * ZkDeleteNodes
+ *		Delete nodes (lock releases): one delete for one node, multis of
+ *		deletes for more (within ZK_MULTI_DELETE_BYTES each), all sent at
+ *		once, so that any number of nodes costs one round trip.  Each is
+ *		retried after a lost connection until it succeeds or the session
+ *		ends, whether or not anyone waits.
+ *
+ * With want_answer, returns a ZKOP_RELEASE op that completes when every
+ * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else, or if memory
+ * for that op ran out, NULL.  Never raises an ERROR, so it is safe in
+ * abort paths.  Without a session there is nothing to delete: the nodes
+ * went with it.
+ */
+ZkOp *
+ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
+{
+	ZkOp	   *op = want_answer ? zk_release_op_new() : NULL;
+	int			i = 0;
+
+	while (ZkBridgeHandle() != NULL && i < n)
+	{
+		int			j = i;
+		size_t		bytes = 0;
+
+		/* the chunk [i, j): as many nodes as fit, at least one */
+		while (j < n && (j == i || bytes + strlen(paths[j]) + 16 <= ZK_MULTI_DELETE_BYTES))
+			bytes += strlen(paths[j++]) + 16;
+		if (j - i == 1)
+			zk_job_start(ZKJOB_DELETE, paths[i], NULL, op, false);
+		else
+		{
+			ZkJob	   *job = zk_job_new_multi(paths + i, j - i, op);
+
+			if (job == NULL)
+				ZkBridgeJobsFailed(j - i);
+			else
+				zk_job_issue(job);
+		}
+		i = j;
+	}
+
+	if (op != NULL)
+		ZkReleaseOpIssued(op);
+	return op;
+}
+
+/*
+ * A release op's quiet wait (ZkOpWaitQuiet): when it began, and the
+ * progress of the answers.
+ */
+typedef struct ZkQuietWait
+{
+	int64		start;
+	int64		connect_ms;
+	uint64		seen;			/* answers counted at the last progress */
+	int64		last_progress;	/* when answers last came */
+} ZkQuietWait;
+
+/*
+ * zk_quiet_check
+ *		ZkWaitCheck of ZkOpWaitQuiet: ready once the op completed, the
+ *		handle is gone or the session is lost (an expired session took
+ *		every node with it); ZK_WAIT_DEADLINE once the connection stayed
+ *		down for connect_ms since the start (or for the session timeout in
+ *		all), or, connected, no answer came for connect_ms: a server that
+ *		answers nothing is as good as a lost connection.
+ */
+static ZkWaitResult
+zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
+			   int64 *wake_at)
+{
+	ZkQuietWait *qw = (ZkQuietWait *) arg;
+	int64		give_up;
+
+	if (view->op_done || !view->open || view->lost)
+		return ZK_WAIT_READY;
+	if (view->answers != qw->seen)
+	{
+		qw->seen = view->answers;
+		qw->last_progress = now;
+	}
+	if (view->disconnected_at != 0)
+		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
+					  ZkSessionGiveUpAt(view));
+	else
+		give_up = qw->last_progress + qw->connect_ms;
+	if (now >= give_up)
+		return ZK_WAIT_DEADLINE;
+	*wake_at = give_up;
+	return ZK_WAIT_SLEEP;
+}
+
+/*
+ * ZkOpWaitQuiet
+ *		Wait for a release op without raising an ERROR of ours: true once
+ *		it completed (or the session ended, which deleted the nodes too),
+ *		false when the connection stayed down for connect_ms since the wait
+ *		began (or for the session timeout in all), or when, connected,
+ *		ZooKeeper answered nothing for connect_ms.  A large batch takes as
+ *		long as it needs while answers keep coming.  On false the caller
+ *		reports the release as unconfirmed; its deletes go on in the
+ *		background.
+ *
+ * A cancel ends the wait with its ERROR (the deletes go on), except where
+ * PostgreSQL holds interrupts (the COMMIT and ABORT callbacks), where
+ * CHECK_FOR_INTERRUPTS does nothing and no ERROR is raised at all.  During
+ * backend exit it does not wait: the session's close deletes every node.
+ * Nor does it wait while ZooKeeper is known to be silent (ZkSessionSilent):
+ * it returns false at once.
+ */
+bool
+ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
+{
+	ZkQuietWait qw;
+	ZkBridgeView view;
+
+	if (op == NULL)
+		return false;			/* out of memory: sent, not waited for */
+	if (proc_exit_inprogress)
+		return true;
+	/* a silence waited out once already is not waited out again */
+	if (ZkSessionSilent())
+		return false;
+
+	ZkBridgeLook(NULL, &view);
+	qw.start = ZkNowMs();
+	qw.connect_ms = connect_ms;
+	qw.seen = view.answers;
+	qw.last_progress = qw.start;
+	return ZkLatchWait(op, zk_quiet_check, &qw, true) == ZK_WAIT_READY;
+}
+
+/*
+ * ZkReleaseWait
+ *		Wait until ZooKeeper applied the deletes of a release op
+ *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted): true
+ *		once it has (or the session, which owned the nodes, ended); false
+ *		if the connection stayed down for
+ *		zklock.connect_timeout (see ZkOpWaitQuiet), the deletes then going
+ *		on in the background.  A cancel ends the wait with its ERROR (the
+ *		deletes go on), except where PostgreSQL holds interrupts.  Frees
+ *		the op.
+ */
+bool
+ZkReleaseWait(ZkOp *op)
+{
+	bool		confirmed;
+
+	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout);
+	ZkOpFree(op);
+	return confirmed;
+}
+
+/*
+ * zk_guard_clear
+ *		Forget the guarded attempt.
+ */
+static void
+zk_guard_clear(void)
+{
+	if (zk_guard_parent)
+		pfree(zk_guard_parent);
+	if (zk_guard_prefix)
+		pfree(zk_guard_prefix);
+	for (int i = 0; i < zk_guard_nnodes; i++)
+		pfree(zk_guard_nodes[i]);
+	zk_guard_parent = zk_guard_prefix = NULL;
+	zk_guard_nnodes = 0;
+}
+
+/*
+ * ZkGuardBegin
+ *		Guard an attempt whose node will be created under 'parent' with a
+ *		name starting with 'prefix'.
+ */
+void
+ZkGuardBegin(const char *parent, const char *prefix)
+{
+	zk_guard_clear();
+	zk_guard_parent = MemoryContextStrdup(TopMemoryContext, parent);
+	zk_guard_prefix = MemoryContextStrdup(TopMemoryContext, prefix);
+}
+
+/*
+ * ZkGuardNode
+ *		A node of the guarded attempt exists: first the attempt's node
+ *		itself, then (at most one) child of it.  They are deleted in the
+ *		opposite order, the child first, as a node with children cannot be.
+ */
+void
+ZkGuardNode(const char *path)
+{
+	if (zk_guard_parent == NULL)
+		return;
+	for (int i = 0; i < zk_guard_nnodes; i++)
+	{
+		if (strcmp(zk_guard_nodes[i], path) == 0)
+			return;
+	}
+	if (zk_guard_nnodes == lengthof(zk_guard_nodes))
+		elog(ERROR, "too many guarded ZooKeeper nodes");
+	zk_guard_nodes[zk_guard_nnodes++] = MemoryContextStrdup(TopMemoryContext,
+															path);
+}
+
+/*
+ * ZkGuardRelease
+ *		The guarded node was handed on (a lease was granted): nothing to
+ *		remove any more.
+ */
+void
+ZkGuardRelease(void)
+{
+	zk_guard_clear();
+}
+
+/*
+ * zk_guard_issue
+ *		Send the persistent jobs that remove the guarded nodes (the last
+ *		known first), or sweep the prefix if none is known, counting for
+ *		'waiter' if given.  ZooKeeper applies them in the order sent.
+ *		Without a session, the jobs are carried over to the next one.
+ */
+static void
+zk_guard_issue(ZkOp *waiter)
+{
+	int			n = Max(zk_guard_nnodes, 1);
+
+	for (int i = n - 1; i >= 0; i--)
+	{
+		if (zk_guard_nnodes > 0)
+			zk_job_start(ZKJOB_DELETE, zk_guard_nodes[i], NULL, waiter, true);
+		else
+			zk_job_start(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
+						 waiter, true);
+	}
+}
+
+/*
+ * ZkGuardRemove
+ *		The guarded attempt was abandoned: delete its nodes (or sweep its
+ *		prefix) and forget them.  The deletes are retried after a lost
+ *		connection and carried over to the next session if this one ends
+ *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
+ *		with ZkOpFree) that completes when the deletes have, or when the
+ *		session ended; else (or out of memory) NULL.  Raises no ERROR, so
+ *		that it may run in PG_CATCH.
+ */
+ZkOp *
+ZkGuardRemove(bool want_answer)
+{
+	ZkOp	   *op;
+
+	if (zk_guard_parent == NULL)
+		return NULL;
+	op = want_answer ? zk_release_op_new() : NULL;
+	zk_guard_issue(op);
+	zk_guard_clear();
+	if (op != NULL)
+		ZkReleaseOpIssued(op);
+	return op;
+}
+
+/*
+ * ZkGuardRemoveAtExit
+ *		The backend exits in the middle of a guarded attempt: remove its
+ *		node before the session closes, waiting at most
+ *		zklock.connect_timeout.  Interrupts are held during exit, so the
+ *		wait is a plain latch wait.  Without a live session nothing can be
+ *		sent: the node stays until its TTL runs out or another client
+ *		removes it (a lease node whose waiter is gone, recipes/rwlock.c).
+ */
+void
+ZkGuardRemoveAtExit(void)
+{
+	ZkOp	   *op;
+
+	if (zk_guard_parent == NULL || ZkBridgeHandle() == NULL ||
+		ZkSessionIsExpired())
+		return;
+	op = ZkGuardRemove(true);
+	if (op == NULL)
+		return;					/* out of memory: sent, not waited for */
+	(void) ZkWaitStatus(ZK_FOR_ANSWER, op, ZkNowMs() + zklock_connect_timeout,
+						ZK_WAIT_NO_CUT_OFF | ZK_WAIT_NO_INTERRUPTS);
+	ZkOpFree(op);
+}

@@ -1,0 +1,659 @@
+/*-------------------------------------------------------------------------
+ *
+ * client/request.c
+ *		Asynchronous ZooKeeper requests on the backend's session, and the
+ *		waits for their answers and for watches.
+ *
+ * Each request function sends one request (or one multi) and returns a
+ * ZkOp at once; the answer is written into the op on the client library's
+ * completion thread (client/bridge.c).  The backend waits for it with ZkOpWait
+ * or ZkOpWaitUntil, or sends several requests before waiting for the last
+ * (answers come in order), and frees the op with ZkOpFree.  An op freed
+ * before its answer came is freed by the completion thread instead.  Ops
+ * live in malloc'd memory for that reason; the backend also keeps its live
+ * ops in a list, so that an ERROR that leaves them behind gives them up at
+ * (sub)transaction abort (ZkOpsAbandon).
+ *
+ * Callers have gone through ZkSessionEnsure(): the request functions need
+ * an open handle.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "lib/ilist.h"
+
+#include "common/stats.h"
+#include "client/internal.h"
+
+/* Backend-only state. */
+static dlist_head zk_live_ops = DLIST_STATIC_INIT(zk_live_ops);
+static uint64 zk_watch_waits = 0;	/* ZkWatchWait calls, ever */
+
+/* private prototypes */
+static zhandle_t *zk_handle(void);
+
+/*
+ * zk_handle
+ *		The open handle; callers have gone through ZkSessionEnsure().
+ */
+static zhandle_t *
+zk_handle(void)
+{
+	zhandle_t  *zh = ZkBridgeHandle();
+
+	if (zh == NULL)
+		elog(ERROR, "no ZooKeeper session");
+	return zh;
+}
+
+/*
+ * ZkOpNew
+ *		A new op of the given kind, about to be sent, in the list of live
+ *		ops.  ERROR if memory ran out.
+ */
+ZkOp *
+ZkOpNew(ZkOpKind kind)
+{
+	ZkOp	   *op = ZkOpTryNew(kind);
+
+	if (op == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	return op;
+}
+
+/*
+ * ZkOpTryNew
+ *		As ZkOpNew, but NULL if memory ran out: for paths that must raise
+ *		no ERROR (the releases at transaction abort).
+ */
+ZkOp *
+ZkOpTryNew(ZkOpKind kind)
+{
+	ZkOp	   *op = calloc(1, sizeof(ZkOp));
+
+	if (op == NULL)
+		return NULL;
+	op->kind = kind;
+	/* writes and syncs go through the leader; reads a server answers alone */
+	op->ordered = (kind == ZKOP_CREATE || kind == ZKOP_CREATE_COUNTED ||
+				   kind == ZKOP_MULTI || kind == ZKOP_SYNC);
+	op->nest_level = GetCurrentTransactionNestLevel();
+	op->sent_at = ZkNowMs();
+	op->sent_us = ZkNowUs();
+	dlist_push_tail(&zk_live_ops, &op->node);
+	return op;
+}
+
+/*
+ * ZkCreate
+ *		Start a create.  'protect' gives the node creator-only ACLs (plus
+ *		world read) when zklock.auth is set; otherwise nodes are world-open.
+ */
+ZkOp *
+ZkCreate(const char *path, const char *data, int datalen, int flags,
+		 bool protect)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_CREATE);
+
+	ZkOpIssued(op, zoo_acreate2(zk_handle(), path, data, datalen,
+								ZkSessionAcl(protect), flags,
+								ZkOpDoneStringStat, op));
+	return op;
+}
+
+/*
+ * ZkCreateTtl
+ *		Start the create of a persistent-sequential node with a TTL of
+ *		ttl_ms: the server deletes it once it has had no child and no
+ *		modification for that long (ZooKeeper runs this check every
+ *		znode.container.checkIntervalMs).  Needs a server started with
+ *		zookeeper.extendedTypesEnabled=true; any other answers ZUNIMPLEMENTED.
+ *		ACLs as ZkCreate's with 'protect'.  The answer carries the created
+ *		path and the node's Stat.
+ */
+ZkOp *
+ZkCreateTtl(const char *path, const char *data, int datalen, int64 ttl_ms)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_CREATE);
+
+	ZkOpIssued(op, zoo_acreate2_ttl(zk_handle(), path, data, datalen,
+									ZkSessionAcl(true),
+									ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL,
+									ttl_ms, ZkOpDoneStringStat, op));
+	return op;
+}
+
+/*
+ * ZkCreateCounted
+ *		Create an ephemeral-sequential node under 'parent' and learn, in the
+ *		same round trip, how many children the parent has right after: one
+ *		ZooKeeper multi of the create and a setData of the parent (empty
+ *		data, any version), whose answer carries the parent's Stat.  When
+ *		that count is 1, the node is alone and its queue need not be read:
+ *		an uncontended lock costs one write.  The op's stat.czxid is the
+ *		node's czxid (the multi's zxid); op->parent_children the count.
+ *
+ * The parent's data is overwritten with nothing: lock nodes carry no data
+ * in any recipe zklock shares a queue with.
+ */
+ZkOp *
+ZkCreateCounted(const char *path, const char *data, int datalen,
+				const char *parent)
+{
+	const char *datas[1] = {data};
+	int			datalens[1] = {datalen};
+
+	return ZkCreateSet(1, &path, datas, datalens, &parent);
+}
+
+/*
+ * ZkCreateSet
+ *		Create n ephemeral-sequential nodes in one ZooKeeper multi: all or
+ *		none, one transaction, so they all get the same czxid.  With
+ *		'parents', each create is followed by an (empty) setData of that
+ *		parent, whose Stat tells how many children it has right after
+ *		(ZkCreateSetResult); without, the multi holds only the creates.
+ *		Nodes are protected like ZkCreate's when authenticated.
+ */
+ZkOp *
+ZkCreateSet(int n, const char *const *paths, const char *const *datas,
+			const int *datalens, const char *const *parents)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_CREATE_COUNTED);
+	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
+	const struct ACL_vector *acl = ZkSessionAcl(true);
+	int			per = parents != NULL ? 2 : 1;
+	bool		ok;
+
+	op->multi = aux;
+	ok = aux != NULL &&
+		(aux->ops = calloc(n * per, sizeof(zoo_op_t))) != NULL &&
+		(aux->results = calloc(n * per, sizeof(zoo_op_result_t))) != NULL &&
+		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL &&
+		(aux->created = calloc(n, sizeof(char *))) != NULL;
+	if (ok)
+	{
+		aux->n = n;
+		aux->nops = n * per;
+		aux->counted = (parents != NULL);
+		for (int i = 0; i < n && ok; i++)
+			ok = (aux->created[i] = calloc(1, strlen(paths[i]) + 16)) != NULL;
+	}
+	if (!ok)
+	{
+		ZkOpFree(op);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		zoo_create_op_init(&aux->ops[i * per], paths[i], datas[i], datalens[i],
+						   acl, ZOO_EPHEMERAL_SEQUENTIAL, aux->created[i],
+						   (int) strlen(paths[i]) + 16);
+		if (parents != NULL)
+			zoo_set_op_init(&aux->ops[i * per + 1], parents[i], "", 0, -1,
+							&aux->parent_stats[i]);
+	}
+	ZkOpIssued(op, zoo_amulti(zk_handle(), n * per, aux->ops, aux->results,
+							  ZkOpDoneCreateSet, op));
+	return op;
+}
+
+/*
+ * ZkCreateSetResult
+ *		After a successful ZkCreateSet: node i's path, and (counted) how
+ *		many children its parent had right after the multi (else -1).
+ *		The path lives as long as the op.
+ */
+const char *
+ZkCreateSetResult(const ZkOp *op, int i, int32 *parent_children)
+{
+	ZkMultiAux *aux = op->multi;
+
+	*parent_children = aux->counted ? aux->parent_stats[i].numChildren : -1;
+	return aux->created[i];
+}
+
+/*
+ * ZkCreateSetFailure
+ *		After a failed ZkCreateSet: the index of the node whose create or
+ *		setData the server refused (the others report only that the
+ *		transaction was rolled back), or -1 if none says (the multi was
+ *		not applied at all: a lost connection, say).
+ */
+int
+ZkCreateSetFailure(const ZkOp *op)
+{
+	ZkMultiAux *aux = op->multi;
+	int			per = aux->counted ? 2 : 1;
+
+	for (int i = 0; i < aux->n * per; i++)
+	{
+		int			err = aux->results[i].err;
+
+		if (err != ZOK && err != ZRUNTIMEINCONSISTENCY)
+			return i / per;
+	}
+	return -1;
+}
+
+/*
+ * ZkMulti
+ *		Start a ZooKeeper multi of setData, delete, check and create requests
+ *		(a create makes a persistent node, protected like ZkCreate's): all
+ *		applied in one transaction, or none.  The op's stat is the Stat of
+ *		the first setData (the node's new mtime and version); ZkMultiFailure
+ *		tells which request a refusal was about.
+ */
+ZkOp *
+ZkMulti(int n, const ZkMultiReq *reqs)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_MULTI);
+	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
+	bool		ok;
+
+	op->multi = aux;
+	ok = aux != NULL &&
+		(aux->ops = calloc(n, sizeof(zoo_op_t))) != NULL &&
+		(aux->results = calloc(n, sizeof(zoo_op_result_t))) != NULL &&
+		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL;
+	if (!ok)
+	{
+		ZkOpFree(op);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	aux->n = n;
+	aux->nops = n;
+	for (int i = 0; i < n; i++)
+	{
+		switch (reqs[i].kind)
+		{
+			case ZK_MULTI_SET:
+				zoo_set_op_init(&aux->ops[i], reqs[i].path, reqs[i].data,
+								reqs[i].datalen, reqs[i].version,
+								&aux->parent_stats[i]);
+				break;
+			case ZK_MULTI_DELETE:
+				zoo_delete_op_init(&aux->ops[i], reqs[i].path,
+								   reqs[i].version);
+				break;
+			case ZK_MULTI_CHECK:
+				zoo_check_op_init(&aux->ops[i], reqs[i].path,
+								  reqs[i].version);
+				break;
+			case ZK_MULTI_CREATE:
+				/* the created path is not needed: it is the one given */
+				zoo_create_op_init(&aux->ops[i], reqs[i].path, reqs[i].data,
+								   reqs[i].datalen,
+								   ZkSessionAcl(true),
+								   ZOO_PERSISTENT, NULL, 0);
+				break;
+		}
+	}
+	ZkOpIssued(op, zoo_amulti(zk_handle(), n, aux->ops, aux->results,
+							  ZkOpDoneMulti, op));
+	return op;
+}
+
+/*
+ * ZkMultiFailure
+ *		After a failed ZkMulti: the index of the request the server refused
+ *		(the others report only that the transaction was rolled back), or
+ *		-1 if none says.  *err is that request's result code.
+ */
+int
+ZkMultiFailure(const ZkOp *op, int *err)
+{
+	ZkMultiAux *aux = op->multi;
+
+	for (int i = 0; i < aux->nops; i++)
+	{
+		int			e = aux->results[i].err;
+
+		if (e != ZOK && e != ZRUNTIMEINCONSISTENCY)
+		{
+			*err = e;
+			return i;
+		}
+	}
+	*err = op->rc;
+	return -1;
+}
+
+/*
+ * ZkGetChildrenWatched
+ *		Start a getChildren that leaves a child watch on the node, firing
+ *		for the path armed with ZkWatchArm() (ZOO_CHILD_EVENT when a child
+ *		comes or goes, ZOO_DELETED_EVENT if the node itself goes).
+ */
+ZkOp *
+ZkGetChildrenWatched(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_CHILDREN);
+
+	ZkOpIssued(op, zoo_awget_children(zk_handle(), path, ZkNodeWatcher,
+									  NULL, ZkOpDoneStrings, op));
+	return op;
+}
+
+/*
+ * ZkSetData
+ *		Start a setData of any version.  An op freed before its answer
+ *		completes in the background.
+ */
+ZkOp *
+ZkSetData(const char *path, const char *data, int datalen)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_EXISTS);
+
+	op->ordered = true;			/* a write, answered like an exists */
+
+	ZkOpIssued(op, zoo_aset(zk_handle(), path, data, datalen, -1,
+							ZkOpDoneStat, op));
+	return op;
+}
+
+/* ZkGetChildren: start a getChildren (no watch). */
+ZkOp *
+ZkGetChildren(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_CHILDREN);
+
+	ZkOpIssued(op, zoo_aget_children(zk_handle(), path, 0,
+									 ZkOpDoneStrings, op));
+	return op;
+}
+
+/*
+ * ZkGetData
+ *		Start a getData, optionally leaving a data watch on the node: for a
+ *		waiter, one that fires for the path armed with ZkWatchArm(); for a
+ *		held node, one that records its deletion.  A data watch is only set
+ *		when the node exists, so a vanished node leaves nothing behind.
+ */
+ZkOp *
+ZkGetData(const char *path, ZkWatchKind watch)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_GET);
+	watcher_fn	fn = (watch == ZK_NO_WATCH) ? NULL : ZkNodeWatcher;
+	void	   *ctx = (watch == ZK_WATCH_HELD) ? ZK_HELD_WATCH : NULL;
+
+	ZkOpIssued(op, zoo_awget(zk_handle(), path, fn, ctx, ZkOpDoneData, op));
+	return op;
+}
+
+/*
+ * ZkDelete
+ *		Start a delete of one node, if its version is 'version' (-1: any),
+ *		whose answer the caller waits for.  (Releases of held locks go
+ *		through ZkDeleteNodes, which retries them in the background.)
+ */
+ZkOp *
+ZkDelete(const char *path, int version)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_EXISTS);
+
+	op->ordered = true;			/* a write, answered like an exists */
+
+	ZkOpIssued(op, zoo_adelete(zk_handle(), path, version,
+							   ZkOpDoneVoid, op));
+	return op;
+}
+
+/*
+ * ZkExistsWatched
+ *		Start an exists that leaves a watch on the node, whether or not it
+ *		exists, firing for the path armed with ZkWatchArm()
+ *		(ZOO_CREATED_EVENT, ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT).
+ */
+ZkOp *
+ZkExistsWatched(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_EXISTS);
+
+	ZkOpIssued(op, zoo_awexists(zk_handle(), path, ZkNodeWatcher, NULL,
+								ZkOpDoneStat, op));
+	return op;
+}
+
+/*
+ * ZkWatchDrop
+ *		Remove, on the server too, the session's watches on a node that may
+ *		never be created (left by ZkExistsWatched): the server would keep
+ *		them for the session's life.  Fire and forget.
+ */
+void
+ZkWatchDrop(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_EXISTS);
+
+	/*
+	 * zoo_aremove_all_watches: the session's every watch on the path, on
+	 * the server too (the call for one watcher only checks the server's).
+	 * Its header declares the completion as a pointer to a function
+	 * pointer, but the library calls it as a function pointer.
+	 */
+	ZkOpIssued(op, zoo_aremove_all_watches(zk_handle(), path,
+										   ZWATCHTYPE_ANY, 0,
+										   (void_completion_t *) (void *) ZkOpDoneVoid,
+										   op));
+	ZkOpFree(op);
+}
+
+/* ZkExists: start an exists (no watch). */
+ZkOp *
+ZkExists(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_EXISTS);
+
+	ZkOpIssued(op, zoo_aexists(zk_handle(), path, 0, ZkOpDoneStat, op));
+	return op;
+}
+
+/*
+ * ZkSync
+ *		Start a sync: reads sent after it on this session see everything
+ *		the leader had committed when it was processed.
+ */
+ZkOp *
+ZkSync(const char *path)
+{
+	ZkOp	   *op = ZkOpNew(ZKOP_SYNC);
+
+	ZkOpIssued(op, zoo_async(zk_handle(), path, ZkOpDoneString, op));
+	return op;
+}
+
+/*
+ * ZkOpFree
+ *		The backend is done with an op: free it, or hand it to the
+ *		completion thread if its answer has not come yet.
+ */
+void
+ZkOpFree(ZkOp *op)
+{
+	if (op == NULL)
+		return;
+	dlist_delete(&op->node);
+	if (ZkOpAbandon(op))
+	{
+		if (op->kind != ZKOP_RELEASE && op->done_us > 0)
+			ZkStatRequest(op->done_us - op->sent_us);
+		ZkOpFreeMemory(op);
+	}
+}
+
+/*
+ * ZkOpsAbandon
+ *		Give up every op started at or below the given transaction nesting
+ *		level: an ERROR left them behind.  Called at (sub)transaction abort.
+ */
+void
+ZkOpsAbandon(int nest_level)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &zk_live_ops)
+	{
+		ZkOp	   *op = dlist_container(ZkOp, node, iter.cur);
+
+		if (op->nest_level >= nest_level)
+			ZkOpFree(op);
+	}
+}
+
+/*
+ * ZkOpsSessionClosed
+ *		The session was closed: ops that never got an answer will not get
+ *		one now.  The library's threads are gone, so no mutex is needed.
+ */
+void
+ZkOpsSessionClosed(void)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &zk_live_ops)
+	{
+		ZkOp	   *op = dlist_container(ZkOp, node, iter.cur);
+
+		if (!op->done)
+		{
+			op->rc = ZCLOSING;
+			op->done = true;
+		}
+	}
+}
+
+/*
+ * ZkOpWait
+ *		Wait for an op's answer (which may be an error code, including
+ *		connection loss: the caller decides what to do with it).
+ */
+void
+ZkOpWait(ZkOp *op)
+{
+	(void) ZkOpWaitUntil(op, 0);
+}
+
+/*
+ * ZkOpResult
+ *		Wait for the answer to a request whose result code is all the
+ *		caller needs; free the op and return the code.
+ */
+int
+ZkOpResult(ZkOp *op)
+{
+	int			rc;
+
+	ZkOpWait(op);
+	rc = op->rc;
+	ZkOpFree(op);
+	return rc;
+}
+
+/*
+ * ZkOpIsDone
+ *		Has the op's answer come, without waiting?  A backend with many
+ *		requests in flight uses it to sleep until a later one is answered
+ *		(answers come in order), instead of once per answer.
+ */
+bool
+ZkOpIsDone(ZkOp *op)
+{
+	ZkBridgeView view;
+
+	ZkBridgeLook(op, &view);
+	return view.op_done;
+}
+
+/*
+ * ZkOpWaitUntil
+ *		As ZkOpWait, but give up at deadline_ms; false if it passed.
+ */
+bool
+ZkOpWaitUntil(ZkOp *op, int64 deadline_ms)
+{
+	return ZkWaitOrRaise(ZK_FOR_ANSWER, op, deadline_ms);
+}
+
+/*
+ * ZkWaitConnected
+ *		Wait until the session is connected again (bounded by the session
+ *		timeout, see ZkWaitOrRaise).
+ */
+void
+ZkWaitConnected(void)
+{
+	(void) ZkWaitOrRaise(ZK_FOR_CONNECTED, NULL, 0);
+}
+
+/*
+ * ZkWaitConnectedUntil
+ *		As ZkWaitConnected, but give up at deadline_ms; false if it passed.
+ */
+bool
+ZkWaitConnectedUntil(int64 deadline_ms)
+{
+	return ZkWaitOrRaise(ZK_FOR_CONNECTED, NULL, deadline_ms);
+}
+
+/*
+ * ZkIsConnectionLoss
+ *		Error codes after which the request may or may not have been
+ *		applied, and which a reconnection within the session cures.
+ */
+bool
+ZkIsConnectionLoss(int rc)
+{
+	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
+/*
+ * ZkWatchArm
+ *		Say which node the coming wait watches.  Must be called before the
+ *		getData that sets the watch, so that no event can be missed.
+ */
+void
+ZkWatchArm(const char *path)
+{
+	char	   *copy = strdup(path);
+
+	if (copy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	ZkBridgeArmWatch(copy);
+}
+
+/*
+ * ZkWatchWait
+ *		Wait for the armed watch to fire: returns the event type
+ *		(ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT), or 0 if deadline_ms passed.
+ */
+int
+ZkWatchWait(int64 deadline_ms)
+{
+	zk_watch_waits++;
+	if (!ZkWaitOrRaise(ZK_FOR_WATCH, NULL, deadline_ms))
+		return 0;
+	return ZkBridgeTakeWatchEvent();
+}
+
+/*
+ * ZkWatchWaitCount
+ *		How many times this backend has waited for a watch (for another
+ *		client's node to change): a caller that compares the count before
+ *		and after a call knows whether the call waited.
+ */
+uint64
+ZkWatchWaitCount(void)
+{
+	return zk_watch_waits;
+}

@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * common/contender.h
+ *		Recognising lock contenders among the children of a lock node.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMMON_CONTENDER_H
+#define COMMON_CONTENDER_H
+
+#include "common/vocabulary.h"
+
+/* One queue node of a lock, whoever wrote it. */
+typedef struct ZkContender
+{
+	const char *name;			/* child name (not a full path) */
+	int32		seq;			/* ZooKeeper's sequence suffix, signed */
+	ZkLockMode	mode;
+	bool		blind;			/* written by a recipe that does not see
+								 * zklock's nodes (Curator InterProcessMutex,
+								 * go-zookeeper: "-lock-"; Curator
+								 * LeaderLatch: "-latch-") */
+} ZkContender;
+
+/* Our own node-name markers (Apache Curator InterProcessReadWriteLock). */
+#define ZK_WRITE_MARKER "__WRIT__"
+#define ZK_READ_MARKER	"__READ__"
+/* Curator InterProcessMutex: "lock-" after the protection prefix */
+#define ZK_MUTEX_MARKER	"lock-"
+/* Curator LeaderLatch: "latch-" after the protection prefix */
+#define ZK_LATCH_MARKER	"latch-"
+
+/* a UUID in its canonical form */
+#define ZK_UUID_LEN		36
+/* "_c_" + UUID + "-": Curator's protection prefix */
+#define ZK_PREFIX_LEN	(3 + ZK_UUID_LEN + 1)
+
+/*
+ * A lease (recipes/lease.c) holds its lock with a TTL node, which clients see
+ * as persistent (ephemeralOwner 0).  While its taker waits, the node has one
+ * ephemeral child of that name, which keeps the server from reaping it
+ * and dies with the taker's session.
+ */
+#define ZK_LEASE_WAITER "waiter"
+
+extern bool ZkIsLeaseNode(int64 ephemeral_owner);
+extern bool ZkLeaseNodeAbandoned(int64 ephemeral_owner, int32 version,
+								 int32 cversion, int32 num_children);
+extern bool ZkParseContender(const char *name, ZkContender *out);
+extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
+extern int	ZkFindContender(const ZkContender *c, int n, const char *name);
+extern int	ZkBlockingContender(const ZkContender *c, int me,
+								ZkLockMode mode);
+
+#endif							/* COMMON_CONTENDER_H */

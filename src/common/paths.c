@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * common/paths.c
+ *		Validation of user-supplied lock paths.
+ *
+ * A lock path names a lock, like "/jobs/nightly".  It is appended to
+ * zklock.root to form the ZooKeeper path of the lock node, so it must be a
+ * path ZooKeeper accepts and must never leave the root: absolute, no empty
+ * segment, no "." or ".." segment, no trailing "/", no character ZooKeeper
+ * refuses, at most ZK_MAX_PATH_BYTES bytes.  A segment that looks like a
+ * queue node is refused too: as a child of another lock's node it would be
+ * taken for a contender in that lock's queue.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+
+#include "common/contender.h"
+#include "common/paths.h"
+#include "common/vocabulary.h"
+
+static bool zk_char_refused(pg_wchar c);
+static char *zk_path_for_message(const char *path, size_t len);
+
+/*
+ * zk_char_refused
+ *		Characters ZooKeeper's server refuses in a path (its PathUtils check
+ *		works on UTF-16 units, so anything beyond U+FFFF, which needs a
+ *		surrogate pair, is refused as well).
+ */
+static bool
+zk_char_refused(pg_wchar c)
+{
+	return c <= 0x1F ||
+		(c >= 0x7F && c <= 0x9F) ||
+		(c >= 0xD800 && c <= 0xF8FF) ||
+		c >= 0xFFF0;
+}
+
+/*
+ * ZkLockPathProblem
+ *		Why a UTF-8 lock path is not acceptable, as a translated DETAIL
+ *		sentence, or NULL if it is fine.  Also used to check zklock.root.
+ */
+const char *
+ZkLockPathProblem(const char *path)
+{
+	size_t		len = strlen(path);
+	const char *seg;
+
+	if (len == 0)
+		return _("The path is empty.");
+	if (len > ZK_MAX_PATH_BYTES)
+		return psprintf(_("The path is %zu bytes long; the limit is %d bytes."),
+						len, ZK_MAX_PATH_BYTES);
+	if (path[0] != '/')
+		return _("The path must start with \"/\".");
+	if (len == 1)
+		return _("The root cannot be locked: name a node below it.");
+	if (path[len - 1] == '/')
+		return _("The path must not end with \"/\".");
+	if (!pg_verify_mbstr(PG_UTF8, path, len, true))
+		return _("The path is not valid UTF-8.");
+
+	for (const unsigned char *p = (const unsigned char *) path; *p;
+		 p += pg_utf_mblen(p))
+	{
+		pg_wchar	c = utf8_to_unicode(p);
+
+		if (c <= 0x1F || (c >= 0x7F && c <= 0x9F))
+			return _("The path contains a control character.");
+		if (zk_char_refused(c))
+			return psprintf(_("The path contains the character U+%04X, which ZooKeeper does not accept."),
+							(unsigned int) c);
+	}
+
+	/* walk the segments: each starts after a '/' */
+	seg = path + 1;
+	for (;;)
+	{
+		const char *end = strchr(seg, '/');
+		size_t		seglen = end ? (size_t) (end - seg) : strlen(seg);
+		ZkContender dummy;
+		char	   *segment;
+
+		if (seglen == 0)
+			return _("The path contains an empty segment (\"//\").");
+		if ((seglen == 1 && seg[0] == '.') ||
+			(seglen == 2 && seg[0] == '.' && seg[1] == '.'))
+			return _("The path contains a \".\" or \"..\" segment.");
+
+		segment = pnstrdup(seg, seglen);
+		if (ZkParseContender(segment, &dummy))
+			return psprintf(_("The segment \"%s\" looks like a lock queue node."),
+							segment);
+		pfree(segment);
+
+		if (end == NULL)
+			break;
+		seg = end + 1;
+	}
+	return NULL;
+}
+
+/*
+ * zk_path_for_message
+ *		A refused path as it should appear in an error message: at most
+ *		about 60 bytes, with ASCII control characters written as \xNN so
+ *		that they cannot break the message (or a log line) apart.
+ */
+static char *
+zk_path_for_message(const char *path, size_t len)
+{
+	StringInfoData buf;
+	size_t		shown = len > 64 ? (size_t) pg_mbcliplen(path, (int) len, 60) : len;
+
+	initStringInfo(&buf);
+	for (size_t i = 0; i < shown; i++)
+	{
+		unsigned char c = (unsigned char) path[i];
+
+		if (c < 0x20 || c == 0x7F)
+			appendStringInfo(&buf, "\\x%02X", c);
+		else
+			appendStringInfoChar(&buf, (char) c);
+	}
+	if (shown < len)
+		appendStringInfoString(&buf, "...");
+	return buf.data;
+}
+
+/*
+ * ZkCheckLockPath
+ *		Check a lock path given in the database encoding.  Raises an ERROR
+ *		(22023) saying why it is refused; returns the path in UTF-8, which is
+ *		what ZooKeeper stores.
+ */
+char *
+ZkCheckLockPath(const char *path)
+{
+	size_t		len = strlen(path);
+	char	   *utf8;
+	const char *problem;
+
+	if (len > ZK_MAX_PATH_BYTES)
+		utf8 = (char *) path;	/* too long anyway; do not convert */
+	else
+		utf8 = pg_server_to_any(path, (int) len, PG_UTF8);
+
+
+	problem = ZkLockPathProblem(utf8);
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid ZooKeeper lock path \"%s\"",
+						zk_path_for_message(path, len)),
+				 errdetail_internal("%s", problem)));
+	return utf8;
+}

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * common/stats.h
+ *		Cumulative statistics of every backend of the server, in shared
+ *		memory (zklock in shared_preload_libraries).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMMON_STATS_H
+#define COMMON_STATS_H
+
+#include "datatype/timestamp.h"
+
+#include "common/vocabulary.h"
+
+/* What was acquired: the counters are kept per kind, mode and scope. */
+typedef enum ZkStatKind
+{
+	ZK_STAT_LOCK,				/* one path */
+	ZK_STAT_LOCK_SET,			/* several paths at once */
+	ZK_STAT_SEMAPHORE,
+	ZK_STAT_DOUBLE_BARRIER
+} ZkStatKind;
+
+#define ZK_STAT_NKINDS	4
+#define ZK_STAT_NMODES	4		/* ZkLockMode */
+#define ZK_STAT_NSCOPES 3		/* ZkLockScope */
+
+/* How an acquisition ended. */
+typedef enum ZkStatOutcome
+{
+	ZK_STAT_GRANTED,
+	ZK_STAT_REFUSED,			/* a try that did not get it */
+	ZK_STAT_TIMEOUT,			/* lock_timeout (55P03) */
+	ZK_STAT_CANCELED,			/* cancel or statement_timeout (57014) */
+	ZK_STAT_DEADLOCK,			/* 40P01 */
+	ZK_STAT_FAILED				/* any other error */
+} ZkStatOutcome;
+
+/* The histograms: upper bounds of their buckets, in microseconds. */
+#define ZK_STAT_NBUCKETS 16
+
+extern void ZkStatRequestShmem(void);
+extern bool ZkStatEnabled(void);
+extern void ZkStatAcquisition(ZkStatKind kind, ZkLockMode mode,
+							  ZkLockScope scope, ZkStatOutcome outcome,
+							  bool waited, int64 wait_us);
+extern void ZkStatSessionOpened(void);
+extern void ZkStatSessionExpired(void);
+extern void ZkStatLocksLost(int n);
+extern void ZkStatRequest(int64 latency_us);
+extern void ZkStatReleasesFailed(int64 n);
+extern void ZkStatReleasesPending(int n);
+
+/* Reading, for the SQL functions. */
+typedef struct ZkStatAcquisitionRow
+{
+	ZkStatKind	kind;
+	ZkLockMode	mode;
+	ZkLockScope scope;
+	int64		counts[6];		/* by ZkStatOutcome */
+	int64		waits;
+	int64		wait_us;
+} ZkStatAcquisitionRow;
+
+typedef struct ZkStatSnapshot
+{
+	int64		sessions_opened;
+	int64		sessions_expired;
+	int64		locks_lost;
+	int64		requests;
+	int64		request_us;
+	int64		releases_failed;
+	int64		releases_pending;
+	TimestampTz stats_reset;
+	int64		wait_buckets[ZK_STAT_NBUCKETS];
+	int64		request_buckets[ZK_STAT_NBUCKETS];
+} ZkStatSnapshot;
+
+extern const int64 ZkStatBucketBounds[ZK_STAT_NBUCKETS];
+extern const char *ZkStatKindName(ZkStatKind kind);
+extern int	ZkStatAcquisitionRows(ZkStatAcquisitionRow **rows);
+extern void ZkStatRead(ZkStatSnapshot *snap);
+extern void ZkStatReset(void);
+
+#endif							/* COMMON_STATS_H */

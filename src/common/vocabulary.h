@@ -1,0 +1,122 @@
+/*-------------------------------------------------------------------------
+ *
+ * common/vocabulary.h
+ *		Words every part of zklock shares: lock modes, scopes, their names,
+ *		and the settings the lower layers read.
+ *
+ * This header sits at the bottom of the include graph: it includes nothing of
+ * zklock's own, so that every other file may include it without a cycle. The
+ * definitions live in common/vocabulary.c; the SQL layer (sql/functions.c)
+ * only registers the settings with PostgreSQL.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef COMMON_VOCABULARY_H
+#define COMMON_VOCABULARY_H
+
+/*
+ * The two lock modes of the read/write recipe, a semaphore's lease, and a
+ * double barrier's participant.
+ */
+typedef enum ZkLockMode
+{
+	ZK_MODE_EXCLUSIVE,			/* write lock: excludes everyone */
+	ZK_MODE_SHARED,				/* read lock: shares with other readers */
+	ZK_MODE_LEASE,				/* one of a semaphore's max_leases holds */
+	ZK_MODE_MEMBER				/* a participant of a double barrier */
+} ZkLockMode;
+
+/* How long a hold lasts. */
+typedef enum ZkLockScope
+{
+	ZK_SCOPE_SESSION,			/* until released or the backend exits */
+	ZK_SCOPE_TRANSACTION,		/* until COMMIT or ROLLBACK */
+	ZK_SCOPE_LEASE				/* a lease: until released or its ttl runs
+								 * out, whatever becomes of the backend */
+} ZkLockScope;
+
+/* How exclusive queue nodes are named (zklock.exclusive_node_style). */
+typedef enum ZkNodeStyle
+{
+	ZK_STYLE_RWLOCK,			/* Curator InterProcessReadWriteLock: __WRIT__ */
+	ZK_STYLE_MUTEX,				/* Curator InterProcessMutex: lock- */
+	ZK_STYLE_LATCH				/* Curator LeaderLatch: latch- */
+} ZkNodeStyle;
+
+/* Longest lock path a user may give, in bytes. */
+#define ZK_MAX_PATH_BYTES 1024
+
+/*
+ * Most locks one call may take at once.  A set is one ZooKeeper multi of
+ * a create and a setData per lock: with lock paths of up to 1024 bytes and
+ * node data of a few hundred, 200 of them stay well within ZooKeeper's
+ * default packet limit (jute.maxbuffer, 1 MB).
+ */
+#define ZK_MAX_SET_LOCKS 200
+
+/*
+ * Longest lease ttl ZooKeeper accepts, in ms (the low 40 bits of a TTL
+ * node's ephemeralOwner): about 34 years.
+ */
+#define ZK_MAX_TTL_MS	INT64CONST(0xffffffffff)
+
+/* Settings (defined in common/vocabulary.c, registered by sql/functions.c). */
+extern char *zklock_hosts;
+extern char *zklock_root;
+extern int	zklock_session_timeout; /* ms */
+extern int	zklock_connect_timeout; /* ms */
+extern char *zklock_auth;
+extern char *zklock_auth_file;
+extern bool zklock_synchronous_release;
+extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
+extern bool zklock_verify_on_commit;
+extern int	zklock_max_locks_per_backend;
+extern bool zklock_guess_fresh_paths;
+
+extern const char *ZkLockModeName(ZkLockMode mode);
+extern const char *ZkLockScopeName(ZkLockScope scope);
+
+/*
+ * What a waiting backend waits for, in the terms every kind of wait
+ * shares, so that deadlock detection (cluster/) sees them all alike.
+ *
+ * A wait has one or more targets, each a queue node of ours in the queue
+ * of one lock node.  An all-of wait (a lock; several locks taken at once)
+ * ends when every target is granted: it is blocked as long as any target
+ * is.  An any-of wait (a counting semaphore, which any one lease holder
+ * leaving unblocks) is a deadlock only when every holder is blocked, which
+ * the detector does not establish: it never reports a cycle through an
+ * any-of wait.
+ */
+typedef enum ZkWaitKind
+{
+	ZK_WAIT_ALL_OF,				/* blocked while any target is */
+	ZK_WAIT_ANY_OF				/* unblocked by any one holder leaving */
+} ZkWaitKind;
+
+/*
+ * One queue node we wait with, and the nodes ahead of it that conflict
+ * with it as far as the waiter knows: a superset of what blocks it now,
+ * since nobody joins a queue ahead of a node.
+ */
+typedef struct ZkWaitTarget
+{
+	const char *lock_path;		/* the user's lock path */
+	const char *lock_node;		/* its ZooKeeper node (the queue's parent) */
+	const char *znode;			/* our queue node, full path */
+	ZkLockMode	mode;
+	int			nahead;
+	char	  **ahead;			/* conflicting nodes ahead, full paths */
+} ZkWaitTarget;
+
+typedef struct ZkWaitDesc
+{
+	ZkWaitKind	kind;
+	int			ntargets;
+	const ZkWaitTarget *targets;
+	const char *owner;			/* the waiter's owner description, as its
+								 * queue nodes carry it (common/node_data.h) */
+	int			ownerlen;
+} ZkWaitDesc;
+
+#endif							/* COMMON_VOCABULARY_H */

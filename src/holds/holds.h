@@ -1,0 +1,74 @@
+/*-------------------------------------------------------------------------
+ *
+ * holds/holds.h
+ *		The holds layer as the SQL layer uses it: the backend's table of
+ *		held ZooKeeper locks, taking, releasing, listing, the transaction
+ *		callbacks, and the calls that hold nothing.
+ *
+ * The one header of this layer that the SQL layer includes.  The functions
+ * live in the files of holds/ (table.c, acquire.c, release.c, commit.c,
+ * lost.c, unheld.c), which share holds/internal.h among themselves.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef HOLDS_HOLDS_H
+#define HOLDS_HOLDS_H
+
+#include "access/xact.h"
+#include "datatype/timestamp.h"
+
+#include "client/client.h"
+#include "cluster/view.h"
+#include "common/vocabulary.h"
+
+/* One row of the zk_locks view. */
+typedef struct ZkLockInfo
+{
+	char	   *path;
+	ZkLockMode	mode;
+	ZkLockScope scope;
+	int			holds;
+	char	   *znode;
+	int64		token;
+	TimestampTz acquired_at;
+	int64		waited_us;
+} ZkLockInfo;
+
+extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
+						  ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
+							 ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockAcquireLease(const char *path, int max_leases,
+							   ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockRelease(const char *path);
+extern bool ZkLockReleaseLease(const char *path);
+extern bool ZkLockReleaseSet(const char *const *paths, int n);
+extern void ZkLockReleaseAll(void);
+extern void ZkLockDiscardAll(void);
+extern bool ZkLockBarrierSet(const char *path);
+extern bool ZkLockBarrierRemove(const char *path);
+extern bool ZkLockBarrierWait(const char *path, int64 wait_ms);
+extern bool ZkLockDoubleBarrierEnter(const char *path, int members,
+									 int64 wait_ms);
+extern bool ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms);
+extern bool ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
+							   int64 *token, int64 *expires_at);
+extern int64 ZkLockLeaseRenew(const char *path, int64 token);
+extern bool ZkLockLeaseRelease(const char *path, int64 token);
+extern int	ZkLockCount(void);
+extern int	ZkLockList(ZkLockInfo **rows);
+extern void ZkLockReportExpiry(void);
+extern int	ZkLockReadQueue(const char *path, int max_rows,
+							ZkQueueEntry **entries);
+extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,
+							  void *arg);
+extern int	ZkLockBlockers(int pid, ZkBlockerInfo **blockers);
+extern void ZkLockSessionStatus(ZkSessionStatus *status);
+
+/* transaction end: registered once, by _PG_init (holds/commit.c) */
+extern void ZkLockXactCallback(XactEvent event, void *arg);
+extern void ZkLockSubXactCallback(SubXactEvent event,
+								  SubTransactionId mySubid,
+								  SubTransactionId parentSubid, void *arg);
+
+#endif							/* HOLDS_HOLDS_H */

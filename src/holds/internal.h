@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * holds/internal.h
+ *		What the lock table's own files share: the held entries, the memory
+ *		context they live in, and what each file offers the others.
+ *
+ * Only the lock table's files (src/holds/table.c, holds/acquire.c,
+ * holds/release.c, holds/commit.c, holds/lost.c, holds/unheld.c) include this
+ * header; the SQL layer sees holds/holds.h alone.  It names no recipe's
+ * header: a recipe's grant is passed as a pointer to its struct.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef HOLDS_INTERNAL_H
+#define HOLDS_INTERNAL_H
+
+#include "access/xact.h"
+#include "datatype/timestamp.h"
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+#include "utils/hsearch.h"
+
+#include "common/vocabulary.h"
+
+struct ZkGrant;
+struct ZkLeaseInfo;
+
+/*
+ * Hash key: the user's lock path and the mode.  The key is hashed and
+ * compared as bytes (HASH_BLOBS), so it is zero-filled before the path is
+ * copied in: the bytes after the path and the padding are zero in every
+ * key.  Paths reach the table validated (ZkCheckLockPath, common/paths.c), so
+ * no longer than ZK_MAX_PATH_BYTES.
+ */
+typedef struct ZkLockKey
+{
+	char		path[ZK_MAX_PATH_BYTES + 1];
+	ZkLockMode	mode;
+} ZkLockKey;
+
+/* transaction holds taken at one subtransaction nesting level */
+typedef struct ZkXactHolds
+{
+	int			level;
+	int			count;
+} ZkXactHolds;
+
+/*
+ * One (path, mode) the backend holds: one node in ZooKeeper, however many
+ * times it was taken.
+ */
+typedef struct ZkLockEntry
+{
+	ZkLockKey	key;			/* hash key, must be first */
+	char	   *znode;			/* our queue node */
+	int64		token;			/* fencing token (czxid) */
+	int			session_holds;
+	int			xact_holds;		/* sum of xact[].count */
+	ZkXactHolds *xact;			/* by nesting level, ascending */
+	int			nxact;
+	int			maxxact;
+	dlist_node	xact_link;		/* in the list of entries with
+								 * transaction holds, while xact_holds > 0 */
+	TimestampTz acquired_at;
+	int64		waited_us;
+	char	   *guard_znode;	/* downgrade guard (holds/table.c) */
+	int			max_leases;		/* a lease: the semaphore's limit */
+	bool		watched;		/* a held-node watch is set on znode */
+	bool		lost;			/* znode is known to have been deleted */
+} ZkLockEntry;
+
+/* holds/table.c: the table */
+extern MemoryContext ZkLockContext;
+extern HTAB *ZkHeldLocks;
+
+extern void ZkLockTableInit(void);
+extern ZkLockEntry *ZkEntryLookup(const char *path, ZkLockMode mode);
+extern ZkLockEntry *ZkEntryForZnode(const char *znode);
+extern ZkLockEntry *ZkEntryEnter(const char *path, ZkLockMode mode,
+								 const struct ZkGrant *grant,
+								 ZkLockEntry *other, TimestampTz start);
+extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
+extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);
+extern bool ZkHoldsXactLocks(void);
+extern void ZkReleaseXactHolds(int from_level);
+extern void ZkPromoteXactHolds(int level);
+extern void ZkCheckRoot(void);
+extern void ZkCheckRoom(int more);
+extern char *ZkLockNodePath(const char *path);
+extern void ZkDescribeHeld(StringInfo buf);
+
+/* holds/release.c: the batch of released nodes */
+extern void ZkBatchRelease(char *znode);
+extern void ZkFlushReleases(void);
+extern void ZkReserveReleases(int nentries);
+extern void ZkDropBatchedReleases(void);
+extern bool ZkHasBatchedReleases(void);
+
+/* holds/lost.c: locks found lost */
+extern void ZkCollectHeldEvents(void);
+extern void ZkRaiseLost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
+extern void ZkReportExpiredLocks(int elevel, int nlocks);
+extern void ZkLocksLost(void);
+
+/* holds/commit.c: transaction end */
+extern void ZkNoteXactLostLocks(void);
+extern void ZkTouchLease(const char *path, const struct ZkLeaseInfo *info);
+extern void ZkForgetTouchedLease(const char *path, int64 token);
+
+#endif							/* HOLDS_INTERNAL_H */

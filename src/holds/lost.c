@@ -1,0 +1,161 @@
+/*-------------------------------------------------------------------------
+ *
+ * holds/lost.c
+ *		Held locks found lost: an expired session, or a held node deleted
+ *		behind the backend's back.
+ *
+ * A lock is lost when ZooKeeper no longer has its node: the session
+ * expired and took every ephemeral node with it, or a held node was
+ * deleted (by an administrator, or a client that should not have).  The
+ * session's watcher notices the expiry, and held-node watches notice the
+ * deletions; this file turns what they saw into the table's state and the
+ * ERROR that names the lost locks.
+ *
+ * A lost lock is forgotten, never taken again silently: the first zklock
+ * call after the loss raises the ERROR (ZkLockReportExpiry, and the
+ * session's lost hook ZkLocksLost), and a transaction that lost locks
+ * cannot COMMIT (holds/commit.c).  DISCARD ALL reports an expiry by a
+ * WARNING instead (holds/release.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "utils/hsearch.h"
+
+#include "holds/holds.h"
+#include "holds/internal.h"
+#include "common/stats.h"
+#include "common/text_encoding.h"
+#include "client/client.h"
+
+/*
+ * ZkCollectHeldEvents
+ *		Take the events the held-node watches reported: a deleted node's lock
+ *		is lost; a changed node's watch is spent and must be set again.
+ *		Events on nodes no longer held (our own releases) are ignored.
+ */
+void
+ZkCollectHeldEvents(void)
+{
+	char	  **paths;
+	bool	   *deleted;
+	int			n;
+
+	if (ZkHeldLocks == NULL)
+		return;
+	n = ZkTakeDeletedHeld(&paths, &deleted);
+	for (int i = 0; i < n; i++)
+	{
+		ZkLockEntry *entry = ZkEntryForZnode(paths[i]);
+
+		if (entry == NULL)
+			continue;
+		entry->watched = false;
+		if (deleted[i])
+			entry->lost = true;
+	}
+}
+
+/*
+ * ZkRaiseLost
+ *		A held node is known to be gone: forget the lost locks and raise the
+ *		ERROR naming one of them.
+ */
+void
+ZkRaiseLost(ZkLockEntry *entry, int nlost)
+{
+	char	   *path = pstrdup(entry->key.path);
+	char	   *znode = pstrdup(entry->znode);
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *e;
+	int			dropped = 0;
+
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((e = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (e->lost)
+		{
+			ZkEntryDrop(e, false);
+			dropped++;
+		}
+	}
+	ZkStatLocksLost(dropped);
+	ZkNoteXactLostLocks();
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("ZooKeeper lock \"%s\" was lost", ZkUtf8ForMessage(path)),
+			 nlost > 1 ?
+			 errdetail_plural("Its node \"%s\" no longer exists. %d lock of this backend was lost that way.",
+							  "Its node \"%s\" no longer exists. %d locks of this backend were lost that way.",
+							  nlost, ZkUtf8ForMessage(znode), nlost) :
+			 errdetail("Its node \"%s\" no longer exists.",
+					   ZkUtf8ForMessage(znode))));
+}
+
+/*
+ * ZkReportExpiredLocks
+ *		The session expired, and every held lock went with it, as did the
+ *		nodes released but not yet sent: forget them all, count them as
+ *		lost, and report at elevel that 'nlocks' locks were lost, naming
+ *		them.
+ */
+void
+ZkReportExpiredLocks(int elevel, int nlocks)
+{
+	StringInfoData list;
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	ZkDropBatchedReleases();
+	initStringInfo(&list);
+	ZkDescribeHeld(&list);
+	ZkStatLocksLost((int) hash_get_num_entries(ZkHeldLocks));
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+		ZkEntryDrop(entry, false);
+	ereport(elevel,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg_plural("ZooKeeper session expired: %d lock was lost",
+						   "ZooKeeper session expired: %d locks were lost",
+						   nlocks, nlocks),
+			 errdetail("Lost: %s. The next zklock call opens a new session.",
+					   list.data)));
+}
+
+/*
+ * ZkLocksLost
+ *		The session's lost hook: the session expired (and is closed
+ *		already).  Every lock is gone: forget them and raise the ERROR that
+ *		names them, counting a lock per (path, mode, scope) held.  Returns
+ *		quietly when nothing was held.
+ */
+void
+ZkLocksLost(void)
+{
+	ZkLockInfo *rows;
+	int			n;
+
+	/* nodes released before the expiry went with the session */
+	ZkDropBatchedReleases();
+
+	n = ZkLockList(&rows);
+	if (n == 0)
+		return;
+	ZkNoteXactLostLocks();
+	ZkReportExpiredLocks(ERROR, n);
+}
+
+/*
+ * ZkLockReportExpiry
+ *		If the watcher saw the session expire, raise the ERROR naming the
+ *		lost locks now (the first zklock call after an expiry reports it),
+ *		rather than release locks that are already gone.
+ */
+void
+ZkLockReportExpiry(void)
+{
+	if (ZkHeldLocks != NULL && ZkSessionIsExpired())
+		ZkSessionEnsure();
+}

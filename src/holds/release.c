@@ -1,0 +1,372 @@
+/*-------------------------------------------------------------------------
+ *
+ * holds/release.c
+ *		Releasing held locks: the lock table's release entry points and the
+ *		batch that sends their deletes.
+ *
+ * A node whose last hold went is not deleted at once: the table batches it
+ * (ZkBatchRelease), and the operation that released it (zk_unlock,
+ * zk_unlock_all, DISCARD ALL, COMMIT, ROLLBACK, ROLLBACK TO SAVEPOINT)
+ * sends the batch when it ends (ZkFlushReleases): one round trip however
+ * many nodes.  With zklock.synchronous_release (the default) the operation
+ * returns only once ZooKeeper applied the deletes, so any lock attempt
+ * that starts afterwards, on any server, finds the locks free.  At COMMIT
+ * and ROLLBACK PostgreSQL holds interrupts, so the wait there is bounded
+ * by zklock.connect_timeout and raises no ERROR; in zk_unlock a cancel
+ * ends the wait (the lock is released all the same, its delete completing
+ * in the background).  A release not confirmed within
+ * zklock.connect_timeout is reported by a WARNING and goes on in the
+ * background until it succeeds or the session ends.
+ *
+ * Only session holds are released here; transaction holds go at the end
+ * of their (sub)transaction (holds/commit.c).  A double barrier's
+ * membership is left by its own call, whose recipe deletes the node.
+ *
+ * The batch lives in ZkLockContext and only grows to the largest batch,
+ * which zklock.max_locks_per_backend bounds.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/ipc.h"
+#include "utils/hsearch.h"
+
+#include "recipes/barrier.h"
+#include "recipes/lease.h"
+#include "recipes/attempt.h"
+#include "holds/holds.h"
+#include "holds/internal.h"
+#include "common/text_encoding.h"
+#include "common/vocabulary.h"
+#include "client/client.h"
+
+/* nodes released and not yet sent (ZkLockContext); see ZkFlushReleases */
+static char **zk_released = NULL;
+static int	zk_nreleased = 0;
+static int	zk_maxreleased = 0;
+
+static void zk_maybe_drop(ZkLockEntry *entry);
+static bool zk_release_one(const char *path, bool lease);
+static bool zk_release_paths(const char *const *paths, int n, bool lease);
+static void zk_release_session_holds(bool members);
+
+/*
+ * ZkReserveReleases
+ *		Make room in the batch for the nodes of 'nentries' held entries (two
+ *		each: its node and a downgrade's guard) besides the nodes batched
+ *		already.  Called as an entry is added to the lock table, so
+ *		that every entry can be batched later, at transaction abort too,
+ *		without allocating: an entry goes to the batch at most once, and
+ *		the batch is emptied only by sending it.
+ */
+void
+ZkReserveReleases(int nentries)
+{
+	int			need = zk_nreleased + 2 * nentries;
+
+	if (need > zk_maxreleased)
+	{
+		int			newmax = Max(16, Max(need, zk_maxreleased * 2));
+
+		if (zk_released == NULL)
+			zk_released = MemoryContextAlloc(ZkLockContext,
+											 sizeof(char *) * newmax);
+		else
+			zk_released = repalloc(zk_released, sizeof(char *) * newmax);
+		zk_maxreleased = newmax;
+	}
+}
+
+/*
+ * ZkBatchRelease
+ *		Take over a released node's path (palloc'd in ZkLockContext) until
+ *		ZkFlushReleases sends its delete.  Room was reserved when its entry
+ *		was added (ZkReserveReleases): nothing is allocated here.
+ */
+void
+ZkBatchRelease(char *znode)
+{
+	if (zk_nreleased == zk_maxreleased)
+	{
+		/* no room (never expected): delete it alone rather than allocate */
+		ZkDeleteInBackground(znode);
+		pfree(znode);
+		return;
+	}
+	zk_released[zk_nreleased++] = znode;
+}
+
+/*
+ * ZkFlushReleases
+ *		Send the deletes of every node released since the last flush, in
+ *		one batch, and with zklock.synchronous_release wait until ZooKeeper
+ *		applied them (see the file header).  In the transaction callbacks
+ *		PostgreSQL holds interrupts, so the wait there raises no ERROR.
+ *		Deep in error recursion (an error while reporting an error) it
+ *		neither waits nor warns, as postgres_fdw's abort cleanup does not
+ *		talk to its server then: the deletes go in the background.  It
+ *		allocates nothing that can raise an ERROR on the way.
+ */
+void
+ZkFlushReleases(void)
+{
+	int			n = zk_nreleased;
+	bool		wait = zklock_synchronous_release && !proc_exit_inprogress &&
+		!in_error_recursion_trouble();
+	ZkOp	   *op;
+
+	if (n == 0)
+		return;
+
+	/* sent once, whatever happens next: forget them first */
+	zk_nreleased = 0;
+	op = ZkDeleteNodes((const char *const *) zk_released, n, wait);
+	for (int i = 0; i < n; i++)
+		pfree(zk_released[i]);
+
+	if (op != NULL && !ZkReleaseWait(op))
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg_plural("release of %d ZooKeeper lock is not yet confirmed",
+							   "release of %d ZooKeeper locks is not yet confirmed",
+							   n, n),
+				 errdetail("The connection to ZooKeeper was not back within zklock.connect_timeout (%d ms). The release is retried in the background until it succeeds or the session ends; other servers may see the lock held until then.",
+						   zklock_connect_timeout)));
+}
+
+/*
+ * ZkDropBatchedReleases
+ *		The session expired: the nodes released and not yet sent went with
+ *		it.  Forget them unsent.
+ */
+void
+ZkDropBatchedReleases(void)
+{
+	for (int i = 0; i < zk_nreleased; i++)
+		pfree(zk_released[i]);
+	zk_nreleased = 0;
+}
+
+/*
+ * ZkHasBatchedReleases
+ *		Are released nodes waiting to be sent?
+ */
+bool
+ZkHasBatchedReleases(void)
+{
+	return zk_nreleased > 0;
+}
+
+/*
+ * zk_maybe_drop
+ *		Release an entry's node once no hold of either kind is left.
+ */
+static void
+zk_maybe_drop(ZkLockEntry *entry)
+{
+	if (entry->session_holds == 0 && entry->xact_holds == 0)
+		ZkEntryDrop(entry, true);
+}
+
+/*
+ * zk_release_one
+ *		Drop one session hold on a path: of its lease if 'lease', else of
+ *		the exclusive lock if held (so that write, read, unlock is a
+ *		downgrade), else of the shared one.  The node is batched for release
+ *		if that was the last hold.  WARNING and false if the backend holds
+ *		no such session hold.
+ */
+static bool
+zk_release_one(const char *path, bool lease)
+{
+	ZkLockEntry *entry = NULL;
+
+	if (ZkHeldLocks != NULL && lease)
+		entry = ZkEntryLookup(path, ZK_MODE_LEASE);
+	else if (ZkHeldLocks != NULL)
+	{
+		entry = ZkEntryLookup(path, ZK_MODE_EXCLUSIVE);
+		if (entry == NULL || entry->session_holds == 0)
+			entry = ZkEntryLookup(path, ZK_MODE_SHARED);
+	}
+	if (entry == NULL || entry->session_holds == 0)
+	{
+		if (lease)
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
+							ZkUtf8ForMessage(path))));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING),
+					 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
+							ZkUtf8ForMessage(path))));
+		return false;
+	}
+	entry->session_holds--;
+	zk_maybe_drop(entry);
+	return true;
+}
+
+/*
+ * zk_release_paths
+ *		Release one session hold on each of n paths (zk_release_one; a path
+ *		given twice, twice), all the nodes that go in one batch, and wait
+ *		for the release as zklock.synchronous_release says.  False, after a
+ *		WARNING for each, if some path had no session hold left; the others
+ *		are released all the same.
+ */
+static bool
+zk_release_paths(const char *const *paths, int n, bool lease)
+{
+	bool		all = true;
+
+	ZkLockReportExpiry();
+	ZkCollectHeldEvents();
+	for (int i = 0; i < n; i++)
+		all &= zk_release_one(paths[i], lease);
+	ZkFlushReleases();
+	return all;
+}
+
+/*
+ * ZkLockRelease
+ *		Release one session hold on a path (zk_release_paths).
+ */
+bool
+ZkLockRelease(const char *path)
+{
+	return zk_release_paths(&path, 1, false);
+}
+
+/*
+ * ZkLockReleaseLease
+ *		Release one session hold of a semaphore's lease (zk_release_paths).
+ */
+bool
+ZkLockReleaseLease(const char *path)
+{
+	return zk_release_paths(&path, 1, true);
+}
+
+/*
+ * ZkLockReleaseSet
+ *		Release one session hold on each of n paths (zk_release_paths).
+ */
+bool
+ZkLockReleaseSet(const char *const *paths, int n)
+{
+	return zk_release_paths(paths, n, false);
+}
+
+/*
+ * zk_release_session_holds
+ *		Drop every session hold of the backend, of double barrier
+ *		memberships too if 'members', and send the nodes that go.
+ */
+static void
+zk_release_session_holds(bool members)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->session_holds > 0 &&
+			(members || entry->key.mode != ZK_MODE_MEMBER))
+		{
+			entry->session_holds = 0;
+			zk_maybe_drop(entry);
+		}
+	}
+	ZkFlushReleases();
+}
+
+/*
+ * ZkLockReleaseAll
+ *		Release every session hold of the backend (zk_unlock_all).  A double
+ *		barrier is left with zk_double_barrier_leave.
+ */
+void
+ZkLockReleaseAll(void)
+{
+	ZkLockReportExpiry();
+	ZkCollectHeldEvents();
+	if (ZkHeldLocks == NULL)
+		return;
+	zk_release_session_holds(false);
+}
+
+/*
+ * ZkLockDiscardAll
+ *		DISCARD ALL: release every session hold of the backend, as
+ *		zk_unlock_all does (and as DISCARD ALL releases PostgreSQL's own
+ *		advisory locks), and forget the lease names it remembers.  Unlike
+ *		zk_unlock_all it raises no ERROR for a session that expired: those
+ *		locks are gone already, which a WARNING says.  Leases are not held
+ *		by the backend and are left alone.
+ */
+void
+ZkLockDiscardAll(void)
+{
+	ZkLeaseForgetNames();
+	if (ZkHeldLocks == NULL || hash_get_num_entries(ZkHeldLocks) == 0)
+		return;
+
+	if (ZkSessionIsExpired())
+	{
+		ZkReportExpiredLocks(WARNING,
+							 (int) hash_get_num_entries(ZkHeldLocks));
+		return;
+	}
+
+	ZkCollectHeldEvents();
+	zk_release_session_holds(true);
+}
+
+/*
+ * ZkLockDoubleBarrierLeave
+ *		Leave the double barrier at path; wait_ms as for ZkLockAcquire.
+ *		WARNING and false if this backend is not a member.  The membership
+ *		ends however the call ends (the recipe deletes our node).
+ */
+bool
+ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
+{
+	ZkLockEntry *entry;
+	char	   *znode;
+	bool		result;
+
+	ZkLockReportExpiry();
+	ZkCollectHeldEvents();
+	entry = ZkHeldLocks ? ZkEntryLookup(path, ZK_MODE_MEMBER) : NULL;
+	if (entry == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("you are not a member of ZooKeeper double barrier \"%s\"",
+						ZkUtf8ForMessage(path))));
+
+		return false;
+	}
+	znode = pstrdup(entry->znode);
+	PG_TRY();
+	{
+		result = ZkDoubleBarrierLeave(ZkLockNodePath(path), path, znode,
+									  wait_ms);
+	}
+	PG_CATCH();
+	{
+		entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
+		if (entry != NULL)
+			ZkEntryDrop(entry, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
+	if (entry != NULL)
+		ZkEntryDrop(entry, false);
+	return result;
+}

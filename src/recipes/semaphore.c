@@ -1,0 +1,660 @@
+/*-------------------------------------------------------------------------
+ *
+ * recipes/semaphore.c
+ *		Counting semaphores, laid out exactly like Apache Curator's
+ *		InterProcessSemaphoreV2, so that Curator's InterProcessSemaphoreV2
+ *		and InterProcessSemaphoreMutex on the same path count against the
+ *		same limit.
+ *
+ * A semaphore "/s" is the node <zklock.root>/s with two children:
+ *
+ *		locks/_c_<uuid>-lock-<seq>		a mutex (InterProcessMutex nodes)
+ *										that serialises acquirers
+ *		leases/_c_<uuid>-lease-<seq>	one node per lease held
+ *
+ * The recipe: take the mutex; create a lease node; while the leases node
+ * has more than max_leases children, wait for a change of its children;
+ * release the mutex.  Only the one acquirer holding the mutex watches the
+ * lease count; the others wait in the mutex queue, each watching the node
+ * before it (recipes/attempt.c): a release wakes one waiter, never a herd.
+ * Releasing a lease is deleting its node.
+ *
+ * Round trips. The two creates go out together in one ZooKeeper multi, each
+ * with a setData of its parent whose Stat gives the child count right after
+ * (ZkCreateSet), pipelined behind a read of the semaphore node's data (the
+ * recorded limit). When our mutex node is alone and the leases fit, the lease
+ * is ours after that one write; the mutex node is deleted in the background. A
+ * semaphore expected to be missing (recipes/path_memory.c) is created by
+ * requests sent just before, in the same round trip: its node, with the
+ * recorded limit, and its locks and leases nodes. When the mutex is not ours
+ * at once, our lease node is deleted straight away (an acquirer that holds the
+ * mutex and counts leases must never wait for one held by a waiter behind it),
+ * we wait for the mutex, and then create the lease again.
+ *
+ * The limit.  zklock records max_leases in the semaphore node's data,
+ * {"max_leases":N}, when the node has none, and refuses (22023) an
+ * acquire with a different limit than the recorded one.  Curator records
+ * none: its clients must be given the same limit (the limit of a Curator
+ * semaphore lives only in its clients).  Other data there is not zklock's
+ * limit: a WARNING names the node, and it is left as it is, unchecked.
+ *
+ * Deadlocks.  The acquirer waiting for the count publishes its wait: with
+ * max_leases = 1 it waits for every other lease holder, an all-of wait
+ * that detection follows; with more, any one holder leaving may unblock
+ * it, an any-of wait, through which no cycle is reported.  A waiter in the
+ * mutex queue waits for the mutex holder like any lock waiter.
+ *
+ * The mutex node and the lease node are two attempts (recipes/attempt.h) under
+ * one protection prefix, abandoned together (ZkAttemptAbandon): however an
+ * acquisition ends without the lease, its nodes go.  After a create whose
+ * answer was lost, both nodes are looked for by that prefix before
+ * anything is created again (ZkAttemptRecover, the step every recipe
+ * shares), so an orphan lease never counts against the limit: the multi
+ * made both nodes (they are ours, and the leases are counted again) or
+ * neither (the multi is sent again under the same prefix).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+
+#include "common/contender.h"
+#include "cluster/deadlock.h"
+#include "cluster/wait_record.h"
+#include "recipes/deadlock_timer.h"
+#include "recipes/attempt.h"
+#include "common/node_data.h"
+#include "common/operation_context.h"
+#include "recipes/path_memory.h"
+#include "recipes/semaphore.h"
+#include "common/text_encoding.h"
+#include "client/client.h"
+
+/* One acquisition. */
+typedef struct ZkSemAttempt
+{
+	const ZkSemaphoreArgs *args;
+	char	   *locks_node;		/* <sem_node>/locks */
+	char	   *leases_node;	/* <sem_node>/leases */
+	ZkAcquireArgs mutex_args;	/* for the mutex queue */
+	ZkAcquireArgs lease_args;	/* for the leases node */
+	ZkAttempt  *mutex;			/* our node in the mutex queue; its deadline
+								 * is the acquisition's */
+	ZkAttempt  *lease;			/* our lease node; its deadlock fields are
+								 * the count wait's */
+	ZkOperationContext *oper;	/* the acquisition's, from acquiring to
+								 * waiting and back */
+} ZkSemAttempt;
+
+static int	zk_recorded_limit(const char *node, const char *data, int len);
+static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
+static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
+						   int *nleases);
+static void zk_create_lease(ZkSemAttempt *s, int *nleases);
+static bool zk_wait_mutex(ZkSemAttempt *s);
+static bool zk_wait_count(ZkSemAttempt *s);
+static bool zk_check_count_deadlock(ZkSemAttempt *s, char **children,
+									int nchildren);
+static void zk_forget_node(ZkAttempt *at);
+static void zk_new_prefix(ZkSemAttempt *s);
+
+/*
+ * zk_recorded_limit
+ *		The limit zklock recorded in the data of semaphore node 'node'
+ *		(common/node_formats.c), or -1 if the data records none: empty, or data
+ *		that is not zklock's limit, which a WARNING names (no client but
+ *		zklock writes data there).
+ */
+static int
+zk_recorded_limit(const char *node, const char *data, int len)
+{
+	int32		max_leases;
+	char	   *reason;
+	ZkDataVerdict verdict = ZkReadSemaphoreLimit(data, len, &max_leases,
+												 &reason);
+
+	if (verdict == ZK_DATA_OK)
+		return max_leases;
+	if (verdict != ZK_DATA_EMPTY)
+		ZkWarnNodeData(node, reason,
+					   "The limit of the semaphore is not checked against it.");
+	pfree(reason);
+	return -1;
+}
+
+/*
+ * zk_limit_data
+ *		The data zklock records a semaphore's limit in.
+ */
+static char *
+zk_limit_data(int max_leases)
+{
+	return psprintf("{\"max_leases\":%d}", max_leases);
+}
+
+/*
+ * zk_check_limit
+ *		Compare our max_leases with the one recorded on the semaphore node
+ *		(the answer of data_op): a different one is 22023; none recorded
+ *		and no data at all, ours is recorded (in the background).
+ */
+static void
+zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
+{
+	const ZkSemaphoreArgs *args = s->args;
+	int			recorded;
+
+	if (data_op->rc != ZOK)
+		return;					/* reaped meanwhile, or lost: next time */
+	recorded = zk_recorded_limit(args->sem_node, data_op->value,
+								 data_op->value_len);
+	if (recorded > 0 && recorded != args->max_leases)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
+						ZkUtf8ForMessage(args->sem_path), recorded,
+						args->max_leases),
+				 errdetail("The semaphore's node records max_leases = %d; this call asked for max_leases = %d.",
+						   recorded, args->max_leases),
+				 errhint("Every user of a semaphore must give it the same max_leases.")));
+	if (recorded < 0 && data_op->value_len <= 0)
+	{
+		char	   *json = zk_limit_data(args->max_leases);
+
+		ZkOpFree(ZkSetData(args->sem_node, json, (int) strlen(json)));
+		pfree(json);
+	}
+}
+
+/*
+ * zk_forget_node
+ *		The attempt no longer has a node (it was deleted, or is swept).
+ */
+static void
+zk_forget_node(ZkAttempt *at)
+{
+	if (at->znode != NULL)
+		pfree(at->znode);
+	at->znode = NULL;
+	at->name = NULL;
+}
+
+/*
+ * zk_new_prefix
+ *		A fresh protection prefix for both of the acquisition's nodes, after
+ *		sweeping the old one's (one of them was found without the other:
+ *		another client deleted it).
+ */
+static void
+zk_new_prefix(ZkSemAttempt *s)
+{
+	if (s->mutex->create_sent)
+		ZkSweepInBackground(s->locks_node, s->mutex->prefix);
+	if (s->lease->create_sent)
+		ZkSweepInBackground(s->leases_node, s->lease->prefix);
+	ZkAttemptSetPrefix(s->mutex, NULL);
+	ZkAttemptSetPrefix(s->lease, s->mutex->prefix);
+	s->mutex->create_sent = s->lease->create_sent = false;
+}
+
+/*
+ * zk_create_both
+ *		Create our mutex node and our lease node in one multi, behind a read
+ *		of the semaphore node (the recorded limit).  Sets *mutex_alone if
+ *		our mutex node is alone in its queue, and *nleases to the number of
+ *		lease nodes right after ours was made.  False if the answer was
+ *		lost (the caller finds our nodes by our prefix).
+ *
+ * The semaphore's nodes expected to be missing (recipes/path_memory.c) are
+ * created by requests sent just before, without waiting, as recipes/rwlock.c
+ * does for a lock node: the semaphore node with the recorded limit as its
+ * data, its locks node, its leases node.
+ */
+static bool
+zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
+{
+	const ZkSemaphoreArgs *args = s->args;
+	const char *paths[2];
+	const char *datas[2];
+	int			lens[2];
+	const char *parents[2];
+	char	   *limit = zk_limit_data(args->max_leases);
+	const char *nodes[3];
+	bool		make[3];
+	bool		learnt[3] = {false, false, false};	/* told recipes/path_memory.c */
+
+	paths[0] = s->mutex->node_base;
+	paths[1] = s->lease->node_base;
+	datas[0] = datas[1] = args->data;
+	lens[0] = lens[1] = args->datalen;
+	parents[0] = s->locks_node;
+	parents[1] = s->leases_node;
+	nodes[0] = args->sem_node;
+	nodes[1] = s->locks_node;
+	nodes[2] = s->leases_node;
+	for (int i = 0; i < 3; i++)
+		make[i] = ZkGuessFresh(nodes[i]);
+
+	for (;;)
+	{
+		ZkOp	   *makes[3] = {NULL, NULL, NULL};
+		ZkOp	   *data_op;
+		ZkOp	   *op;
+		int			rc;
+		int			failed;
+		bool		parent_missing = false;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < 3; i++)
+		{
+			if (make[i])
+				makes[i] = ZkCreate(nodes[i], i == 0 ? limit : "",
+									i == 0 ? (int) strlen(limit) : 0,
+									ZOO_CONTAINER, true);
+		}
+		data_op = ZkGetData(args->sem_node, ZK_NO_WATCH);
+		s->mutex->create_sent = s->lease->create_sent = true;
+		op = ZkCreateSet(2, paths, datas, lens, parents);
+
+		/* answers come in order: once the multi's is in, so are the others */
+		ZkOpWait(op);
+		ZkOpWait(data_op);
+		parent_missing = ZkCollectFreshCreates(makes, nodes, 3, learnt, make);
+		rc = op->rc;
+		if (rc == ZOK)
+		{
+			int32		nmutex;
+			int32		nlease;
+
+			for (int i = 0; i < 3; i++)
+			{
+				if (!learnt[i])
+					ZkLearnFresh(nodes[i], false);
+			}
+			ZkAttemptCreated(s->mutex, ZkCreateSetResult(op, 0, &nmutex),
+							 op->stat.czxid, false);
+			ZkAttemptCreated(s->lease, ZkCreateSetResult(op, 1, &nlease),
+							 op->stat.czxid, false);
+			ZkOpFree(op);
+			*mutex_alone = (nmutex == 1);
+			*nleases = nlease;
+			PG_TRY();
+			{
+				zk_check_limit(s, data_op);
+			}
+			PG_FINALLY();
+			{
+				ZkOpFree(data_op);
+			}
+			PG_END_TRY();
+			pfree(limit);
+			return true;
+		}
+		failed = ZkCreateSetFailure(op);
+		ZkOpFree(op);
+		ZkOpFree(data_op);
+		if (rc == ZNONODE && !parent_missing && failed >= 0 &&
+			!learnt[1 + failed] && zklock_guess_fresh_paths)
+		{
+			/* that node is gone, maybe the semaphore's too: make them */
+			ZkLearnFresh(nodes[1 + failed], true);
+			learnt[1 + failed] = true;
+			make[1 + failed] = true;
+			make[0] = !learnt[0];
+		}
+		else if (rc == ZNONODE)
+		{
+			/* the semaphore node or one of its parents is missing */
+			ZkCreateLockParents(parents, 2);
+			make[0] = make[1] = make[2] = false;
+		}
+		else if (ZkIsConnectionLoss(rc))
+		{
+			ZkWaitConnected();
+			pfree(limit);
+			return false;
+		}
+		else
+			ZkRaiseForRc(rc);
+	}
+}
+
+/*
+ * zk_wait_mutex
+ *		Our mutex node is queued behind others: wait with it as a lock
+ *		waiter does (recipes/attempt.c), until the acquisition's deadline.
+ */
+static bool
+zk_wait_mutex(ZkSemAttempt *s)
+{
+	ZkGrant		g;
+
+	memset(&g, 0, sizeof(g));
+	ZkAttemptRereadQueue(s->mutex);
+	if (!ZkAttemptWait(s->mutex, &g))
+		return false;
+	ZkAttemptGrant(s->mutex, &g);
+	return true;
+}
+
+/*
+ * zk_create_lease
+ *		Holding the mutex: create our lease node, learning the count of
+ *		lease nodes in the same round trip.
+ */
+static void
+zk_create_lease(ZkSemAttempt *s, int *nleases)
+{
+	const ZkSemaphoreArgs *args = s->args;
+
+	for (;;)
+	{
+		ZkOp	   *op;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		s->lease->create_sent = true;
+		op = ZkCreateCounted(s->lease->node_base, args->data, args->datalen,
+							 s->leases_node);
+		ZkOpWait(op);
+		rc = op->rc;
+		if (rc == ZOK)
+		{
+			ZkAttemptCreated(s->lease, op->value, op->stat.czxid, false);
+			*nleases = op->parent_children;
+			ZkOpFree(op);
+			return;
+		}
+		ZkOpFree(op);
+		if (rc == ZNONODE)
+			ZkCreateLockParents((const char **) &s->leases_node, 1);
+		else if (ZkIsConnectionLoss(rc))
+		{
+			/* the lease may exist: find it before creating it again */
+			ZkWaitConnected();
+			if (ZkAttemptRecover(s->lease))
+			{
+				*nleases = PG_INT32_MAX; /* not known: count them */
+				return;
+			}
+		}
+		else
+			ZkRaiseForRc(rc);
+	}
+}
+
+/*
+ * zk_check_count_deadlock
+ *		deadlock_timeout has passed while waiting for the lease count:
+ *		publish the wait (the other lease holders block it) and check.
+ *		False if a lost connection cut the check short.
+ */
+static bool
+zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
+{
+	ZkWaitTarget t;
+	ZkWaitDesc	wait;
+	const char *mine = s->lease->name;
+
+	t.lock_path = s->args->sem_path;
+	t.lock_node = s->leases_node;
+	t.znode = s->lease->znode;
+	t.mode = ZK_MODE_LEASE;
+	t.nahead = 0;
+	t.ahead = palloc(sizeof(char *) * Max(nchildren, 1));
+	for (int i = 0; i < nchildren; i++)
+	{
+		if (strcmp(children[i], mine) != 0)
+			t.ahead[t.nahead++] = psprintf("%s/%s", s->leases_node,
+										   children[i]);
+	}
+	wait.kind = s->args->max_leases == 1 ? ZK_WAIT_ALL_OF : ZK_WAIT_ANY_OF;
+	wait.ntargets = 1;
+	wait.targets = &t;
+	wait.owner = s->args->data;
+	wait.ownerlen = s->args->datalen;
+	s->lease->published = true;
+	(void) ZkWaitRecordPublish(&wait);
+	return ZkDeadlockCheck(&wait);
+}
+
+/*
+ * zk_wait_count
+ *		Holding the mutex, with our lease node made: wait until the leases
+ *		node has no more than max_leases children, watching its children.
+ *		False when the acquisition's deadline passed (a try); 55P03 when it
+ *		was lock_timeout's.  deadlock_timeout's timer runs from the first
+ *		sleep on; the caller stops it.
+ *
+ * Each count finds our lease node among the children, or fails.  Our mutex
+ * node is watched by nobody while we count: after each sleep it is asked
+ * for in the same round trip as the count, and if another client deleted
+ * it we fail (55000), our lease deleted, instead of being granted without
+ * it.  The next acquirer may hold the mutex by then and count beside us:
+ * each would count the other's lease, and with one lease free neither
+ * would ever be granted.
+ */
+static bool
+zk_wait_count(ZkSemAttempt *s)
+{
+	const ZkSemaphoreArgs *args = s->args;
+	ZkAttempt  *lease = s->lease;
+	bool		slept = false;
+
+	for (;;)
+	{
+		ZkOp	   *mutex_op = NULL;
+		ZkOp	   *op;
+		int			mutex_rc = ZOK;
+		bool		found = false;
+		int			n;
+		int			event;
+
+		if (slept)
+			mutex_op = ZkExists(s->mutex->znode);
+		ZkWatchArm(s->leases_node);
+		op = ZkGetChildrenWatched(s->leases_node);
+		ZkOpWait(op);
+		if (mutex_op != NULL)
+		{
+			/* answers come in order: it is in */
+			ZkOpWait(mutex_op);
+			mutex_rc = mutex_op->rc;
+			ZkOpFree(mutex_op);
+		}
+		if (ZkIsConnectionLoss(op->rc) || ZkIsConnectionLoss(mutex_rc))
+		{
+			ZkOpFree(op);
+			ZkWaitConnected();
+			continue;
+		}
+		if (op->rc != ZOK && op->rc != ZNONODE)
+		{
+			int			rc = op->rc;
+
+			ZkOpFree(op);
+			ZkRaiseForRc(rc);
+		}
+		if (mutex_rc != ZOK)
+		{
+			ZkOpFree(op);
+			if (mutex_rc == ZNONODE)
+				ZkAttemptRaiseDisappeared(s->mutex, false);
+			ZkRaiseForRc(mutex_rc);
+		}
+		for (int i = 0; i < op->nchildren; i++)
+			found |= (strcmp(op->children[i], lease->name) == 0);
+		n = op->nchildren;
+		if (!found)
+		{
+			ZkOpFree(op);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ZooKeeper lease node \"%s\" disappeared",
+							ZkUtf8ForMessage(lease->znode)),
+					 errdetail("Another client deleted the node.")));
+		}
+		if (n <= args->max_leases)
+		{
+			ZkOpFree(op);
+			return true;
+		}
+		if (args->wait_ms == 0)
+		{
+			ZkOpFree(op);
+			return false;
+		}
+
+		while (ZkDeadlockTimerWait(s->mutex->deadline, &event))
+		{
+			/* deadlock_timeout passed: check; again later if cut short */
+			if (!lease->checked_deadlock)
+			{
+				lease->checked_deadlock =
+					zk_check_count_deadlock(s, op->children, n);
+				if (!lease->checked_deadlock)
+					ZkDeadlockTimerAgain();
+			}
+		}
+		ZkOpFree(op);
+		if (event == 0)
+		{
+			if (s->mutex->is_lock_timeout)
+				ZkRaiseLockTimeout(ZK_WAITED_FOR_SEMAPHORE, args->sem_path);
+			return false;
+		}
+		slept = true;
+		/* the children changed: count again (and watch again) */
+	}
+}
+
+/*
+ * zk_sem_acquire
+ *		The recipe (see the file header).  False when a try's deadline
+ *		passed.
+ */
+static bool
+zk_sem_acquire(ZkSemAttempt *s)
+{
+	bool		mutex_alone;
+	int			nleases;
+	bool		granted;
+
+	while (!zk_create_both(s, &mutex_alone, &nleases))
+	{
+		/*
+		 * The answer was lost.  The multi made both nodes or neither: find
+		 * them by our prefix before creating anything again, so that no
+		 * orphan lease ever counts against the limit.
+		 */
+		bool		have_mutex = ZkAttemptRecover(s->mutex);
+		bool		have_lease = ZkAttemptRecover(s->lease);
+
+		if (have_mutex && have_lease)
+		{
+			/* the mutex is ours if no contender is before our node */
+			mutex_alone = (ZkFindContender(s->mutex->queue, s->mutex->nqueue,
+										   s->mutex->name) == 0);
+			nleases = PG_INT32_MAX;	/* not known: count them */
+			break;
+		}
+		if (have_mutex || have_lease)
+		{
+			/* another client deleted one of them: sweep, start afresh */
+			zk_forget_node(s->mutex);
+			zk_forget_node(s->lease);
+			zk_new_prefix(s);
+		}
+		/* else neither was made: send the multi again, same prefix */
+	}
+
+	if (!mutex_alone)
+	{
+		/* never hold a lease while waiting behind the mutex holder */
+		ZkDeleteInBackground(s->lease->znode);
+		zk_forget_node(s->lease);
+		ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
+		if (!zk_wait_mutex(s))
+			return false;
+		ZkOperationSet(s->oper, ZK_OPER_ACQUIRE_SEMAPHORE, s->args->sem_path);
+		zk_create_lease(s, &nleases);
+	}
+	/* PG_INT32_MAX: not known (after a lost answer): zk_wait_count counts */
+	if (nleases <= s->args->max_leases)
+		return true;
+	ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
+	granted = zk_wait_count(s);
+	ZkDeadlockTimerStop();		/* an ERROR's stop is ZkAttemptAbandon's */
+	return granted;
+}
+
+/*
+ * ZkSemaphoreAcquire
+ *		Take one lease of a semaphore.  Waits at most args->wait_ms (then
+ *		returns false), or with wait_ms < 0 as long as needed, bounded by
+ *		lock_timeout if set (then ERROR 55P03).  However it ends without
+ *		the lease, its nodes are deleted.  On success grant->znode is the
+ *		lease node and grant->token its czxid.  Errors name the semaphore
+ *		as acquired, or as waited for while its mutex or its lease count
+ *		is.
+ */
+bool
+ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
+{
+	ZkOperationContext oc;
+	ZkSemAttempt *s = palloc0(sizeof(ZkSemAttempt));
+	ZkAttempt  *both[2];
+	bool		granted;
+
+	ZkOperationPush(&oc, ZK_OPER_ACQUIRE_SEMAPHORE, args->sem_path);
+	s->oper = &oc;
+	s->args = args;
+	s->locks_node = psprintf("%s/locks", args->sem_node);
+	s->leases_node = psprintf("%s/leases", args->sem_node);
+	s->mutex_args.lock_node = s->locks_node;
+	s->mutex_args.lock_path = args->sem_path;
+	s->mutex_args.mode = ZK_MODE_EXCLUSIVE;
+	s->mutex_args.style = ZK_STYLE_MUTEX;
+	s->mutex_args.wait_ms = args->wait_ms;
+	s->mutex_args.data = args->data;
+	s->mutex_args.datalen = args->datalen;
+	s->lease_args = s->mutex_args;
+	s->lease_args.lock_node = s->leases_node;
+	s->lease_args.mode = ZK_MODE_LEASE;
+	/* the mutex attempt begins first, with a fresh prefix for both */
+	s->mutex = ZkAttemptBegin(&s->mutex_args, NULL);
+	s->lease = ZkAttemptBegin(&s->lease_args, s->mutex->prefix);
+	both[0] = s->lease;
+	both[1] = s->mutex;
+	memset(grant, 0, sizeof(*grant));
+
+	PG_TRY();
+	{
+		granted = zk_sem_acquire(s);
+	}
+	PG_CATCH();
+	{
+		ZkAttemptAbandon(both, 2, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (granted)
+	{
+		ZkAttemptGrant(s->lease, grant);
+		/* the mutex has done its work: let the next acquirer count */
+		ZkDeleteInBackground(s->mutex->znode);
+	}
+	else
+		ZkAttemptAbandon(both, 2, true);
+	pfree(s->mutex->znode);
+	ZkAttemptFree(s->mutex);
+	ZkAttemptFree(s->lease);
+	pfree(s->locks_node);
+	pfree(s->leases_node);
+	pfree(s);
+	ZkOperationPop(&oc);
+	return granted;
+}
