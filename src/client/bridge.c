@@ -42,7 +42,8 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 
-#include "client/internal.h"
+#include "client/bridge.h"
+#include "common/clock.h"
 
 /*
  * Shortest time between two "routine" resolutions of zklock.hosts by the
@@ -91,8 +92,6 @@ typedef struct ZkBridge
 static ZkBridge bridge = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 /* private prototypes */
-static void zk_session_watcher(zhandle_t *zh, int type, int state,
-							   const char *path, void *ctx);
 static void zk_op_finish(ZkOp *op, int rc, struct Stat const *stat,
 						 char *value, int value_len,
 						 char **children, int nchildren);
@@ -102,27 +101,26 @@ static void zk_jobs_take(slist_head *from, slist_head *into);
 /* ------------------------------------------------------------------------
  * Client threads: watchers and the completions of requests.
  *
- * Plain memory under bridge.mutex, then SetLatch(); nothing else, except
- * that background jobs are sent again (ZkJobsSend) without the mutex.
+ * Plain memory under bridge.mutex, then SetLatch(); nothing else.  (The
+ * session's watcher, in client/jobs.c, also sends again the background jobs
+ * a reconnection frees, without the mutex.)
  * ------------------------------------------------------------------------
  */
 
 /*
- * zk_session_watcher
- *		The session's default watcher: records session state changes, and
- *		sends again the jobs that waited for the connection to come back.
+ * ZkBridgeSessionEvent
+ *		A session event (the session's watcher, client/jobs.c, passes it
+ *		on): record the state change, and when connected again hand the
+ *		jobs that waited for the connection to 'resend', for the caller to
+ *		send again without the mutex.  Wakes the backend.  Runs on the
+ *		completion thread.
  */
-static void
-zk_session_watcher(zhandle_t *zh, int type, int state, const char *path,
-				   void *ctx)
+void
+ZkBridgeSessionEvent(int state, slist_head *resend)
 {
-	slist_head	resend;
 	Latch	   *latch;
 
-	if (type != ZOO_SESSION_EVENT)
-		return;
-
-	slist_init(&resend);
+	slist_init(resend);
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.state = state;
 	if (state == ZOO_CONNECTED_STATE)
@@ -131,7 +129,7 @@ zk_session_watcher(zhandle_t *zh, int type, int state, const char *path,
 		if (bridge.connected_at == 0)
 			bridge.connected_at = ZkNowMs();
 		if (!bridge.closing)
-			zk_jobs_take(&bridge.deferred, &resend);
+			zk_jobs_take(&bridge.deferred, resend);
 	}
 	else if (state == ZOO_EXPIRED_SESSION_STATE)
 		bridge.expired = true;
@@ -141,8 +139,6 @@ zk_session_watcher(zhandle_t *zh, int type, int state, const char *path,
 		bridge.disconnected_at = ZkNowMs();
 	latch = bridge.latch;
 	pthread_mutex_unlock(&bridge.mutex);
-
-	ZkJobsSend(&resend);
 
 	if (latch)
 		SetLatch(latch);
@@ -695,12 +691,13 @@ ZkBridgeReset(void)
 
 /*
  * ZkBridgeOpen
- *		Create the handle (after ZkBridgeReset), with every signal blocked
- *		so that the library's threads inherit that mask.  Returns NULL with
+ *		Create the handle (after ZkBridgeReset), with 'watcher' as the
+ *		session's watcher, and with every signal blocked so that the
+ *		library's threads inherit that mask.  Returns NULL with
  *		errno set if the library refused.
  */
 zhandle_t *
-ZkBridgeOpen(const char *hosts, int session_timeout)
+ZkBridgeOpen(const char *hosts, int session_timeout, watcher_fn watcher)
 {
 	sigset_t	all_signals;
 	sigset_t	saved_signals;
@@ -711,7 +708,7 @@ ZkBridgeOpen(const char *hosts, int session_timeout)
 	sigfillset(&all_signals);
 	pthread_sigmask(SIG_SETMASK, &all_signals, &saved_signals);
 	errno = 0;
-	zh = zookeeper_init2(hosts, zk_session_watcher, session_timeout,
+	zh = zookeeper_init2(hosts, watcher, session_timeout,
 						 NULL, NULL, ZOO_NO_LOG_CLIENTENV, NULL);
 	saved_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &saved_signals, NULL);
@@ -739,28 +736,37 @@ ZkBridgeOpen(const char *hosts, int session_timeout)
 /*
  * ZkBridgeClose
  *		Close the open handle (which deletes the session's ephemeral nodes
- *		on the server) and forget the session.  zookeeper_close() joins the
- *		library's threads; pending completions run with ZCLOSING before it
- *		returns.  Jobs waiting for a reconnection end (persistent ones are
- *		carried over to the next session).  Returns whether the session had
- *		expired.
+ *		on the server).  zookeeper_close() joins the library's threads;
+ *		pending completions run with ZCLOSING before it returns.  The jobs
+ *		that waited for a reconnection are handed to 'deferred', for the
+ *		caller to end (persistent ones are carried over to the next
+ *		session); then ZkBridgeForget forgets the session.  Returns whether
+ *		the session had expired.
  */
 bool
-ZkBridgeClose(void)
+ZkBridgeClose(slist_head *deferred)
 {
 	zhandle_t  *zh = bridge.zh;
-	slist_head	deferred;
 	bool		expired;
 
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.closing = true;
-	zk_jobs_take(&bridge.deferred, &deferred);
+	zk_jobs_take(&bridge.deferred, deferred);
 	expired = bridge.expired;
 	pthread_mutex_unlock(&bridge.mutex);
 
 	zookeeper_close(zh);
-	ZkJobsDrop(&deferred);
+	return expired;
+}
 
+/*
+ * ZkBridgeForget
+ *		After ZkBridgeClose, and after the deferred jobs were ended: forget
+ *		the session.
+ */
+void
+ZkBridgeForget(void)
+{
 	pthread_mutex_lock(&bridge.mutex);
 	bridge.zh = NULL;
 	bridge.closing = false;
@@ -776,7 +782,6 @@ ZkBridgeClose(void)
 		free(slist_container(ZkDeletedNode, node,
 							 slist_pop_head_node(&bridge.deleted_held)));
 	pthread_mutex_unlock(&bridge.mutex);
-	return expired;
 }
 
 /*

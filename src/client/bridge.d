@@ -15,7 +15,7 @@ src/client/bridge.o: src/client/bridge.c \
  /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/latch.h \
- src/client/internal.h src/client/client.h
+ src/client/bridge.h src/client/client.h src/common/clock.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -32,5 +32,6 @@ src/client/bridge.o: src/client/bridge.c \
 /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
 /opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
 /opt/pgh6/usr/include/postgresql/15/server/storage/latch.h:
-src/client/internal.h:
+src/client/bridge.h:
 src/client/client.h:
+src/common/clock.h:

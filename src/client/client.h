@@ -1,19 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * client/client.h
- *		The session layer as the recipes see it: the backend's ZooKeeper
- *		session, asynchronous requests and the waits for their answers, and
- *		background releases.
+ *		The client layer as the layers above see it: the backend's
+ *		ZooKeeper session, asynchronous requests and the waits for their
+ *		answers, and background releases.  It declares nothing itself.
  *
- * Four files implement it: client/session.c (the session itself, its waits and
- * its errors), client/request.c (the requests), client/jobs.c (the background
- * deletes and the guard) and client/bridge.c (what runs on the client library's
- * threads).  What those files share and nothing else includes is in
- * client/internal.h.
+ * The layer's files, from the bottom: client/bridge.c (the state shared with
+ * the client library's threads, and what runs there), client/session.c
+ * (the session's state and errors), client/wait.c (the one latch wait),
+ * client/request.c (the requests), client/jobs.c (the background deletes,
+ * their waits, the guard, the session's watcher) and client/connect.c
+ * (opening and closing the session).  Each includes the headers of the
+ * files below it only.
  *
  * The errors of the waits and of ZkRaiseForRc name no operation: the
- * caller has pushed its operation's error context (common/operation_context.h),
- * which does.
+ * caller has pushed its operation's error context
+ * (common/operation_context.h), which does.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +24,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "common/clock.h"
 #include "lib/ilist.h"
 
 typedef enum ZkOpKind
@@ -73,6 +76,35 @@ typedef struct ZkOp
 	dlist_node	node;			/* in the backend's list of live ops */
 } ZkOp;
 
+/* which watch a getData leaves on its node */
+typedef enum ZkWatchKind
+{
+	ZK_NO_WATCH,
+	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
+	ZK_WATCH_HELD				/* a node this backend holds: its events (a
+								 * deletion, or a change that spent the
+								 * watch) are collected for
+								 * ZkTakeDeletedHeld() */
+} ZkWatchKind;
+
+/* one request of a ZkMulti */
+typedef enum ZkMultiKind
+{
+	ZK_MULTI_SET,
+	ZK_MULTI_DELETE,
+	ZK_MULTI_CHECK,
+	ZK_MULTI_CREATE				/* a persistent node (not sequential) */
+} ZkMultiKind;
+
+typedef struct ZkMultiReq
+{
+	ZkMultiKind kind;
+	const char *path;
+	const char *data;			/* ZK_MULTI_SET */
+	int			datalen;
+	int			version;		/* -1: any */
+} ZkMultiReq;
+
 /* What zk_session() shows. */
 typedef struct ZkSessionStatus
 {
@@ -98,13 +130,27 @@ typedef int (*ZkLocksHeldHook) (void);
  */
 typedef void (*ZkSettingsHook) (void);
 
+/* what ZkSessionConfirmAlive found */
+typedef enum ZkAliveResult
+{
+	ZK_SESSION_ALIVE,
+	ZK_SESSION_EXPIRED,
+	ZK_SESSION_UNCONFIRMED
+} ZkAliveResult;
+
+/* the session (client/session.c, client/connect.c) */
 extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
-extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
-extern void ZkSessionEnsure(void);
 extern bool ZkSessionIsExpired(void);
 extern void ZkSessionGetStatus(ZkSessionStatus *status);
-extern int64 ZkNowMs(void);
+extern bool ZkSessionAliveFresh(void);
+extern bool ZkIsConnectionLoss(int rc);
+extern const char *ZkRcName(int rc);
+extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
+extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
+extern void ZkSessionEnsure(void);
+extern ZkAliveResult ZkSessionConfirmAlive(void);
 
+/* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
 extern ZkOp *ZkCreateTtl(const char *path, const char *data, int datalen,
@@ -117,41 +163,11 @@ extern ZkOp *ZkCreateSet(int n, const char *const *paths,
 extern const char *ZkCreateSetResult(const ZkOp *op, int i,
 									 int32 *parent_children);
 extern int	ZkCreateSetFailure(const ZkOp *op);
-
-/* one request of a ZkMulti */
-typedef enum ZkMultiKind
-{
-	ZK_MULTI_SET,
-	ZK_MULTI_DELETE,
-	ZK_MULTI_CHECK,
-	ZK_MULTI_CREATE				/* a persistent node (not sequential) */
-} ZkMultiKind;
-
-typedef struct ZkMultiReq
-{
-	ZkMultiKind kind;
-	const char *path;
-	const char *data;			/* ZK_MULTI_SET */
-	int			datalen;
-	int			version;		/* -1: any */
-} ZkMultiReq;
-
 extern ZkOp *ZkMulti(int n, const ZkMultiReq *reqs);
 extern int	ZkMultiFailure(const ZkOp *op, int *err);
 extern ZkOp *ZkGetChildren(const char *path);
 extern ZkOp *ZkGetChildrenWatched(const char *path);
 extern ZkOp *ZkSetData(const char *path, const char *data, int datalen);
-/* which watch a getData leaves on its node */
-typedef enum ZkWatchKind
-{
-	ZK_NO_WATCH,
-	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
-	ZK_WATCH_HELD				/* a node this backend holds: its events (a
-								 * deletion, or a change that spent the
-								 * watch) are collected for
-								 * ZkTakeDeletedHeld() */
-} ZkWatchKind;
-
 extern ZkOp *ZkGetData(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExists(const char *path);
 extern ZkOp *ZkExistsWatched(const char *path);
@@ -164,42 +180,25 @@ extern bool ZkOpIsDone(ZkOp *op);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
 extern void ZkOpFree(ZkOp *op);
 extern void ZkOpsAbandon(int nest_level);
-
-extern bool ZkIsConnectionLoss(int rc);
 extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
-extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
-extern const char *ZkRcName(int rc);
-
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);
 
-extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
-extern int	ZkHeldNodeEvent(const char *path);
-
+/* releases in the background, and their waits (client/jobs.c) */
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
 extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
 extern bool ZkReleaseWait(ZkOp *op);
-extern bool ZkSessionSilent(void);
-
-/* what ZkSessionConfirmAlive found */
-typedef enum ZkAliveResult
-{
-	ZK_SESSION_ALIVE,
-	ZK_SESSION_EXPIRED,
-	ZK_SESSION_UNCONFIRMED
-} ZkAliveResult;
-
-extern bool ZkSessionAliveFresh(void);
-extern ZkAliveResult ZkSessionConfirmAlive(void);
-
 extern void ZkDeleteInBackground(const char *path);
-
+extern void ZkSweepInBackground(const char *parent, const char *prefix);
 extern void ZkGuardBegin(const char *parent, const char *prefix);
 extern void ZkGuardNode(const char *path);
 extern void ZkGuardRelease(void);
 extern ZkOp *ZkGuardRemove(bool want_answer);
-extern void ZkSweepInBackground(const char *parent, const char *prefix);
+
+/* held nodes' watch events (client/bridge.c) */
+extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
+extern int	ZkHeldNodeEvent(const char *path);
 
 #endif							/* CLIENT_CLIENT_H */

@@ -32,7 +32,8 @@
 #include "utils/memutils.h"
 
 #include "common/vocabulary.h"
-#include "client/internal.h"
+#include "client/jobs.h"
+#include "common/clock.h"
 
 /*
  * Largest multi of deletes we send, in bytes of paths.  ZooKeeper refuses
@@ -445,6 +446,25 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 		}
 	}
 	zk_job_ended(job, rc);
+}
+
+/*
+ * ZkSessionWatcher
+ *		The session's watcher (the handle's default watcher): the bridge
+ *		records the session event, and the jobs that waited for the
+ *		connection to come back are sent again, without the bridge's mutex.
+ *		Runs on the completion thread.
+ */
+void
+ZkSessionWatcher(zhandle_t *zh, int type, int state, const char *path,
+				 void *ctx)
+{
+	slist_head	resend;
+
+	if (type != ZOO_SESSION_EVENT)
+		return;
+	ZkBridgeSessionEvent(state, &resend);
+	ZkJobsSend(&resend);
 }
 
 /*

@@ -15,7 +15,9 @@ src/client/jobs.o: src/client/jobs.c \
  /opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
- src/common/vocabulary.h src/client/internal.h src/client/client.h
+ src/common/vocabulary.h src/client/jobs.h src/client/request.h \
+ src/client/wait.h src/client/session.h src/client/bridge.h \
+ src/client/client.h src/common/clock.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -33,5 +35,10 @@ src/client/jobs.o: src/client/jobs.c \
 /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h:
 /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
 src/common/vocabulary.h:
-src/client/internal.h:
+src/client/jobs.h:
+src/client/request.h:
+src/client/wait.h:
+src/client/session.h:
+src/client/bridge.h:
 src/client/client.h:
+src/common/clock.h:

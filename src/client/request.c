@@ -25,7 +25,8 @@
 #include "lib/ilist.h"
 
 #include "common/stats.h"
-#include "client/internal.h"
+#include "client/request.h"
+#include "common/clock.h"
 
 /* Backend-only state. */
 static dlist_head zk_live_ops = DLIST_STATIC_INIT(zk_live_ops);
@@ -602,17 +603,6 @@ bool
 ZkWaitConnectedUntil(int64 deadline_ms)
 {
 	return ZkWaitOrRaise(ZK_FOR_CONNECTED, NULL, deadline_ms);
-}
-
-/*
- * ZkIsConnectionLoss
- *		Error codes after which the request may or may not have been
- *		applied, and which a reconnection within the session cures.
- */
-bool
-ZkIsConnectionLoss(int rc)
-{
-	return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
 }
 
 /*

@@ -31,8 +31,9 @@ src/client/request.o: src/client/request.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
- src/common/stats.h src/common/vocabulary.h src/client/internal.h \
- src/client/client.h
+ src/common/stats.h src/common/vocabulary.h src/client/request.h \
+ src/client/wait.h src/client/session.h src/client/bridge.h \
+ src/client/client.h src/common/clock.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -67,5 +68,9 @@ src/client/request.o: src/client/request.c \
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/stats.h:
 src/common/vocabulary.h:
-src/client/internal.h:
+src/client/request.h:
+src/client/wait.h:
+src/client/session.h:
+src/client/bridge.h:
 src/client/client.h:
+src/common/clock.h:

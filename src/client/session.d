@@ -10,53 +10,13 @@ src/client/session.o: src/client/session.c \
  /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xact.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/transam.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogdefs.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogreader.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogrecord.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/rmgr.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/rmgrlist.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/pg_crc32c.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/pg_bswap.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/block.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/relfilenode.h \
- /opt/pgh6/usr/include/postgresql/15/server/common/relpath.h \
- /opt/pgh6/usr/include/postgresql/15/server/catalog/catversion.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/backendid.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/buf.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/pg_list.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h \
- /opt/pgh6/usr/include/postgresql/15/server/miscadmin.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgstat.h \
- /opt/pgh6/usr/include/postgresql/15/server/portability/instr_time.h \
- /opt/pgh6/usr/include/postgresql/15/server/postmaster/pgarch.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/backend_progress.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/backend_status.h \
- /opt/pgh6/usr/include/postgresql/15/server/libpq/pqcomm.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/backend_progress.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/relcache.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/tupdesc.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/attnum.h \
- /opt/pgh6/usr/include/postgresql/15/server/catalog/pg_attribute.h \
- /opt/pgh6/usr/include/postgresql/15/server/catalog/genbki.h \
- /opt/pgh6/usr/include/postgresql/15/server/catalog/pg_attribute_d.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/bitmapset.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/wait_event.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/fd.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/ipc.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/latch.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
- src/client/credentials.h src/common/operation_context.h \
- src/common/stats.h src/common/vocabulary.h src/client/internal.h \
- src/client/client.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h
+ /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
+ src/client/session.h src/client/bridge.h src/client/client.h \
+ src/common/clock.h \
+ /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
+ src/common/vocabulary.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -68,53 +28,12 @@ src/client/session.o: src/client/session.c \
 /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xact.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/transam.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogdefs.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogreader.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogrecord.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/rmgr.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/rmgrlist.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/pg_crc32c.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/pg_bswap.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/block.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/relfilenode.h:
-/opt/pgh6/usr/include/postgresql/15/server/common/relpath.h:
-/opt/pgh6/usr/include/postgresql/15/server/catalog/catversion.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/backendid.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/buf.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/pg_list.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h:
-/opt/pgh6/usr/include/postgresql/15/server/miscadmin.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgstat.h:
-/opt/pgh6/usr/include/postgresql/15/server/portability/instr_time.h:
-/opt/pgh6/usr/include/postgresql/15/server/postmaster/pgarch.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/backend_progress.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/backend_status.h:
-/opt/pgh6/usr/include/postgresql/15/server/libpq/pqcomm.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/backend_progress.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/relcache.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/tupdesc.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/attnum.h:
-/opt/pgh6/usr/include/postgresql/15/server/catalog/pg_attribute.h:
-/opt/pgh6/usr/include/postgresql/15/server/catalog/genbki.h:
-/opt/pgh6/usr/include/postgresql/15/server/catalog/pg_attribute_d.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/bitmapset.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/wait_event.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/fd.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/ipc.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/latch.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h:
 /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h:
-src/client/credentials.h:
-src/common/operation_context.h:
-src/common/stats.h:
-src/common/vocabulary.h:
-src/client/internal.h:
+/opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
+src/client/session.h:
+src/client/bridge.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
+src/common/vocabulary.h:

@@ -18,8 +18,8 @@ src/cluster/blockers.o: src/cluster/blockers.c \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/contender.h src/common/vocabulary.h src/client/client.h \
- src/cluster/view.h src/common/node_data.h src/common/node_formats.h \
- src/common/operation_context.h
+ src/common/clock.h src/cluster/view.h src/common/node_data.h \
+ src/common/node_formats.h src/common/operation_context.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -41,6 +41,7 @@ src/cluster/scan.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/client/client.h:
+src/common/clock.h:
 src/cluster/view.h:
 src/common/node_data.h:
 src/common/node_formats.h:

@@ -38,7 +38,7 @@ src/cluster/deadlock.o: src/cluster/deadlock.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
  src/cluster/deadlock.h src/common/vocabulary.h \
  src/common/text_encoding.h src/cluster/wait_record.h \
- src/common/node_formats.h src/client/client.h \
+ src/common/node_formats.h src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
@@ -83,4 +83,5 @@ src/common/text_encoding.h:
 src/cluster/wait_record.h:
 src/common/node_formats.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:

@@ -17,7 +17,7 @@ src/cluster/locks.o: src/cluster/locks.c \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/contender.h src/common/vocabulary.h src/client/client.h \
- src/cluster/view.h src/common/operation_context.h \
+ src/common/clock.h src/cluster/view.h src/common/operation_context.h \
  src/common/text_encoding.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
@@ -39,6 +39,7 @@ src/cluster/scan.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/client/client.h:
+src/common/clock.h:
 src/cluster/view.h:
 src/common/operation_context.h:
 src/common/text_encoding.h:

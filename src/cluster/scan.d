@@ -21,7 +21,7 @@ src/cluster/scan.o: src/cluster/scan.c \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/contender.h src/common/vocabulary.h src/client/client.h \
- src/common/node_data.h src/common/node_formats.h \
+ src/common/clock.h src/common/node_data.h src/common/node_formats.h \
  src/common/text_encoding.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
@@ -47,6 +47,7 @@ src/cluster/scan.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/client/client.h:
+src/common/clock.h:
 src/common/node_data.h:
 src/common/node_formats.h:
 src/common/text_encoding.h:

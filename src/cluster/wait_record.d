@@ -20,6 +20,7 @@ src/cluster/wait_record.o: src/cluster/wait_record.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
  src/common/contender.h src/common/vocabulary.h src/common/node_data.h \
  src/common/node_formats.h src/cluster/wait_record.h src/client/client.h \
+ src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
@@ -46,4 +47,5 @@ src/common/node_data.h:
 src/common/node_formats.h:
 src/cluster/wait_record.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:

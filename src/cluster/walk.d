@@ -13,7 +13,8 @@ src/cluster/walk.o: src/cluster/walk.c \
  src/cluster/scan.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- src/common/contender.h src/common/vocabulary.h src/client/client.h
+ src/common/contender.h src/common/vocabulary.h src/client/client.h \
+ src/common/clock.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -31,3 +32,4 @@ src/cluster/scan.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/client/client.h:
+src/common/clock.h:

@@ -16,6 +16,7 @@ src/holds/acquire.o: src/holds/acquire.c \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  src/recipes/barrier.h src/common/vocabulary.h src/recipes/lease.h \
  src/recipes/rwlock.h src/recipes/attempt.h src/client/client.h \
+ src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/common/contender.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -64,6 +65,7 @@ src/recipes/lease.h:
 src/recipes/rwlock.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:

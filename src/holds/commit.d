@@ -33,7 +33,7 @@ src/holds/commit.o: src/holds/commit.c \
  /opt/pgh6/usr/include/postgresql/15/server/common/int.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/hsearch.h \
  src/recipes/lease.h src/common/vocabulary.h src/holds/holds.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/cluster/view.h src/holds/internal.h src/common/operation_context.h \
  src/common/text_encoding.h
@@ -74,6 +74,7 @@ src/recipes/lease.h:
 src/common/vocabulary.h:
 src/holds/holds.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/cluster/view.h:
 src/holds/internal.h:

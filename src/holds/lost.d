@@ -32,7 +32,7 @@ src/holds/lost.o: src/holds/lost.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/pg_list.h \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/cluster/view.h src/common/vocabulary.h src/holds/internal.h \
  src/common/stats.h src/common/text_encoding.h
@@ -70,6 +70,7 @@ src/holds/holds.h:
 /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
 /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/cluster/view.h:
 src/common/vocabulary.h:

@@ -13,7 +13,7 @@ src/holds/release.o: src/holds/release.c \
  /opt/pgh6/usr/include/postgresql/15/server/storage/ipc.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/hsearch.h \
  src/recipes/barrier.h src/common/vocabulary.h src/recipes/lease.h \
- src/recipes/attempt.h src/client/client.h \
+ src/recipes/attempt.h src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/common/contender.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -57,6 +57,7 @@ src/common/vocabulary.h:
 src/recipes/lease.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:

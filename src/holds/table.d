@@ -37,7 +37,7 @@ src/holds/table.o: src/holds/table.c \
  /opt/pgh6/usr/include/postgresql/15/server/fmgr.h \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  src/common/contender.h src/common/vocabulary.h src/recipes/attempt.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/holds/holds.h src/cluster/view.h src/holds/internal.h \
@@ -83,6 +83,7 @@ src/common/contender.h:
 src/common/vocabulary.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
 src/holds/holds.h:

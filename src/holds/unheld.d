@@ -12,6 +12,7 @@ src/holds/unheld.o: src/holds/unheld.c \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/recipes/barrier.h src/common/vocabulary.h src/cluster/view.h \
  src/recipes/lease.h src/recipes/attempt.h src/client/client.h \
+ src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/common/contender.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -56,6 +57,7 @@ src/cluster/view.h:
 src/recipes/lease.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:

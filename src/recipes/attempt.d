@@ -56,7 +56,7 @@ src/recipes/attempt.o: src/recipes/attempt.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
  src/common/contender.h src/common/vocabulary.h src/cluster/deadlock.h \
  src/cluster/wait_record.h src/common/node_formats.h src/client/client.h \
- src/recipes/deadlock_timer.h src/recipes/attempt.h \
+ src/common/clock.h src/recipes/deadlock_timer.h src/recipes/attempt.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/node_data.h src/recipes/path_memory.h \
  src/common/text_encoding.h
@@ -121,6 +121,7 @@ src/cluster/deadlock.h:
 src/cluster/wait_record.h:
 src/common/node_formats.h:
 src/client/client.h:
+src/common/clock.h:
 src/recipes/deadlock_timer.h:
 src/recipes/attempt.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:

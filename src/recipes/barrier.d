@@ -14,7 +14,7 @@ src/recipes/barrier.o: src/recipes/barrier.c \
  /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  src/recipes/barrier.h src/common/vocabulary.h src/recipes/attempt.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/common/contender.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -37,6 +37,7 @@ src/recipes/barrier.h:
 src/common/vocabulary.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:

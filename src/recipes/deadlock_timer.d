@@ -51,7 +51,7 @@ src/recipes/deadlock_timer.o: src/recipes/deadlock_timer.c \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/pg_sema.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/timeout.h \
- src/recipes/deadlock_timer.h src/client/client.h
+ src/recipes/deadlock_timer.h src/client/client.h src/common/clock.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -106,3 +106,4 @@ src/recipes/deadlock_timer.o: src/recipes/deadlock_timer.c \
 /opt/pgh6/usr/include/postgresql/15/server/utils/timeout.h:
 src/recipes/deadlock_timer.h:
 src/client/client.h:
+src/common/clock.h:

@@ -19,7 +19,7 @@ src/recipes/double_barrier.o: src/recipes/double_barrier.c \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/json.h \
  src/recipes/barrier.h src/common/vocabulary.h src/common/contender.h \
- src/recipes/attempt.h src/client/client.h \
+ src/recipes/attempt.h src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/node_data.h src/common/node_formats.h \
@@ -48,6 +48,7 @@ src/common/vocabulary.h:
 src/common/contender.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
 src/common/node_data.h:

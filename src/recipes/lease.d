@@ -18,7 +18,7 @@ src/recipes/lease.o: src/recipes/lease.c \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
  /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
  src/common/contender.h src/common/vocabulary.h src/recipes/lease.h \
- src/recipes/attempt.h src/client/client.h \
+ src/recipes/attempt.h src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
  src/common/node_data.h src/common/node_formats.h \
@@ -46,6 +46,7 @@ src/common/vocabulary.h:
 src/recipes/lease.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
 src/common/node_data.h:

@@ -13,7 +13,7 @@ src/recipes/lock_set.o: src/recipes/lock_set.c \
  /opt/pgh6/usr/include/postgresql/15/server/miscadmin.h \
  /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- src/recipes/attempt.h src/client/client.h \
+ src/recipes/attempt.h src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/common/contender.h src/common/vocabulary.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -35,6 +35,7 @@ src/recipes/lock_set.o: src/recipes/lock_set.c \
 /opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
 src/recipes/attempt.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
 src/common/vocabulary.h:

@@ -16,6 +16,7 @@ src/recipes/semaphore.o: src/recipes/semaphore.c \
  /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
  src/common/contender.h src/common/vocabulary.h src/cluster/deadlock.h \
  src/cluster/wait_record.h src/common/node_formats.h src/client/client.h \
+ src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/recipes/deadlock_timer.h src/recipes/attempt.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
@@ -43,6 +44,7 @@ src/cluster/deadlock.h:
 src/cluster/wait_record.h:
 src/common/node_formats.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/recipes/deadlock_timer.h:
 src/recipes/attempt.h:

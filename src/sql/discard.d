@@ -69,7 +69,7 @@ src/sql/discard.o: src/sql/discard.c \
  /opt/pgh6/usr/include/postgresql/15/server/catalog/catversion.h \
  /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/cluster/view.h src/common/vocabulary.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
@@ -144,6 +144,7 @@ src/holds/holds.h:
 /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
 /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/cluster/view.h:
 src/common/vocabulary.h:

@@ -60,7 +60,7 @@ src/sql/functions.o: src/sql/functions.c \
  /opt/pgh6/usr/include/postgresql/15/server/storage/buf.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h \
  /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/cluster/view.h src/common/vocabulary.h src/sql/arguments.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
@@ -126,6 +126,7 @@ src/holds/holds.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h:
 /opt/pgh6/usr/include/postgresql/15/server/storage/sinval.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/cluster/view.h:
 src/common/vocabulary.h:

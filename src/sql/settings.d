@@ -64,7 +64,7 @@ src/sql/settings.o: src/sql/settings.c \
  /opt/pgh6/usr/include/postgresql/15/server/utils/array.h \
  /opt/pgh6/usr/include/postgresql/15/server/utils/expandeddatum.h \
  src/sql/discard.h src/common/paths.h src/holds/holds.h \
- src/client/client.h \
+ src/client/client.h src/common/clock.h \
  /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
  src/cluster/view.h src/common/vocabulary.h src/common/stats.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
@@ -135,6 +135,7 @@ src/sql/discard.h:
 src/common/paths.h:
 src/holds/holds.h:
 src/client/client.h:
+src/common/clock.h:
 /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
 src/cluster/view.h:
 src/common/vocabulary.h:

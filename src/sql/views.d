@@ -135,9 +135,9 @@ src/sql/views.o: src/sql/views.c \
  /opt/pgh6/usr/include/postgresql/15/server/utils/fmgrprotos.h \
  src/common/paths.h src/holds/holds.h \
  /opt/pgh6/usr/include/postgresql/15/server/access/xact.h \
- src/client/client.h src/cluster/view.h src/common/vocabulary.h \
- src/common/node_data.h src/common/node_formats.h src/sql/arguments.h \
- src/common/text_encoding.h
+ src/client/client.h src/common/clock.h src/cluster/view.h \
+ src/common/vocabulary.h src/common/node_data.h src/common/node_formats.h \
+ src/sql/arguments.h src/common/text_encoding.h
 /opt/pgh6/usr/include/postgresql/15/server/postgres.h:
 /opt/pgh6/usr/include/postgresql/15/server/c.h:
 /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
@@ -276,6 +276,7 @@ src/common/paths.h:
 src/holds/holds.h:
 /opt/pgh6/usr/include/postgresql/15/server/access/xact.h:
 src/client/client.h:
+src/common/clock.h:
 src/cluster/view.h:
 src/common/vocabulary.h:
 src/common/node_data.h:

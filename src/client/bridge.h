@@ -1,21 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * client/internal.h
- *		What the files of the session layer share with one another: the
- *		bridge's functions (client/bridge.c), the one latch wait and the
- *		session's settings (client/session.c), the ops' bookkeeping
- *		(client/request.c) and the background jobs' entry points
- *		(client/jobs.c).
- *
- * Only src/zk_*.c include this header; the rest of zklock includes
- * client/client.h.  The bridge's shared state is not declared here: the other
- * files read it through ZkBridgeLook and change it through the bridge's
- * functions, so that only client/bridge.c takes the bridge mutex.
+ * client/bridge.h
+ *		The client layer's own view of the state it shares with the
+ *		ZooKeeper client library's threads (client/bridge.c): what the
+ *		backend sees of it, the functions that read and change it, and what
+ *		runs on the library's threads.  Internal to the client layer, whose
+ *		bottom it is; the layers above include client/client.h.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef CLIENT_INTERNAL_H
-#define CLIENT_INTERNAL_H
+#ifndef CLIENT_BRIDGE_H
+#define CLIENT_BRIDGE_H
 
 #include "client/client.h"
 
@@ -60,25 +55,28 @@ typedef struct ZkBridgeView
 /* ZkNodeWatcher's context: NULL for a waiter's watch, this for a held node's */
 #define ZK_HELD_WATCH			((void *) (uintptr_t) ZK_WATCH_HELD)
 
-/* client/bridge.c: the backend's side of the shared state */
+/* the backend's side of the shared state */
 extern void ZkBridgeLook(ZkOp *op, ZkBridgeView *view);
 extern zhandle_t *ZkBridgeHandle(void);
 extern void ZkBridgeReset(void);
-extern zhandle_t *ZkBridgeOpen(const char *hosts, int session_timeout);
-extern bool ZkBridgeClose(void);
+extern zhandle_t *ZkBridgeOpen(const char *hosts, int session_timeout,
+								watcher_fn watcher);
+extern bool ZkBridgeClose(slist_head *deferred);
+extern void ZkBridgeForget(void);
 extern void ZkBridgeSetAliveAt(int64 alive_at);
 extern void ZkBridgeMarkExpired(void);
 extern void ZkBridgeAwait(ZkOp *op);
 extern void ZkBridgeArmWatch(char *path);
 extern int	ZkBridgeTakeWatchEvent(void);
 
-/* client/bridge.c: ops */
+/* ops */
 extern void ZkOpIssued(ZkOp *op, int rc);
 extern bool ZkOpAbandon(ZkOp *op);
 extern void ZkOpFreeMemory(ZkOp *op);
 extern void ZkReleaseOpIssued(ZkOp *op);
 
-/* client/bridge.c: what runs on the client library's threads */
+/* what runs on the client library's threads */
+extern void ZkBridgeSessionEvent(int state, slist_head *resend);
 extern void ZkNodeWatcher(zhandle_t *zh, int type, int state,
 						  const char *path, void *ctx);
 extern void ZkOpDoneStringStat(int rc, const char *string,
@@ -95,7 +93,7 @@ extern void ZkOpDoneMulti(int rc, const void *data);
 
 extern bool ZkRcFromServer(int rc);
 
-/* client/bridge.c: the shared state of background jobs (client/jobs.c) */
+/* the shared state of background jobs (client/jobs.c) */
 extern void ZkBridgeJobAdded(ZkOp *waiter);
 extern void ZkBridgeJobsFailed(int n);
 extern void ZkBridgeJobEnded(ZkOp *waiter, bool succeeded);
@@ -105,56 +103,6 @@ extern bool ZkBridgeJobDefer(slist_node *job);
 extern void ZkBridgeNoteAnswer(int64 sent_at, int rc);
 extern void ZkBridgeTakeCarried(slist_head *into);
 
-/*
- * client/session.c: the one latch wait.  A ZkWaitCheck looks at the bridge
- * (and the clock) after every wakeup and says whether the wait is over;
- * to sleep with a timeout it sets *wake_at (monotonic ms).
- */
-typedef enum ZkWaitResult
-{
-	ZK_WAIT_SLEEP,				/* not yet: sleep until woken or *wake_at */
-	ZK_WAIT_READY,				/* the condition holds */
-	ZK_WAIT_DEADLINE,			/* the deadline passed */
-	ZK_WAIT_LOST,				/* the session expired or auth failed */
-	ZK_WAIT_CUT_OFF				/* disconnected for the session timeout */
-} ZkWaitResult;
+/* held nodes' watch events, collected for the backend */
 
-typedef ZkWaitResult (*ZkWaitCheck) (const ZkBridgeView *view, int64 now,
-									 void *arg, int64 *wake_at);
-
-/* what ZkWaitStatus waits for */
-typedef enum ZkWaitFor
-{
-	ZK_FOR_ANSWER,				/* the op's answer */
-	ZK_FOR_CONNECTED,			/* the session is connected */
-	ZK_FOR_WATCH				/* the armed watch fired */
-} ZkWaitFor;
-
-/* ZkWaitStatus flags */
-#define ZK_WAIT_NO_CUT_OFF		0x01	/* a lost connection does not end it */
-#define ZK_WAIT_NO_INTERRUPTS	0x02	/* no CHECK_FOR_INTERRUPTS: no ERROR */
-
-extern ZkWaitResult ZkLatchWait(ZkOp *op, ZkWaitCheck check, void *arg,
-								bool interruptible);
-extern ZkWaitResult ZkWaitStatus(ZkWaitFor goal, ZkOp *op, int64 deadline_ms,
-								 int flags);
-extern bool ZkWaitOrRaise(ZkWaitFor goal, ZkOp *op, int64 deadline_ms);
-
-/* client/session.c: the clock and the session's settings */
-extern int64 ZkNowUs(void);
-extern int	ZkSessionTimeout(void);
-extern int64 ZkSessionGiveUpAt(const ZkBridgeView *view);
-extern const struct ACL_vector *ZkSessionAcl(bool protect);
-
-/* client/request.c */
-extern ZkOp *ZkOpNew(ZkOpKind kind);
-extern ZkOp *ZkOpTryNew(ZkOpKind kind);
-extern void ZkOpsSessionClosed(void);
-
-/* client/jobs.c */
-extern void ZkJobsSend(slist_head *jobs);
-extern void ZkJobsDrop(slist_head *jobs);
-extern void ZkJobsResendCarried(void);
-extern void ZkGuardRemoveAtExit(void);
-
-#endif							/* CLIENT_INTERNAL_H */
+#endif							/* CLIENT_BRIDGE_H */

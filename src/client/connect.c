@@ -1,0 +1,373 @@
+/*-------------------------------------------------------------------------
+ *
+ * client/connect.c
+ *		The session's life: opened lazily, replaced when its settings
+ *		change, given up when out of touch past the session timeout, closed
+ *		at backend exit; and the round trip that confirms it is alive.
+ *
+ * Each backend that uses zklock opens one ZooKeeper session, lazily, at its
+ * first zklock call (ZkSessionEnsure), and closes it from a
+ * before_shmem_exit callback so that its ephemeral nodes (its locks) go the
+ * moment the backend exits.  The descriptors the client library opens are
+ * reserved with AcquireExternalFD.  An expired session is reported through
+ * the lost hook (the lock table names the lost locks) before a fresh one is
+ * opened; one whose settings changed is replaced unless the backend holds
+ * locks.  The top of the client layer: it uses every file below it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+
+#include "client/jobs.h"
+#include "client/credentials.h"
+#include "common/clock.h"
+#include "common/operation_context.h"
+#include "common/stats.h"
+#include "common/vocabulary.h"
+
+/* Backend-only state. */
+static bool zk_exit_callback_registered = false;
+static ZkSettingsHook zk_settings_hook = NULL;
+static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
+
+/* descriptors the client library holds open: its socket and a pipe */
+#define ZK_CLIENT_FDS 3
+static int	zk_fds_reserved = 0;	/* reserved with AcquireExternalFD */
+
+/* private prototypes */
+static void zk_connect(void);
+static void zk_close_handle(bool given_up);
+static void zk_reserve_fds(void);
+static void zk_release_fds(void);
+static void zk_session_at_exit(int code, Datum arg);
+
+/*
+ * ZkSessionSetSettingsHook
+ *		Let the settings apply, before the session is looked at, the values
+ *		a reload brought while the backend held locks, once it holds none.
+ */
+void
+ZkSessionSetSettingsHook(ZkSettingsHook hook)
+{
+	zk_settings_hook = hook;
+}
+
+/*
+ * ZkSessionEnsure
+ *		Make sure the backend has a usable session: open one at the first
+ *		call, replace one whose settings changed, and report an expired one
+ *		(through the lost hook, which raises an ERROR naming the lost locks
+ *		if there were any) before opening a fresh one.  Without locks, the
+ *		settings a reload brought while locks were held are applied first
+ *		(the settings hook).
+ */
+void
+ZkSessionEnsure(void)
+{
+	if (zk_settings_hook != NULL && ZkSessionLocksHeld() == 0)
+		zk_settings_hook();
+
+	if (ZkBridgeHandle() != NULL)
+	{
+		ZkBridgeView view;
+		int64		failed;
+
+		ZkBridgeLook(NULL, &view);
+		failed = view.jobs_failed;
+		ZkStatReleasesPending(view.jobs_pending);
+
+		/* the completion thread cannot log: say it here, once */
+		if (failed > zk_failures_reported)
+		{
+			ereport(WARNING,
+					(errmsg_plural("%lld ZooKeeper release could not be completed",
+								   "%lld ZooKeeper releases could not be completed",
+								   failed - zk_failures_reported,
+								   (long long) (failed - zk_failures_reported)),
+					 errdetail("ZooKeeper refused to delete the queue nodes; they stay until the session ends."),
+					 errhint("See zk_session().releases_failed.")));
+			ZkStatReleasesFailed(failed - zk_failures_reported);
+			zk_failures_reported = failed;
+		}
+
+		if (view.lost)
+		{
+			zk_close_handle(false);
+			ZkSessionReportLost();
+		}
+		else if (view.disconnected_at != 0 &&
+				 ZkNowMs() >= ZkSessionGiveUpAt(&view))
+		{
+			/*
+			 * Out of touch with ZooKeeper for longer than the session
+			 * timeout: the server has expired the session (or will at its
+			 * next tick), whether or not the client library has heard so
+			 * yet, and the session's locks cannot be trusted.  Give it up
+			 * as expired rather than failing every call until the library
+			 * reconnects.
+			 */
+			zk_close_handle(true);
+			ZkSessionReportLost();
+		}
+		else if (ZkSessionSettingsChanged())
+		{
+			if (ZkSessionLocksHeld() > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks"),
+						 errdetail("zklock.hosts, zklock.auth, zklock.auth_file or zklock.session_timeout changed since the session was opened."),
+						 errhint("Release the locks first: zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks.")));
+			zk_close_handle(false);
+		}
+		else
+			return;
+	}
+	zk_connect();
+}
+
+/*
+ * zk_connect
+ *		Open a session on zklock.hosts and wait, at most
+ *		zklock.connect_timeout and interruptibly, until it is connected.
+ */
+static void
+zk_connect(void)
+{
+	zhandle_t  *zh;
+	char	   *volatile auth = ZkCredentials();	/* zklock.auth or its file */
+	int64		deadline;
+
+	ZkWaitForgetSilence();		/* a new session has said nothing yet */
+	if (!zk_exit_callback_registered)
+	{
+		before_shmem_exit(zk_session_at_exit, (Datum) 0);
+		zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+		zk_exit_callback_registered = true;
+	}
+
+	ZkBridgeReset();
+	zk_reserve_fds();
+	zh = ZkBridgeOpen(zklock_hosts, zklock_session_timeout, ZkSessionWatcher);
+	if (zh == NULL)
+	{
+		int			saved_errno = errno;
+
+		zk_release_fds();
+		errno = saved_errno;
+		ereport(ERROR,
+				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+				 errmsg("could not connect to ZooKeeper at \"%s\"", zklock_hosts),
+				 saved_errno == EINVAL ?
+				 errdetail("The host list is not a valid list of host:port pairs.") :
+				 errdetail("The ZooKeeper client could not resolve the host list: %m.")));
+	}
+
+	PG_TRY();
+	{
+		ZkWaitResult wr;
+
+		deadline = ZkNowMs() + zklock_connect_timeout;
+		wr = ZkWaitStatus(ZK_FOR_CONNECTED, NULL, deadline, ZK_WAIT_NO_CUT_OFF);
+		if (wr != ZK_WAIT_READY)
+			ereport(ERROR,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not connect to ZooKeeper at \"%s\"",
+							zklock_hosts),
+					 wr == ZK_WAIT_LOST ?
+					 errdetail("The server refused the new session.") :
+					 errdetail("No ZooKeeper server answered within zklock.connect_timeout (%d ms).",
+							   zklock_connect_timeout)));
+
+		ZkSessionOpened(zoo_recv_timeout(zh));
+
+		/* the handshake was answered: the session is alive since then */
+		ZkBridgeSetAliveAt(deadline - zklock_connect_timeout);
+
+		if (auth != NULL)
+		{
+			ZkOp	   *op = ZkOpNew(ZKOP_AUTH);
+			ZkOperationContext oc;
+			bool		answered;
+			int			rc;
+
+			ZkOpIssued(op, zoo_add_auth(zh, "digest", auth, (int) strlen(auth),
+										ZkOpDoneVoid, op));
+			ZkOperationPush(&oc, ZK_OPER_AUTHENTICATE, zklock_hosts);
+			answered = ZkOpWaitUntil(op, deadline + ZkSessionTimeout());
+			ZkOperationPop(&oc);
+			rc = answered ? op->rc : ZOPERATIONTIMEOUT;
+			ZkOpFree(op);
+			if (rc != ZOK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+						 errmsg("ZooKeeper authentication failed at \"%s\"",
+								zklock_hosts),
+						 errdetail("ZooKeeper answered %s (%d): %s.",
+								   ZkRcName(rc), rc, zerror(rc))));
+		}
+	}
+	PG_CATCH();
+	{
+		if (auth != NULL)
+			explicit_bzero(auth, strlen(auth));
+		zk_close_handle(false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	ZkSessionEstablished(auth != NULL);
+	if (auth != NULL)
+	{
+		explicit_bzero(auth, strlen(auth));
+		pfree(auth);
+	}
+	ZkStatSessionOpened();
+
+	/* persistent deletes an earlier session could not finish */
+	ZkJobsResendCarried();
+}
+
+/*
+ * zk_reserve_fds
+ *		Reserve the file descriptors the client library opens (its
+ *		connection and the pipe that wakes its I/O thread) with
+ *		AcquireExternalFD, as a libpq connection made from a backend does,
+ *		so that PostgreSQL's own descriptor budget (max_files_per_process)
+ *		counts them.
+ */
+static void
+zk_reserve_fds(void)
+{
+	while (zk_fds_reserved < ZK_CLIENT_FDS)
+	{
+		if (!AcquireExternalFD())
+		{
+			zk_release_fds();
+			ereport(ERROR,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not connect to ZooKeeper at \"%s\"", zklock_hosts),
+					 errdetail("There are too many open files on the local server."),
+					 errhint("Raise the server's max_files_per_process and/or \"ulimit -n\" limits.")));
+		}
+		zk_fds_reserved++;
+	}
+}
+
+/*
+ * zk_release_fds
+ *		Give back what zk_reserve_fds reserved (the handle is closed).
+ */
+static void
+zk_release_fds(void)
+{
+	while (zk_fds_reserved > 0)
+	{
+		ReleaseExternalFD();
+		zk_fds_reserved--;
+	}
+}
+
+/*
+ * zk_close_handle
+ *		Close the session (which deletes all its ephemeral nodes on the
+ *		server) and forget it.  zookeeper_close() joins the library's
+ *		threads; pending completions run with ZCLOSING before it returns.
+ *		The statistics count the session as expired if it had expired, or
+ *		if it is 'given_up' as expired.
+ */
+static void
+zk_close_handle(bool given_up)
+{
+	slist_head	deferred;
+	bool		expired;
+
+	if (ZkBridgeHandle() == NULL)
+		return;
+
+	expired = ZkBridgeClose(&deferred);
+	ZkJobsDrop(&deferred);
+	ZkBridgeForget();
+	if (expired || given_up)
+		ZkStatSessionExpired();
+	zk_release_fds();
+	ZkOpsSessionClosed();
+	ZkSessionForget();
+}
+
+/*
+ * ZkSessionConfirmAlive
+ *		Make sure the session is alive: at once within its alive window, else
+ *		by one round trip (a sync, which the leader answers), waiting for a
+ *		lost connection no longer than the session could still be alive.
+ *		ZK_SESSION_ALIVE, ZK_SESSION_EXPIRED (the caller reports the lost
+ *		locks), or ZK_SESSION_UNCONFIRMED (no answer in time).  Query
+ *		cancel ends the wait with its ERROR.
+ */
+ZkAliveResult
+ZkSessionConfirmAlive(void)
+{
+	int64		deadline;
+
+	if (ZkSessionAliveFresh())
+		return ZK_SESSION_ALIVE;
+	if (ZkBridgeHandle() == NULL)
+		return ZK_SESSION_UNCONFIRMED;
+
+	deadline = ZkNowMs() + ZkSessionTimeout();
+	for (int tries = 0;; tries++)
+	{
+		ZkOp	   *op = ZkSync("/");
+		ZkWaitResult wr;
+		int			rc;
+
+		wr = ZkWaitStatus(ZK_FOR_ANSWER, op, deadline, 0);
+		rc = op->rc;
+		ZkOpFree(op);
+
+		if (wr == ZK_WAIT_READY && rc == ZOK)
+			return ZK_SESSION_ALIVE;
+		/*
+		 * Refused because the session expired?  The answer may come before
+		 * the watcher's session event: record the expiry here, so that
+		 * ZkSessionEnsure reports the lost locks whichever came first.
+		 */
+		if (wr == ZK_WAIT_LOST || rc == ZSESSIONEXPIRED ||
+			rc == ZINVALIDSTATE || ZkSessionIsExpired())
+		{
+			ZkBridgeMarkExpired();
+			return ZK_SESSION_EXPIRED;
+		}
+		if (wr != ZK_WAIT_READY || tries >= 3)
+			return ZK_SESSION_UNCONFIRMED;
+
+		/*
+		 * Lost on the way, or refused while the client library was still
+		 * finding out what became of the session: once it is connected
+		 * again (or knows the session expired), ask again.
+		 */
+		wr = ZkWaitStatus(ZK_FOR_CONNECTED, NULL, deadline, 0);
+		if (wr == ZK_WAIT_LOST)
+			return ZK_SESSION_EXPIRED;
+		if (wr != ZK_WAIT_READY)
+			return ZK_SESSION_UNCONFIRMED;
+	}
+}
+
+/*
+ * zk_session_at_exit
+ *		before_shmem_exit callback: close the session, so that other servers
+ *		see this backend's locks go at once rather than after the session
+ *		timeout.
+ */
+static void
+zk_session_at_exit(int code, Datum arg)
+{
+	ZkGuardRemoveAtExit();
+	zk_close_handle(false);
+	ZkStatReleasesPending(0);
+}
