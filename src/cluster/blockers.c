@@ -10,7 +10,7 @@
  * whose owner is this server (cluster_name, host, port) and the given
  * pid.  For each such node, the nodes ahead that conflict with it (for a
  * writer every node ahead, for a reader every writer ahead; for a
- * semaphore acquirer the acquirers ahead, or every lease but its own when
+ * semaphore acquirer the acquirers ahead, or every permit but its own when
  * it is first) are read once more: one row per blocker.  A node of the
  * waiter's own session ahead of its reader means that the reader was
  * granted by a downgrade and waits for nothing: its rows are left out.
@@ -166,7 +166,7 @@ zk_blockers_start(ZkBlockersScan *bs)
 				continue;
 			/*
 			 * Pushed last first: sent, and answered, in queue order.  The
-			 * first acquirer of a semaphore waits for the leases.
+			 * first acquirer of a semaphore waits for the permits.
 			 */
 			for (int l = (ps->semaphore && w == 0) ? ps->nleases - 1 : -1; l >= 0; l--)
 				zk_blocker_push(bs, ps, w, true, l,

@@ -372,7 +372,7 @@ zk_report(const ZkCycleMember *cycle, int n)
 		if (i > 0)
 			appendStringInfoChar(&clientbuf, '\n');
 		/* a server is named by its cluster_name, or host:port */
-		if (t->mode == ZK_MODE_LEASE)
+		if (t->mode == ZK_MODE_PERMIT)
 			appendStringInfo(&clientbuf,
 							 _("Process %d on server \"%s\" waits for a lease of ZooKeeper semaphore \"%s\"; blocked by process %d on server \"%s\"."),
 							 rec->pid, server, lock, next->pid, next_server);

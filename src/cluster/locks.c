@@ -12,7 +12,7 @@
  * session was granted by a downgrade (holds/table.c), which the scan tells
  * by the nodes' ephemeralOwner, so while such a writer holds the lock the
  * waiting readers are read too.  Waiters are counted, not read.  A
- * semaphore's holders are its leases, but for the newest lease when it is
+ * semaphore's holders are its permits, but for the newest permit when it is
  * the first acquirer's, made to wait for the count; a double barrier's are
  * its participants.  Each lock path is handed to the caller's callback as
  * soon as it is read, then freed.

@@ -88,7 +88,7 @@ struct ZkPathScan
 	int			n;
 	ZkContender *queue;
 	ZkNodeInfo *info;
-	/* a semaphore's leases, in sequence order */
+	/* a semaphore's permits (its "leases" children), in sequence order */
 	char	   *leases_node;
 	int			nleases;
 	char	  **leases;

@@ -38,7 +38,7 @@
 #define ZK_LEASE_MARKER	"lease-"
 #define ZK_SEQ_DIGITS	10
 
-/* one lease node: its sequence and name */
+/* one permit node: its sequence and name */
 typedef struct ZkLease
 {
 	int32		seq;
@@ -161,7 +161,7 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 
 /*
  * zk_lease_cmp
- *		qsort order of lease nodes: by sequence, then by name.
+ *		qsort order of permit nodes: by sequence, then by name.
  */
 static int
 zk_lease_cmp(const void *a, const void *b)
@@ -176,7 +176,7 @@ zk_lease_cmp(const void *a, const void *b)
 
 /*
  * zk_parse_lease
- *		Is this child of "leases" a lease node ("...lease-" and ZooKeeper's
+ *		Is this child of "leases" a permit node ("...lease-" and ZooKeeper's
  *		ten-digit sequence)?  Its sequence in *seq.
  */
 static bool
@@ -236,7 +236,7 @@ zk_is_participant_name(const char *name)
 
 /*
  * zk_path_leases
- *		Keep the lease nodes among names (in ps->cxt), by sequence.
+ *		Keep the permit nodes among names (in ps->cxt), by sequence.
  */
 static void
 zk_path_leases(ZkPathScan *ps, char **names, int nnames)

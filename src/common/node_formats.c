@@ -419,7 +419,7 @@ zk_record_list_value(ZkRecordParse *p, ZkJsonValue *v)
 		else if (v->type == JSON_TOKEN_STRING && strcmp(v->token, "shared") == 0)
 			mode = ZK_MODE_SHARED;
 		else if (v->type == JSON_TOKEN_STRING && strcmp(v->token, "lease") == 0)
-			mode = ZK_MODE_LEASE;
+			mode = ZK_MODE_PERMIT;
 		else
 		{
 			zk_fail(&p->reason, "has an element of \"%s\" that is not \"exclusive\", \"shared\" or \"lease\"",

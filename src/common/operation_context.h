@@ -15,8 +15,8 @@ typedef enum ZkOperation
 {
 	ZK_OPER_ACQUIRE_LOCK,		/* queueing for a lock, a set's locks */
 	ZK_OPER_WAIT_LOCK,			/* waiting in a lock's queue */
-	ZK_OPER_ACQUIRE_SEMAPHORE,	/* queueing for a semaphore's lease */
-	ZK_OPER_WAIT_SEMAPHORE,		/* waiting for its mutex or lease count */
+	ZK_OPER_ACQUIRE_SEMAPHORE,	/* queueing for a semaphore's permit */
+	ZK_OPER_WAIT_SEMAPHORE,		/* waiting for its mutex or permit count */
 	ZK_OPER_ACQUIRE_LEASE,		/* taking a lease on a lock, its wait too */
 	ZK_OPER_RENEW_LEASE,
 	ZK_OPER_RELEASE_LEASE,

@@ -36,8 +36,8 @@ ZkLockModeName(ZkLockMode mode)
 			return "exclusive";
 		case ZK_MODE_SHARED:
 			return "shared";
-		case ZK_MODE_LEASE:
-			return "lease";
+		case ZK_MODE_PERMIT:
+			return "lease";		/* Curator's word, in zk_locks and node data */
 		case ZK_MODE_MEMBER:
 			return "member";
 	}

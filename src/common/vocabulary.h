@@ -6,7 +6,7 @@
  *
  * This header sits at the bottom of the include graph: it includes nothing of
  * zklock's own, so that every other file may include it without a cycle. The
- * definitions live in common/vocabulary.c; the SQL layer (sql/functions.c)
+ * definitions live in common/vocabulary.c; the SQL layer (sql/settings.c)
  * only registers the settings with PostgreSQL.
  *
  *-------------------------------------------------------------------------
@@ -15,14 +15,16 @@
 #define COMMON_VOCABULARY_H
 
 /*
- * The two lock modes of the read/write recipe, a semaphore's lease, and a
- * double barrier's participant.
+ * The two lock modes of the read/write recipe, a semaphore's permit, and a
+ * double barrier's participant.  ("Lease" names only a lease, a lock held
+ * by a TTL node: ZK_SCOPE_LEASE; and "alive window" the time the session is
+ * known to be alive.)
  */
 typedef enum ZkLockMode
 {
 	ZK_MODE_EXCLUSIVE,			/* write lock: excludes everyone */
 	ZK_MODE_SHARED,				/* read lock: shares with other readers */
-	ZK_MODE_LEASE,				/* one of a semaphore's max_leases holds */
+	ZK_MODE_PERMIT,				/* one of a semaphore's max_leases permits */
 	ZK_MODE_MEMBER				/* a participant of a double barrier */
 } ZkLockMode;
 
@@ -60,7 +62,7 @@ typedef enum ZkNodeStyle
  */
 #define ZK_MAX_TTL_MS	INT64CONST(0xffffffffff)
 
-/* Settings (defined in common/vocabulary.c, registered by sql/functions.c). */
+/* Settings (defined in common/vocabulary.c, registered by sql/settings.c). */
 extern char *zklock_hosts;
 extern char *zklock_root;
 extern int	zklock_session_timeout; /* ms */
@@ -83,7 +85,7 @@ extern const char *ZkLockScopeName(ZkLockScope scope);
  * A wait has one or more targets, each a queue node of ours in the queue
  * of one lock node.  An all-of wait (a lock; several locks taken at once)
  * ends when every target is granted: it is blocked as long as any target
- * is.  An any-of wait (a counting semaphore, which any one lease holder
+ * is.  An any-of wait (a counting semaphore, which any one permit holder
  * leaving unblocks) is a deadlock only when every holder is blocked, which
  * the detector does not establish: it never reports a cycle through an
  * any-of wait.

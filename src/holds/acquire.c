@@ -488,14 +488,14 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 }
 
 /*
- * ZkLockAcquireLease
- *		Take one hold of a lease of the semaphore at path, which admits
+ * ZkLockAcquirePermit
+ *		Take one hold of a permit of the semaphore at path, which admits
  *		max_leases holders (recipes/semaphore.c).  A lease the backend holds
  *		already stacks, without a ZooKeeper call, if max_leases is the
  *		same.  wait_ms as for ZkLockAcquire.
  */
 bool
-ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
+ZkLockAcquirePermit(const char *path, int max_leases, ZkLockScope scope,
 				   int64 wait_ms, int64 *token)
 {
 	ZkLockEntry *entry;
@@ -508,8 +508,8 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 				 errmsg("max_leases must be at least 1, not %d", max_leases)));
 	zk_acquire_begin();
 
-	zk_stat_begin(&call, ZK_STAT_SEMAPHORE, ZK_MODE_LEASE, scope);
-	entry = zk_held_entry(path, ZK_MODE_LEASE);
+	zk_stat_begin(&call, ZK_STAT_SEMAPHORE, ZK_MODE_PERMIT, scope);
+	entry = zk_held_entry(path, ZK_MODE_PERMIT);
 	if (entry != NULL && entry->max_leases != max_leases)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -529,8 +529,8 @@ ZkLockAcquireLease(const char *path, int max_leases, ZkLockScope scope,
 	args.sem_path = path;
 	args.max_leases = max_leases;
 	args.wait_ms = wait_ms;
-	args.data = ZkBuildNodeData(ZK_MODE_LEASE, scope, -1, &args.datalen);
-	entry = zk_take_node(&call, path, ZK_MODE_LEASE, NULL);
+	args.data = ZkBuildNodeData(ZK_MODE_PERMIT, scope, -1, &args.datalen);
+	entry = zk_take_node(&call, path, ZK_MODE_PERMIT, NULL);
 	if (entry == NULL)
 		return false;
 	entry->max_leases = max_leases;

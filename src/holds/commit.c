@@ -2,7 +2,8 @@
  *
  * holds/commit.c
  *		Transaction end for the lock table: the (sub)transaction callbacks
- *		and the lease-checked COMMIT.
+ *		and the COMMIT that checks the session's alive window and the
+ *		leases the transaction touched.
  *
  * At the end of a transaction its transaction holds go, and the nodes left
  * without holds are released in one batch (holds/release.c); ROLLBACK TO
@@ -10,8 +11,10 @@
  * commit hands its holds to its parent.  PREPARE is refused while the
  * transaction holds transaction locks: they could not outlive the backend.
  *
- * Lease-checked COMMIT.  While the backend holds any lock, a COMMIT
- * succeeds only if the session is known to be alive (zk_locks_pre_commit);
+ * The checked COMMIT ("lease-checked" in the documentation).  While the
+ * backend holds any lock, a COMMIT succeeds only if the session is known to
+ * be alive: within its alive window, or confirmed by a round trip
+ * (zk_locks_pre_commit);
  * a transaction that took or renewed a lease (recipes/lease.c) commits only
  * while each of those leases still holds (zk_leases_pre_commit).  The
  * leases such a transaction touched are recorded here (ZkTouchLease), in
@@ -362,8 +365,8 @@ ZkVerifyHeld(const char *const *znodes, int n, bool *gone, int64 quiet_ms)
  * sync once every held node is watched).
  *
  * This runs before the commit record is written.  A session lost between
- * this check and the end of the COMMIT is not caught; the lease makes
- * that window at most the rest of the session timeout after the last
+ * this check and the end of the COMMIT is not caught; the alive window
+ * makes that gap at most the rest of the session timeout after the last
  * answer, and fencing tokens are the answer to it outside the database.
  */
 static void

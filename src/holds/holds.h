@@ -38,10 +38,10 @@ extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
 						  ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 							 ZkLockScope scope, int64 wait_ms, int64 *token);
-extern bool ZkLockAcquireLease(const char *path, int max_leases,
+extern bool ZkLockAcquirePermit(const char *path, int max_leases,
 							   ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockRelease(const char *path);
-extern bool ZkLockReleaseLease(const char *path);
+extern bool ZkLockReleasePermit(const char *path);
 extern bool ZkLockReleaseSet(const char *const *paths, int n);
 extern void ZkLockReleaseAll(void);
 extern void ZkLockDiscardAll(void);

@@ -64,7 +64,7 @@ typedef struct ZkLockEntry
 	TimestampTz acquired_at;
 	int64		waited_us;
 	char	   *guard_znode;	/* downgrade guard (holds/table.c) */
-	int			max_leases;		/* a lease: the semaphore's limit */
+	int			max_leases;		/* a permit: the semaphore's limit */
 	bool		watched;		/* a held-node watch is set on znode */
 	bool		lost;			/* znode is known to have been deleted */
 } ZkLockEntry;

@@ -47,8 +47,8 @@ static int	zk_nreleased = 0;
 static int	zk_maxreleased = 0;
 
 static void zk_maybe_drop(ZkLockEntry *entry);
-static bool zk_release_one(const char *path, bool lease);
-static bool zk_release_paths(const char *const *paths, int n, bool lease);
+static bool zk_release_one(const char *path, bool permit);
+static bool zk_release_paths(const char *const *paths, int n, bool permit);
 static void zk_release_session_holds(bool members);
 
 /*
@@ -178,12 +178,12 @@ zk_maybe_drop(ZkLockEntry *entry)
  *		no such session hold.
  */
 static bool
-zk_release_one(const char *path, bool lease)
+zk_release_one(const char *path, bool permit)
 {
 	ZkLockEntry *entry = NULL;
 
-	if (ZkHeldLocks != NULL && lease)
-		entry = ZkEntryLookup(path, ZK_MODE_LEASE);
+	if (ZkHeldLocks != NULL && permit)
+		entry = ZkEntryLookup(path, ZK_MODE_PERMIT);
 	else if (ZkHeldLocks != NULL)
 	{
 		entry = ZkEntryLookup(path, ZK_MODE_EXCLUSIVE);
@@ -192,7 +192,7 @@ zk_release_one(const char *path, bool lease)
 	}
 	if (entry == NULL || entry->session_holds == 0)
 	{
-		if (lease)
+		if (permit)
 			ereport(WARNING,
 					(errcode(ERRCODE_WARNING),
 					 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
@@ -218,14 +218,14 @@ zk_release_one(const char *path, bool lease)
  *		are released all the same.
  */
 static bool
-zk_release_paths(const char *const *paths, int n, bool lease)
+zk_release_paths(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
 
 	ZkLockReportExpiry();
 	ZkCollectHeldEvents();
 	for (int i = 0; i < n; i++)
-		all &= zk_release_one(paths[i], lease);
+		all &= zk_release_one(paths[i], permit);
 	ZkFlushReleases();
 	return all;
 }
@@ -241,11 +241,11 @@ ZkLockRelease(const char *path)
 }
 
 /*
- * ZkLockReleaseLease
- *		Release one session hold of a semaphore's lease (zk_release_paths).
+ * ZkLockReleasePermit
+ *		Release one session hold of a semaphore's permit (zk_release_paths).
  */
 bool
-ZkLockReleaseLease(const char *path)
+ZkLockReleasePermit(const char *path)
 {
 	return zk_release_paths(&path, 1, true);
 }

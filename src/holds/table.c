@@ -5,9 +5,10 @@
  *		hold counts.
  *
  * One entry per (path, mode) the backend holds: one queue node in ZooKeeper,
- * however many times it was taken. A semaphore's lease is an entry of mode
- * "lease", its node the lease node (recipes/semaphore.c); a double barrier's
- * membership an entry of mode "member". Session and transaction holds are
+ * however many times it was taken. A semaphore's permit is an entry of mode
+ * ZK_MODE_PERMIT ("lease" in zk_locks, Curator's word), its node the permit
+ * node (recipes/semaphore.c); a double barrier's membership an entry of mode
+ * ZK_MODE_MEMBER. Session and transaction holds are
  * counted separately, like PostgreSQL's advisory locks; the node is released
  * when the last hold of either kind goes. Transaction holds remember the
  * subtransaction level that took them, so that ROLLBACK TO SAVEPOINT (and a
@@ -152,7 +153,7 @@ ZkEntryForZnode(const char *znode)
 			strncmp(slash - len, leases, len) != 0)
 			return NULL;
 		path = pnstrdup(znode + rootlen, slash - len - (znode + rootlen));
-		c.mode = ZK_MODE_LEASE;
+		c.mode = ZK_MODE_PERMIT;
 	}
 	entry = ZkEntryLookup(path, c.mode);
 	pfree(path);

@@ -131,20 +131,49 @@ ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout)
 
 /*
  * ZkRaiseLockTimeout
- *		lock_timeout ran out while waiting for the ZooKeeper lock or
- *		semaphore 'path' ('waited'): 55P03, as for PostgreSQL's own locks.
+ *		lock_timeout ran out while a recipe waited ('waited' says for what,
+ *		on 'path'): 55P03, as for PostgreSQL's own locks.  Every recipe's
+ *		lock timeout is raised here.
  */
 void
 ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-			 errmsg("canceling statement due to lock timeout"),
-			 waited == ZK_WAITED_FOR_SEMAPHORE ?
-			 errdetail("Waiting for ZooKeeper semaphore \"%s\".",
-					   ZkUtf8ForMessage(path)) :
-			 errdetail("Waiting for ZooKeeper lock \"%s\".",
-					   ZkUtf8ForMessage(path))));
+	const char *p = ZkUtf8ForMessage(path);
+
+	switch (waited)
+	{
+		case ZK_WAITED_FOR_LOCK:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting for ZooKeeper lock \"%s\".", p)));
+			break;
+		case ZK_WAITED_FOR_SEMAPHORE:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting for ZooKeeper semaphore \"%s\".", p)));
+			break;
+		case ZK_WAITED_FOR_BARRIER:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting for ZooKeeper barrier \"%s\".", p)));
+			break;
+		case ZK_WAITED_FOR_ENTER:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting to enter ZooKeeper double barrier \"%s\".", p)));
+			break;
+		case ZK_WAITED_FOR_LEAVE:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("canceling statement due to lock timeout"),
+					 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".", p)));
+			break;
+	}
+	pg_unreachable();
 }
 
 static const char *
@@ -388,7 +417,7 @@ ZkCreateLockParents(const char *const *lock_nodes, int n)
  *
  * This is the one recovery step of every recipe that creates nodes under
  * a protection prefix: a lock's queue node, each node of a lock set, a
- * semaphore's mutex node and lease node.  It looks at every child, not
+ * semaphore's mutex node and permit node.  It looks at every child, not
  * only at the queue's contenders, since a lease node is no contender.
  * The queue is read again on the way (at->queue).
  */
@@ -576,7 +605,7 @@ zk_wait_queue(ZkAttempt *at, ZkGrant *grant)
 		if (event == 0)
 		{
 			if (at->is_lock_timeout)
-				ZkRaiseLockTimeout(ZK_WAITED_FOR_LOCK, args->lock_path);
+				ZkRaiseLockTimeout(args->waited_for, args->lock_path);
 			return false;
 		}
 
@@ -925,7 +954,7 @@ ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
 	if (at->node_base != NULL)
 		pfree(at->node_base);
 	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
-							 args->mode == ZK_MODE_LEASE ? ZK_LEASE_MARKER :
+							 args->mode == ZK_MODE_PERMIT ? ZK_LEASE_MARKER :
 							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
 							 args->style == ZK_STYLE_MUTEX ? ZK_MUTEX_MARKER :
 							 args->style == ZK_STYLE_LATCH ? ZK_LATCH_MARKER :

@@ -10,7 +10,7 @@
  * is one of a set ('group') reports the whole set's remaining targets to
  * deadlock detection.  A lease (recipes/lease.c) creates its TTL node itself
  * and waits with ZkAttemptWait.  The semaphore (recipes/semaphore.c) holds its
- * mutex node and its lease node as two attempts under one prefix: it
+ * mutex node and its permit node as two attempts under one prefix: it
  * creates both itself, waits in the mutex queue with ZkAttemptWait, and
  * abandons both together.  The barriers use the helpers only
  * (ZkCreateLockParents, ZkWaitDeadline, ZkMakeUuid).
@@ -30,6 +30,16 @@
 #include "common/vocabulary.h"
 #include "utils/palloc.h"
 
+/* what a wait that lock_timeout ended waited for (its error's DETAIL) */
+typedef enum ZkWaitedFor
+{
+	ZK_WAITED_FOR_LOCK,			/* a lock, a lock set, a lease */
+	ZK_WAITED_FOR_SEMAPHORE,	/* a semaphore's permit */
+	ZK_WAITED_FOR_BARRIER,		/* a barrier to go down */
+	ZK_WAITED_FOR_ENTER,		/* the members of a double barrier to enter */
+	ZK_WAITED_FOR_LEAVE			/* the members of a double barrier to leave */
+} ZkWaitedFor;
+
 /* What to acquire. */
 typedef struct ZkAcquireArgs
 {
@@ -39,6 +49,7 @@ typedef struct ZkAcquireArgs
 	const char *held_write_znode;	/* downgrade: our own write node */
 	ZkNodeStyle style;		/* how an exclusive node is named */
 	int64		wait_ms;		/* -1: as long as needed (lock_timeout) */
+	ZkWaitedFor waited_for;		/* what a lock timeout names */
 	const char *data;			/* data of the queue node */
 	int			datalen;
 } ZkAcquireArgs;
@@ -54,7 +65,8 @@ typedef struct ZkGrant
 	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
-/* a semaphore's lease node, named like Curator's InterProcessSemaphoreV2's */
+/* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
+ * (which calls a permit a lease) */
 #define ZK_LEASE_MARKER "lease-"
 
 typedef struct ZkAttempt
@@ -89,12 +101,6 @@ typedef struct ZkAttempt
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out);
 extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
-/* what a wait that lock_timeout ended waited for (its error's DETAIL) */
-typedef enum ZkWaitedFor
-{
-	ZK_WAITED_FOR_LOCK,
-	ZK_WAITED_FOR_SEMAPHORE
-} ZkWaitedFor;
 
 extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
 			pg_attribute_noreturn();

@@ -145,11 +145,7 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 		outcome = ZkAwaitNodeGone(rc, deadline);
 	} while (outcome == ZK_NODE_CHANGED);
 	if (outcome == ZK_NODE_WAIT_OVER && is_lock_timeout)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("canceling statement due to lock timeout"),
-				 errdetail("Waiting for ZooKeeper barrier \"%s\".",
-						   ZkUtf8ForMessage(path))));
+		ZkRaiseLockTimeout(ZK_WAITED_FOR_BARRIER, path);
 	ZkOperationPop(&oc);
 	return outcome == ZK_NODE_GONE;
 }

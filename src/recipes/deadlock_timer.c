@@ -4,7 +4,7 @@
  *		deadlock_timeout's timer for a recipe's wait on a watched node.
  *
  * A recipe that waits for another client's node (a lock queue, a
- * semaphore's lease count) checks for a deadlock once deadlock_timeout has
+ * semaphore's permit count) checks for a deadlock once deadlock_timeout has
  * passed, and again every deadlock_timeout while a check is cut short,
  * as PostgreSQL's ProcSleep does for its own locks.  The timer is
  * PostgreSQL's timeout machinery (utils/timeout.h): one user timeout,

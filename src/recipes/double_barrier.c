@@ -787,11 +787,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 	PG_END_TRY();
 
 	if (!entered && is_lock_timeout)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("canceling statement due to lock timeout"),
-				 errdetail("Waiting to enter ZooKeeper double barrier \"%s\".",
-						   ZkUtf8ForMessage(path))));
+		ZkRaiseLockTimeout(ZK_WAITED_FOR_ENTER, path);
 	if (entered)
 	{
 		member->znode = ours;
@@ -1053,11 +1049,7 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 
 	pfree(ready);
 	if (!result && is_lock_timeout)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("canceling statement due to lock timeout"),
-				 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".",
-						   ZkUtf8ForMessage(path))));
+		ZkRaiseLockTimeout(ZK_WAITED_FOR_LEAVE, path);
 	ZkOperationPop(&oc);
 	return result;
 }

@@ -10,26 +10,29 @@
  *
  *		locks/_c_<uuid>-lock-<seq>		a mutex (InterProcessMutex nodes)
  *										that serialises acquirers
- *		leases/_c_<uuid>-lease-<seq>	one node per lease held
+ *		leases/_c_<uuid>-lease-<seq>	one node per permit held
  *
- * The recipe: take the mutex; create a lease node; while the leases node
+ * (Curator calls a permit a lease; here "lease" names only a TTL lease,
+ * recipes/lease.c, and the "leases" node is the permits node.)
+ *
+ * The recipe: take the mutex; create a permit node; while the permits node
  * has more than max_leases children, wait for a change of its children;
  * release the mutex.  Only the one acquirer holding the mutex watches the
- * lease count; the others wait in the mutex queue, each watching the node
+ * permit count; the others wait in the mutex queue, each watching the node
  * before it (recipes/attempt.c): a release wakes one waiter, never a herd.
- * Releasing a lease is deleting its node.
+ * Releasing a permit is deleting its node.
  *
  * Round trips. The two creates go out together in one ZooKeeper multi, each
  * with a setData of its parent whose Stat gives the child count right after
  * (ZkCreateSet), pipelined behind a read of the semaphore node's data (the
- * recorded limit). When our mutex node is alone and the leases fit, the lease
+ * recorded limit). When our mutex node is alone and the permits fit, the permit
  * is ours after that one write; the mutex node is deleted in the background. A
  * semaphore expected to be missing (recipes/path_memory.c) is created by
  * requests sent just before, in the same round trip: its node, with the
- * recorded limit, and its locks and leases nodes. When the mutex is not ours
- * at once, our lease node is deleted straight away (an acquirer that holds the
- * mutex and counts leases must never wait for one held by a waiter behind it),
- * we wait for the mutex, and then create the lease again.
+ * recorded limit, and its locks and permits nodes. When the mutex is not ours
+ * at once, our permit node is deleted straight away (an acquirer that holds the
+ * mutex and counts permits must never wait for one held by a waiter behind it),
+ * we wait for the mutex, and then create the permit again.
  *
  * The limit.  zklock records max_leases in the semaphore node's data,
  * {"max_leases":N}, when the node has none, and refuses (22023) an
@@ -39,18 +42,18 @@
  * limit: a WARNING names the node, and it is left as it is, unchecked.
  *
  * Deadlocks.  The acquirer waiting for the count publishes its wait: with
- * max_leases = 1 it waits for every other lease holder, an all-of wait
+ * max_leases = 1 it waits for every other permit holder, an all-of wait
  * that detection follows; with more, any one holder leaving may unblock
  * it, an any-of wait, through which no cycle is reported.  A waiter in the
  * mutex queue waits for the mutex holder like any lock waiter.
  *
- * The mutex node and the lease node are two attempts (recipes/attempt.h) under
+ * The mutex node and the permit node are two attempts (recipes/attempt.h) under
  * one protection prefix, abandoned together (ZkAttemptAbandon): however an
- * acquisition ends without the lease, its nodes go.  After a create whose
+ * acquisition ends without the permit, its nodes go.  After a create whose
  * answer was lost, both nodes are looked for by that prefix before
  * anything is created again (ZkAttemptRecover, the step every recipe
- * shares), so an orphan lease never counts against the limit: the multi
- * made both nodes (they are ours, and the leases are counted again) or
+ * shares), so an orphan permit never counts against the limit: the multi
+ * made both nodes (they are ours, and the permits are counted again) or
  * neither (the multi is sent again under the same prefix).
  *
  *-------------------------------------------------------------------------
@@ -77,12 +80,12 @@ typedef struct ZkSemAttempt
 {
 	const ZkSemaphoreArgs *args;
 	char	   *locks_node;		/* <sem_node>/locks */
-	char	   *leases_node;	/* <sem_node>/leases */
+	char	   *permits_node;	/* <sem_node>/leases */
 	ZkAcquireArgs mutex_args;	/* for the mutex queue */
-	ZkAcquireArgs lease_args;	/* for the leases node */
+	ZkAcquireArgs permit_args;	/* for the permits node */
 	ZkAttempt  *mutex;			/* our node in the mutex queue; its deadline
 								 * is the acquisition's */
-	ZkAttempt  *lease;			/* our lease node; its deadlock fields are
+	ZkAttempt  *permit;			/* our permit node; its deadlock fields are
 								 * the count wait's */
 	ZkOperationContext *oper;	/* the acquisition's, from acquiring to
 								 * waiting and back */
@@ -91,8 +94,8 @@ typedef struct ZkSemAttempt
 static int	zk_recorded_limit(const char *node, const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
-						   int *nleases);
-static void zk_create_lease(ZkSemAttempt *s, int *nleases);
+						   int *npermits);
+static void zk_create_permit(ZkSemAttempt *s, int *npermits);
 static bool zk_wait_mutex(ZkSemAttempt *s);
 static bool zk_wait_count(ZkSemAttempt *s);
 static bool zk_check_count_deadlock(ZkSemAttempt *s, char **children,
@@ -192,28 +195,28 @@ zk_new_prefix(ZkSemAttempt *s)
 {
 	if (s->mutex->create_sent)
 		ZkSweepInBackground(s->locks_node, s->mutex->prefix);
-	if (s->lease->create_sent)
-		ZkSweepInBackground(s->leases_node, s->lease->prefix);
+	if (s->permit->create_sent)
+		ZkSweepInBackground(s->permits_node, s->permit->prefix);
 	ZkAttemptSetPrefix(s->mutex, NULL);
-	ZkAttemptSetPrefix(s->lease, s->mutex->prefix);
-	s->mutex->create_sent = s->lease->create_sent = false;
+	ZkAttemptSetPrefix(s->permit, s->mutex->prefix);
+	s->mutex->create_sent = s->permit->create_sent = false;
 }
 
 /*
  * zk_create_both
- *		Create our mutex node and our lease node in one multi, behind a read
+ *		Create our mutex node and our permit node in one multi, behind a read
  *		of the semaphore node (the recorded limit).  Sets *mutex_alone if
- *		our mutex node is alone in its queue, and *nleases to the number of
- *		lease nodes right after ours was made.  False if the answer was
+ *		our mutex node is alone in its queue, and *npermits to the number of
+ *		permit nodes right after ours was made.  False if the answer was
  *		lost (the caller finds our nodes by our prefix).
  *
  * The semaphore's nodes expected to be missing (recipes/path_memory.c) are
  * created by requests sent just before, without waiting, as recipes/rwlock.c
  * does for a lock node: the semaphore node with the recorded limit as its
- * data, its locks node, its leases node.
+ * data, its locks node, its permits node.
  */
 static bool
-zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
+zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *npermits)
 {
 	const ZkSemaphoreArgs *args = s->args;
 	const char *paths[2];
@@ -226,14 +229,14 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 	bool		learnt[3] = {false, false, false};	/* told recipes/path_memory.c */
 
 	paths[0] = s->mutex->node_base;
-	paths[1] = s->lease->node_base;
+	paths[1] = s->permit->node_base;
 	datas[0] = datas[1] = args->data;
 	lens[0] = lens[1] = args->datalen;
 	parents[0] = s->locks_node;
-	parents[1] = s->leases_node;
+	parents[1] = s->permits_node;
 	nodes[0] = args->sem_node;
 	nodes[1] = s->locks_node;
-	nodes[2] = s->leases_node;
+	nodes[2] = s->permits_node;
 	for (int i = 0; i < 3; i++)
 		make[i] = ZkGuessFresh(nodes[i]);
 
@@ -255,7 +258,7 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 									ZOO_CONTAINER, true);
 		}
 		data_op = ZkGetData(args->sem_node, ZK_NO_WATCH);
-		s->mutex->create_sent = s->lease->create_sent = true;
+		s->mutex->create_sent = s->permit->create_sent = true;
 		op = ZkCreateSet(2, paths, datas, lens, parents);
 
 		/* answers come in order: once the multi's is in, so are the others */
@@ -266,7 +269,7 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 		if (rc == ZOK)
 		{
 			int32		nmutex;
-			int32		nlease;
+			int32		npermit;
 
 			for (int i = 0; i < 3; i++)
 			{
@@ -275,11 +278,11 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *nleases)
 			}
 			ZkAttemptCreated(s->mutex, ZkCreateSetResult(op, 0, &nmutex),
 							 op->stat.czxid, false);
-			ZkAttemptCreated(s->lease, ZkCreateSetResult(op, 1, &nlease),
+			ZkAttemptCreated(s->permit, ZkCreateSetResult(op, 1, &npermit),
 							 op->stat.czxid, false);
 			ZkOpFree(op);
 			*mutex_alone = (nmutex == 1);
-			*nleases = nlease;
+			*npermits = npermit;
 			PG_TRY();
 			{
 				zk_check_limit(s, data_op);
@@ -340,12 +343,12 @@ zk_wait_mutex(ZkSemAttempt *s)
 }
 
 /*
- * zk_create_lease
- *		Holding the mutex: create our lease node, learning the count of
- *		lease nodes in the same round trip.
+ * zk_create_permit
+ *		Holding the mutex: create our permit node, learning the count of
+ *		permit nodes in the same round trip.
  */
 static void
-zk_create_lease(ZkSemAttempt *s, int *nleases)
+zk_create_permit(ZkSemAttempt *s, int *npermits)
 {
 	const ZkSemaphoreArgs *args = s->args;
 
@@ -355,28 +358,28 @@ zk_create_lease(ZkSemAttempt *s, int *nleases)
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
-		s->lease->create_sent = true;
-		op = ZkCreateCounted(s->lease->node_base, args->data, args->datalen,
-							 s->leases_node);
+		s->permit->create_sent = true;
+		op = ZkCreateCounted(s->permit->node_base, args->data, args->datalen,
+							 s->permits_node);
 		ZkOpWait(op);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
-			ZkAttemptCreated(s->lease, op->value, op->stat.czxid, false);
-			*nleases = op->parent_children;
+			ZkAttemptCreated(s->permit, op->value, op->stat.czxid, false);
+			*npermits = op->parent_children;
 			ZkOpFree(op);
 			return;
 		}
 		ZkOpFree(op);
 		if (rc == ZNONODE)
-			ZkCreateLockParents((const char **) &s->leases_node, 1);
+			ZkCreateLockParents((const char **) &s->permits_node, 1);
 		else if (ZkIsConnectionLoss(rc))
 		{
-			/* the lease may exist: find it before creating it again */
+			/* the permit may exist: find it before creating it again */
 			ZkWaitConnected();
-			if (ZkAttemptRecover(s->lease))
+			if (ZkAttemptRecover(s->permit))
 			{
-				*nleases = PG_INT32_MAX; /* not known: count them */
+				*npermits = PG_INT32_MAX; /* not known: count them */
 				return;
 			}
 		}
@@ -387,8 +390,8 @@ zk_create_lease(ZkSemAttempt *s, int *nleases)
 
 /*
  * zk_check_count_deadlock
- *		deadlock_timeout has passed while waiting for the lease count:
- *		publish the wait (the other lease holders block it) and check.
+ *		deadlock_timeout has passed while waiting for the permit count:
+ *		publish the wait (the other permit holders block it) and check.
  *		False if a lost connection cut the check short.
  */
 static bool
@@ -396,18 +399,18 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
 {
 	ZkWaitTarget t;
 	ZkWaitDesc	wait;
-	const char *mine = s->lease->name;
+	const char *mine = s->permit->name;
 
 	t.lock_path = s->args->sem_path;
-	t.lock_node = s->leases_node;
-	t.znode = s->lease->znode;
-	t.mode = ZK_MODE_LEASE;
+	t.lock_node = s->permits_node;
+	t.znode = s->permit->znode;
+	t.mode = ZK_MODE_PERMIT;
 	t.nahead = 0;
 	t.ahead = palloc(sizeof(char *) * Max(nchildren, 1));
 	for (int i = 0; i < nchildren; i++)
 	{
 		if (strcmp(children[i], mine) != 0)
-			t.ahead[t.nahead++] = psprintf("%s/%s", s->leases_node,
+			t.ahead[t.nahead++] = psprintf("%s/%s", s->permits_node,
 										   children[i]);
 	}
 	wait.kind = s->args->max_leases == 1 ? ZK_WAIT_ALL_OF : ZK_WAIT_ANY_OF;
@@ -415,32 +418,32 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
 	wait.targets = &t;
 	wait.owner = s->args->data;
 	wait.ownerlen = s->args->datalen;
-	s->lease->published = true;
+	s->permit->published = true;
 	(void) ZkWaitRecordPublish(&wait);
 	return ZkDeadlockCheck(&wait);
 }
 
 /*
  * zk_wait_count
- *		Holding the mutex, with our lease node made: wait until the leases
+ *		Holding the mutex, with our permit node made: wait until the permits
  *		node has no more than max_leases children, watching its children.
  *		False when the acquisition's deadline passed (a try); 55P03 when it
  *		was lock_timeout's.  deadlock_timeout's timer runs from the first
  *		sleep on; the caller stops it.
  *
- * Each count finds our lease node among the children, or fails.  Our mutex
+ * Each count finds our permit node among the children, or fails.  Our mutex
  * node is watched by nobody while we count: after each sleep it is asked
  * for in the same round trip as the count, and if another client deleted
- * it we fail (55000), our lease deleted, instead of being granted without
+ * it we fail (55000), our permit deleted, instead of being granted without
  * it.  The next acquirer may hold the mutex by then and count beside us:
- * each would count the other's lease, and with one lease free neither
+ * each would count the other's permit, and with one permit free neither
  * would ever be granted.
  */
 static bool
 zk_wait_count(ZkSemAttempt *s)
 {
 	const ZkSemaphoreArgs *args = s->args;
-	ZkAttempt  *lease = s->lease;
+	ZkAttempt  *permit = s->permit;
 	bool		slept = false;
 
 	for (;;)
@@ -454,8 +457,8 @@ zk_wait_count(ZkSemAttempt *s)
 
 		if (slept)
 			mutex_op = ZkExists(s->mutex->znode);
-		ZkWatchArm(s->leases_node);
-		op = ZkGetChildrenWatched(s->leases_node);
+		ZkWatchArm(s->permits_node);
+		op = ZkGetChildrenWatched(s->permits_node);
 		ZkOpWait(op);
 		if (mutex_op != NULL)
 		{
@@ -485,7 +488,7 @@ zk_wait_count(ZkSemAttempt *s)
 			ZkRaiseForRc(mutex_rc);
 		}
 		for (int i = 0; i < op->nchildren; i++)
-			found |= (strcmp(op->children[i], lease->name) == 0);
+			found |= (strcmp(op->children[i], permit->name) == 0);
 		n = op->nchildren;
 		if (!found)
 		{
@@ -493,7 +496,7 @@ zk_wait_count(ZkSemAttempt *s)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("ZooKeeper lease node \"%s\" disappeared",
-							ZkUtf8ForMessage(lease->znode)),
+							ZkUtf8ForMessage(permit->znode)),
 					 errdetail("Another client deleted the node.")));
 		}
 		if (n <= args->max_leases)
@@ -510,11 +513,11 @@ zk_wait_count(ZkSemAttempt *s)
 		while (ZkDeadlockTimerWait(s->mutex->deadline, &event))
 		{
 			/* deadlock_timeout passed: check; again later if cut short */
-			if (!lease->checked_deadlock)
+			if (!permit->checked_deadlock)
 			{
-				lease->checked_deadlock =
+				permit->checked_deadlock =
 					zk_check_count_deadlock(s, op->children, n);
-				if (!lease->checked_deadlock)
+				if (!permit->checked_deadlock)
 					ZkDeadlockTimerAgain();
 			}
 		}
@@ -539,32 +542,32 @@ static bool
 zk_sem_acquire(ZkSemAttempt *s)
 {
 	bool		mutex_alone;
-	int			nleases;
+	int			npermits;
 	bool		granted;
 
-	while (!zk_create_both(s, &mutex_alone, &nleases))
+	while (!zk_create_both(s, &mutex_alone, &npermits))
 	{
 		/*
 		 * The answer was lost.  The multi made both nodes or neither: find
 		 * them by our prefix before creating anything again, so that no
-		 * orphan lease ever counts against the limit.
+		 * orphan permit ever counts against the limit.
 		 */
 		bool		have_mutex = ZkAttemptRecover(s->mutex);
-		bool		have_lease = ZkAttemptRecover(s->lease);
+		bool		have_permit = ZkAttemptRecover(s->permit);
 
-		if (have_mutex && have_lease)
+		if (have_mutex && have_permit)
 		{
 			/* the mutex is ours if no contender is before our node */
 			mutex_alone = (ZkFindContender(s->mutex->queue, s->mutex->nqueue,
 										   s->mutex->name) == 0);
-			nleases = PG_INT32_MAX;	/* not known: count them */
+			npermits = PG_INT32_MAX;	/* not known: count them */
 			break;
 		}
-		if (have_mutex || have_lease)
+		if (have_mutex || have_permit)
 		{
 			/* another client deleted one of them: sweep, start afresh */
 			zk_forget_node(s->mutex);
-			zk_forget_node(s->lease);
+			zk_forget_node(s->permit);
 			zk_new_prefix(s);
 		}
 		/* else neither was made: send the multi again, same prefix */
@@ -572,17 +575,17 @@ zk_sem_acquire(ZkSemAttempt *s)
 
 	if (!mutex_alone)
 	{
-		/* never hold a lease while waiting behind the mutex holder */
-		ZkDeleteInBackground(s->lease->znode);
-		zk_forget_node(s->lease);
+		/* never hold a permit while waiting behind the mutex holder */
+		ZkDeleteInBackground(s->permit->znode);
+		zk_forget_node(s->permit);
 		ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
 		if (!zk_wait_mutex(s))
 			return false;
 		ZkOperationSet(s->oper, ZK_OPER_ACQUIRE_SEMAPHORE, s->args->sem_path);
-		zk_create_lease(s, &nleases);
+		zk_create_permit(s, &npermits);
 	}
 	/* PG_INT32_MAX: not known (after a lost answer): zk_wait_count counts */
-	if (nleases <= s->args->max_leases)
+	if (npermits <= s->args->max_leases)
 		return true;
 	ZkOperationSet(s->oper, ZK_OPER_WAIT_SEMAPHORE, s->args->sem_path);
 	granted = zk_wait_count(s);
@@ -592,12 +595,12 @@ zk_sem_acquire(ZkSemAttempt *s)
 
 /*
  * ZkSemaphoreAcquire
- *		Take one lease of a semaphore.  Waits at most args->wait_ms (then
+ *		Take one permit of a semaphore.  Waits at most args->wait_ms (then
  *		returns false), or with wait_ms < 0 as long as needed, bounded by
  *		lock_timeout if set (then ERROR 55P03).  However it ends without
- *		the lease, its nodes are deleted.  On success grant->znode is the
- *		lease node and grant->token its czxid.  Errors name the semaphore
- *		as acquired, or as waited for while its mutex or its lease count
+ *		the permit, its nodes are deleted.  On success grant->znode is the
+ *		permit node and grant->token its czxid.  Errors name the semaphore
+ *		as acquired, or as waited for while its mutex or its permit count
  *		is.
  */
 bool
@@ -612,21 +615,22 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 	s->oper = &oc;
 	s->args = args;
 	s->locks_node = psprintf("%s/locks", args->sem_node);
-	s->leases_node = psprintf("%s/leases", args->sem_node);
+	s->permits_node = psprintf("%s/leases", args->sem_node);
 	s->mutex_args.lock_node = s->locks_node;
 	s->mutex_args.lock_path = args->sem_path;
 	s->mutex_args.mode = ZK_MODE_EXCLUSIVE;
 	s->mutex_args.style = ZK_STYLE_MUTEX;
 	s->mutex_args.wait_ms = args->wait_ms;
+	s->mutex_args.waited_for = ZK_WAITED_FOR_SEMAPHORE;
 	s->mutex_args.data = args->data;
 	s->mutex_args.datalen = args->datalen;
-	s->lease_args = s->mutex_args;
-	s->lease_args.lock_node = s->leases_node;
-	s->lease_args.mode = ZK_MODE_LEASE;
+	s->permit_args = s->mutex_args;
+	s->permit_args.lock_node = s->permits_node;
+	s->permit_args.mode = ZK_MODE_PERMIT;
 	/* the mutex attempt begins first, with a fresh prefix for both */
 	s->mutex = ZkAttemptBegin(&s->mutex_args, NULL);
-	s->lease = ZkAttemptBegin(&s->lease_args, s->mutex->prefix);
-	both[0] = s->lease;
+	s->permit = ZkAttemptBegin(&s->permit_args, s->mutex->prefix);
+	both[0] = s->permit;
 	both[1] = s->mutex;
 	memset(grant, 0, sizeof(*grant));
 
@@ -643,7 +647,7 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 
 	if (granted)
 	{
-		ZkAttemptGrant(s->lease, grant);
+		ZkAttemptGrant(s->permit, grant);
 		/* the mutex has done its work: let the next acquirer count */
 		ZkDeleteInBackground(s->mutex->znode);
 	}
@@ -651,9 +655,9 @@ ZkSemaphoreAcquire(const ZkSemaphoreArgs *args, ZkGrant *grant)
 		ZkAttemptAbandon(both, 2, true);
 	pfree(s->mutex->znode);
 	ZkAttemptFree(s->mutex);
-	ZkAttemptFree(s->lease);
+	ZkAttemptFree(s->permit);
 	pfree(s->locks_node);
-	pfree(s->leases_node);
+	pfree(s->permits_node);
 	pfree(s);
 	ZkOperationPop(&oc);
 	return granted;

@@ -18,7 +18,7 @@ typedef struct ZkSemaphoreArgs
 	const char *sem_path;		/* the user's path, for messages */
 	int			max_leases;
 	int64		wait_ms;		/* -1: as long as needed (lock_timeout) */
-	const char *data;			/* data of the lease node */
+	const char *data;			/* data of the permit node */
 	int			datalen;
 } ZkSemaphoreArgs;
 

@@ -8,16 +8,19 @@
  * reset_query_list) run DISCARD ALL before they hand a server connection
  * to the next client.  DISCARD ALL is defined to do what
  * pg_advisory_unlock_all() does, so it must release zklock's session
- * locks, lock sets and semaphore leases too: otherwise the next client of
- * that connection would silently inherit them.
+ * locks, lock sets and semaphore permits too: otherwise the next client of
+ * that connection would silently inherit them.  It does more than
+ * zk_unlock_all(): it also ends the backend's double barrier memberships
+ * (a member that leaves with its connection cannot be left behind) and
+ * forgets the lease names the backend remembers.
  *
  * A ProcessUtility hook, installed when the library is loaded (a backend
  * that never loaded zklock holds no zklock lock).  It lets the statement
  * run first, through the previous hook or standard_ProcessUtility, and
  * acts only once that returned: a DISCARD ALL that fails (inside a
  * transaction block) releases nothing, and DISCARD PLANS, SEQUENCES and
- * TEMP touch no lock.  The release is zk_unlock_all's: synchronous, one
- * round trip.  DISCARD ALL has reset every setting (RESET ALL) by then,
+ * TEMP touch no lock.  The release is synchronous, one round trip, like
+ * zk_unlock_all's.  DISCARD ALL has reset every setting (RESET ALL) by then,
  * zklock's included: the locks are released by the node paths the lock
  * table stored, and the next zklock call opens a new session if the
  * settings that choose it changed.  Leases belong to no backend and stay.

@@ -2,7 +2,7 @@
  *
  * sql/functions.c
  *		SQL functions that take, release and wait: locks, lock sets,
- *		semaphore leases, leases and barriers.
+ *		semaphore permits, leases and barriers.
  *
  * This file turns SQL arguments into calls on the lock table
  * (holds/table.c) and the results back into SQL values.  The lock table is
@@ -17,7 +17,7 @@
  * As PostgreSQL's advisory lock functions (lockfuncs.c) do, every entry
  * point is a thin wrapper that names what it does (mode, scope, whether it
  * only tries) over one body per family: acquire() for locks, lock sets
- * and semaphore leases, lease_lock() for leases.  A "try" form waits at
+ * and semaphore permits, lease_lock() for leases.  A "try" form waits at
  * most its optional wait_ms argument (default 0) and returns whether it
  * got the lock; the other form waits as long as needed (bounded by
  * lock_timeout) and returns the fencing token.
@@ -147,14 +147,14 @@ path_array(ArrayType *array, const char ***paths)
 }
 
 /* ------------------------------------------------------------------------
- * Locks, lock sets and semaphore leases.
+ * Locks, lock sets and semaphore permits.
  * ------------------------------------------------------------------------
  */
 
 /*
  * acquire
  *		The body of every function that takes a lock on a path, a lock set
- *		or a semaphore lease (mode is ZK_MODE_LEASE for a semaphore, and
+ *		or a semaphore permit (mode is ZK_MODE_PERMIT for a semaphore, and
  *		not passed on).  Without try_only: wait as long as needed and
  *		return the token (bigint).  With try_only: wait at most the wait_ms
  *		argument that follows the target's (default 0) and return whether
@@ -193,7 +193,7 @@ acquire(FunctionCallInfo fcinfo, AcquireTarget target, ZkLockMode mode,
 			granted = ZkLockAcquireSet(paths, n, mode, scope, wait_ms, &token);
 			break;
 		case SEMAPHORE:
-			granted = ZkLockAcquireLease(path, max_leases, scope, wait_ms,
+			granted = ZkLockAcquirePermit(path, max_leases, scope, wait_ms,
 										 &token);
 			break;
 	}
@@ -317,28 +317,28 @@ zk_try_xact_rlock_array(PG_FUNCTION_ARGS)
 Datum
 zk_semaphore_acquire(PG_FUNCTION_ARGS)
 {
-	return acquire(fcinfo, SEMAPHORE, ZK_MODE_LEASE,
+	return acquire(fcinfo, SEMAPHORE, ZK_MODE_PERMIT,
 				   ZK_SCOPE_SESSION, false);
 }
 
 Datum
 zk_try_semaphore_acquire(PG_FUNCTION_ARGS)
 {
-	return acquire(fcinfo, SEMAPHORE, ZK_MODE_LEASE,
+	return acquire(fcinfo, SEMAPHORE, ZK_MODE_PERMIT,
 				   ZK_SCOPE_SESSION, true);
 }
 
 Datum
 zk_xact_semaphore_acquire(PG_FUNCTION_ARGS)
 {
-	return acquire(fcinfo, SEMAPHORE, ZK_MODE_LEASE,
+	return acquire(fcinfo, SEMAPHORE, ZK_MODE_PERMIT,
 				   ZK_SCOPE_TRANSACTION, false);
 }
 
 Datum
 zk_try_xact_semaphore_acquire(PG_FUNCTION_ARGS)
 {
-	return acquire(fcinfo, SEMAPHORE, ZK_MODE_LEASE,
+	return acquire(fcinfo, SEMAPHORE, ZK_MODE_PERMIT,
 				   ZK_SCOPE_TRANSACTION, true);
 }
 
@@ -367,12 +367,12 @@ zk_unlock_array(PG_FUNCTION_ARGS)
 
 /*
  * zk_semaphore_release
- *		Release one session hold of a semaphore's lease.
+ *		Release one session hold of a semaphore's permit.
  */
 Datum
 zk_semaphore_release(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ZkLockReleaseLease(ZkPathArg(fcinfo, 0)));
+	PG_RETURN_BOOL(ZkLockReleasePermit(ZkPathArg(fcinfo, 0)));
 }
 
 /*

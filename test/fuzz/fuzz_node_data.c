@@ -314,7 +314,7 @@ run_readers(void)
 							 ZK_MAX_ZNODE_BYTES);
 				if (rec.targets[i].mode != ZK_MODE_EXCLUSIVE &&
 					rec.targets[i].mode != ZK_MODE_SHARED &&
-					rec.targets[i].mode != ZK_MODE_LEASE)
+					rec.targets[i].mode != ZK_MODE_PERMIT)
 					finding("ZkReadWaitRecord", "an unknown mode");
 			}
 			for (int i = 0; i < rec.nblockers; i++)
