@@ -157,6 +157,22 @@ error_is($err, '55P03', qr/canceling statement due to lock timeout\nDETAIL:  Wai
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
 	'lock_timeout leaves nothing behind');
 $s1->query_safe('RESET lock_timeout');
+# an acquirer that times out in the mutex queue, behind the one that
+# counts, names the semaphore too (the queue is the semaphore's)
+{
+	my $q = verbose_session($nb);
+	bg_begin($s1, q{SELECT zk_semaphore_acquire('/sem/x', 2)}, 'q1');
+	ok(wait_for(sub { nchildren('/zklock/sem/x/locks') == 1 }, 10, 'counting'),
+		'one acquirer counts, holding the mutex');
+	($out, $err) = bg_query($q, q{SET lock_timeout = '300ms'; SELECT zk_semaphore_acquire('/sem/x', 2)});
+	error_is($err, '55P03', qr/canceling statement due to lock timeout\nDETAIL:  Waiting for ZooKeeper semaphore "\/sem\/x"\./,
+		'lock_timeout in the mutex queue: 55P03 naming the semaphore, not a lock');
+	$na->safe_psql('postgres', "SELECT pg_cancel_backend($pid1)");
+	bg_finish($s1, 'q1');
+	ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
+		'both leave nothing behind');
+	$q->quit;
+}
 bg_begin($s1, q{SELECT zk_semaphore_acquire('/sem/x', 2)}, 't1');
 ok(wait_for(sub { nchildren('/zklock/sem/x/locks') == 1 }, 10, 'queued'), 'a waiter again');
 $na->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)");
