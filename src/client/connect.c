@@ -23,8 +23,12 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "client/jobs.h"
+#include "client/bridge.h"
 #include "client/credentials.h"
+#include "client/jobs.h"
+#include "client/request.h"
+#include "client/session.h"
+#include "client/wait.h"
 #include "common/clock.h"
 #include "common/operation_context.h"
 #include "common/stats.h"

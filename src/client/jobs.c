@@ -31,8 +31,12 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "common/vocabulary.h"
+#include "client/bridge.h"
 #include "client/jobs.h"
+#include "client/request.h"
+#include "client/session.h"
+#include "client/wait.h"
+#include "common/vocabulary.h"
 #include "common/clock.h"
 
 /*

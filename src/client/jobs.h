@@ -10,7 +10,7 @@
 #ifndef CLIENT_JOBS_H
 #define CLIENT_JOBS_H
 
-#include "client/request.h"
+#include "client/client.h"
 
 extern void ZkGuardRemoveAtExit(void);
 

@@ -24,8 +24,11 @@
 #include "access/xact.h"
 #include "lib/ilist.h"
 
-#include "common/stats.h"
+#include "client/bridge.h"
 #include "client/request.h"
+#include "client/session.h"
+#include "client/wait.h"
+#include "common/stats.h"
 #include "common/clock.h"
 
 /* Backend-only state. */

@@ -10,7 +10,7 @@
 #ifndef CLIENT_REQUEST_H
 #define CLIENT_REQUEST_H
 
-#include "client/wait.h"
+#include "client/client.h"
 
 extern ZkOp *ZkOpNew(ZkOpKind kind);
 extern ZkOp *ZkOpTryNew(ZkOpKind kind);

@@ -24,6 +24,8 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 
+#include "client/bridge.h"
+#include "client/session.h"
 #include "client/wait.h"
 #include "common/clock.h"
 #include "common/vocabulary.h"

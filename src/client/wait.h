@@ -9,7 +9,7 @@
 #ifndef CLIENT_WAIT_H
 #define CLIENT_WAIT_H
 
-#include "client/session.h"
+#include "client/bridge.h"
 
 /*
  * The one latch wait.  A ZkWaitCheck looks at the bridge

@@ -1,46 +1,45 @@
 src/cluster/wait_record.o: src/cluster/wait_record.c \
- /opt/pgh6/usr/include/postgresql/15/server/postgres.h \
- /opt/pgh6/usr/include/postgresql/15/server/c.h \
- /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h \
- /opt/pgh6/usr/include/postgresql/15/server/port.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h \
- /opt/pgh6/usr/include/postgresql/15/server/miscadmin.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/json.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
- src/common/contender.h src/common/vocabulary.h src/common/node_data.h \
- src/common/node_formats.h src/cluster/wait_record.h src/client/client.h \
- src/common/clock.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h
-/opt/pgh6/usr/include/postgresql/15/server/postgres.h:
-/opt/pgh6/usr/include/postgresql/15/server/c.h:
-/opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h:
-/opt/pgh6/usr/include/postgresql/15/server/port.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h:
-/opt/pgh6/usr/include/postgresql/15/server/miscadmin.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/json.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
+ /usr/include/postgresql/15/server/postgres.h \
+ /usr/include/postgresql/15/server/c.h \
+ /usr/include/postgresql/15/server/postgres_ext.h \
+ /usr/include/postgresql/15/server/pg_config_ext.h \
+ /usr/include/postgresql/15/server/pg_config.h \
+ /usr/include/postgresql/15/server/pg_config_manual.h \
+ /usr/include/postgresql/15/server/pg_config_os.h \
+ /usr/include/postgresql/15/server/port.h \
+ /usr/include/postgresql/15/server/utils/elog.h \
+ /usr/include/postgresql/15/server/utils/errcodes.h \
+ /usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/lib/stringinfo.h \
+ /usr/include/postgresql/15/server/miscadmin.h \
+ /usr/include/postgresql/15/server/datatype/timestamp.h \
+ /usr/include/postgresql/15/server/pgtime.h \
+ /usr/include/postgresql/15/server/utils/json.h \
+ /usr/include/postgresql/15/server/utils/memutils.h \
+ /usr/include/postgresql/15/server/nodes/memnodes.h \
+ /usr/include/postgresql/15/server/nodes/nodes.h src/common/contender.h \
+ src/common/vocabulary.h src/common/node_data.h src/common/node_formats.h \
+ src/cluster/wait_record.h src/client/client.h src/common/clock.h \
+ /usr/include/postgresql/15/server/lib/ilist.h
+/usr/include/postgresql/15/server/postgres.h:
+/usr/include/postgresql/15/server/c.h:
+/usr/include/postgresql/15/server/postgres_ext.h:
+/usr/include/postgresql/15/server/pg_config_ext.h:
+/usr/include/postgresql/15/server/pg_config.h:
+/usr/include/postgresql/15/server/pg_config_manual.h:
+/usr/include/postgresql/15/server/pg_config_os.h:
+/usr/include/postgresql/15/server/port.h:
+/usr/include/postgresql/15/server/utils/elog.h:
+/usr/include/postgresql/15/server/utils/errcodes.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/lib/stringinfo.h:
+/usr/include/postgresql/15/server/miscadmin.h:
+/usr/include/postgresql/15/server/datatype/timestamp.h:
+/usr/include/postgresql/15/server/pgtime.h:
+/usr/include/postgresql/15/server/utils/json.h:
+/usr/include/postgresql/15/server/utils/memutils.h:
+/usr/include/postgresql/15/server/nodes/memnodes.h:
+/usr/include/postgresql/15/server/nodes/nodes.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/common/node_data.h:
@@ -48,4 +47,4 @@ src/common/node_formats.h:
 src/cluster/wait_record.h:
 src/client/client.h:
 src/common/clock.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
+/usr/include/postgresql/15/server/lib/ilist.h:

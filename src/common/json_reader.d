@@ -1,33 +1,32 @@
 src/common/json_reader.o: src/common/json_reader.c \
- /opt/pgh6/usr/include/postgresql/15/server/postgres.h \
- /opt/pgh6/usr/include/postgresql/15/server/c.h \
- /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h \
- /opt/pgh6/usr/include/postgresql/15/server/port.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/common/int.h \
- /opt/pgh6/usr/include/postgresql/15/server/mb/pg_wchar.h \
- src/common/json_reader.h \
- /opt/pgh6/usr/include/postgresql/15/server/common/jsonapi.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h
-/opt/pgh6/usr/include/postgresql/15/server/postgres.h:
-/opt/pgh6/usr/include/postgresql/15/server/c.h:
-/opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h:
-/opt/pgh6/usr/include/postgresql/15/server/port.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/common/int.h:
-/opt/pgh6/usr/include/postgresql/15/server/mb/pg_wchar.h:
+ /usr/include/postgresql/15/server/postgres.h \
+ /usr/include/postgresql/15/server/c.h \
+ /usr/include/postgresql/15/server/postgres_ext.h \
+ /usr/include/postgresql/15/server/pg_config_ext.h \
+ /usr/include/postgresql/15/server/pg_config.h \
+ /usr/include/postgresql/15/server/pg_config_manual.h \
+ /usr/include/postgresql/15/server/pg_config_os.h \
+ /usr/include/postgresql/15/server/port.h \
+ /usr/include/postgresql/15/server/utils/elog.h \
+ /usr/include/postgresql/15/server/utils/errcodes.h \
+ /usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/common/int.h \
+ /usr/include/postgresql/15/server/mb/pg_wchar.h src/common/json_reader.h \
+ /usr/include/postgresql/15/server/common/jsonapi.h \
+ /usr/include/postgresql/15/server/lib/stringinfo.h
+/usr/include/postgresql/15/server/postgres.h:
+/usr/include/postgresql/15/server/c.h:
+/usr/include/postgresql/15/server/postgres_ext.h:
+/usr/include/postgresql/15/server/pg_config_ext.h:
+/usr/include/postgresql/15/server/pg_config.h:
+/usr/include/postgresql/15/server/pg_config_manual.h:
+/usr/include/postgresql/15/server/pg_config_os.h:
+/usr/include/postgresql/15/server/port.h:
+/usr/include/postgresql/15/server/utils/elog.h:
+/usr/include/postgresql/15/server/utils/errcodes.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/common/int.h:
+/usr/include/postgresql/15/server/mb/pg_wchar.h:
 src/common/json_reader.h:
-/opt/pgh6/usr/include/postgresql/15/server/common/jsonapi.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h:
+/usr/include/postgresql/15/server/common/jsonapi.h:
+/usr/include/postgresql/15/server/lib/stringinfo.h:

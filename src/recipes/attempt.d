@@ -1,120 +1,119 @@
 src/recipes/attempt.o: src/recipes/attempt.c \
- /opt/pgh6/usr/include/postgresql/15/server/postgres.h \
- /opt/pgh6/usr/include/postgresql/15/server/c.h \
- /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h \
- /opt/pgh6/usr/include/postgresql/15/server/port.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/miscadmin.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/pg_list.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/proc.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/clog.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogreader.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/transam.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogdefs.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/xlogrecord.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/rmgr.h \
- /opt/pgh6/usr/include/postgresql/15/server/access/rmgrlist.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/pg_crc32c.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/pg_bswap.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/block.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/relfilenode.h \
- /opt/pgh6/usr/include/postgresql/15/server/common/relpath.h \
- /opt/pgh6/usr/include/postgresql/15/server/catalog/catversion.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/backendid.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/buf.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/sync.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/latch.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/lock.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/lockdefs.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/lwlock.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/atomics.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/atomics/arch-x86.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/atomics/generic-gcc.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/atomics/fallback.h \
- /opt/pgh6/usr/include/postgresql/15/server/port/atomics/generic.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/proclist_types.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/lwlocknames.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/shmem.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/hsearch.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/fmgr.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- /opt/pgh6/usr/include/postgresql/15/server/storage/pg_sema.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h \
+ /usr/include/postgresql/15/server/postgres.h \
+ /usr/include/postgresql/15/server/c.h \
+ /usr/include/postgresql/15/server/postgres_ext.h \
+ /usr/include/postgresql/15/server/pg_config_ext.h \
+ /usr/include/postgresql/15/server/pg_config.h \
+ /usr/include/postgresql/15/server/pg_config_manual.h \
+ /usr/include/postgresql/15/server/pg_config_os.h \
+ /usr/include/postgresql/15/server/port.h \
+ /usr/include/postgresql/15/server/utils/elog.h \
+ /usr/include/postgresql/15/server/utils/errcodes.h \
+ /usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/miscadmin.h \
+ /usr/include/postgresql/15/server/datatype/timestamp.h \
+ /usr/include/postgresql/15/server/pgtime.h \
+ /usr/include/postgresql/15/server/nodes/pg_list.h \
+ /usr/include/postgresql/15/server/nodes/nodes.h \
+ /usr/include/postgresql/15/server/storage/proc.h \
+ /usr/include/postgresql/15/server/access/clog.h \
+ /usr/include/postgresql/15/server/access/xlogreader.h \
+ /usr/include/postgresql/15/server/access/transam.h \
+ /usr/include/postgresql/15/server/access/xlogdefs.h \
+ /usr/include/postgresql/15/server/access/xlogrecord.h \
+ /usr/include/postgresql/15/server/access/rmgr.h \
+ /usr/include/postgresql/15/server/access/rmgrlist.h \
+ /usr/include/postgresql/15/server/port/pg_crc32c.h \
+ /usr/include/postgresql/15/server/port/pg_bswap.h \
+ /usr/include/postgresql/15/server/storage/block.h \
+ /usr/include/postgresql/15/server/storage/relfilenode.h \
+ /usr/include/postgresql/15/server/common/relpath.h \
+ /usr/include/postgresql/15/server/catalog/catversion.h \
+ /usr/include/postgresql/15/server/storage/backendid.h \
+ /usr/include/postgresql/15/server/storage/buf.h \
+ /usr/include/postgresql/15/server/storage/sync.h \
+ /usr/include/postgresql/15/server/lib/stringinfo.h \
+ /usr/include/postgresql/15/server/lib/ilist.h \
+ /usr/include/postgresql/15/server/storage/latch.h \
+ /usr/include/postgresql/15/server/storage/lock.h \
+ /usr/include/postgresql/15/server/storage/lockdefs.h \
+ /usr/include/postgresql/15/server/storage/lwlock.h \
+ /usr/include/postgresql/15/server/port/atomics.h \
+ /usr/include/postgresql/15/server/port/atomics/arch-x86.h \
+ /usr/include/postgresql/15/server/port/atomics/generic-gcc.h \
+ /usr/include/postgresql/15/server/port/atomics/fallback.h \
+ /usr/include/postgresql/15/server/port/atomics/generic.h \
+ /usr/include/postgresql/15/server/storage/proclist_types.h \
+ /usr/include/postgresql/15/server/storage/lwlocknames.h \
+ /usr/include/postgresql/15/server/storage/shmem.h \
+ /usr/include/postgresql/15/server/utils/hsearch.h \
+ /usr/include/postgresql/15/server/utils/timestamp.h \
+ /usr/include/postgresql/15/server/datatype/timestamp.h \
+ /usr/include/postgresql/15/server/fmgr.h \
+ /usr/include/postgresql/15/server/pgtime.h \
+ /usr/include/postgresql/15/server/storage/pg_sema.h \
+ /usr/include/postgresql/15/server/utils/memutils.h \
+ /usr/include/postgresql/15/server/nodes/memnodes.h \
  src/common/contender.h src/common/vocabulary.h src/cluster/deadlock.h \
  src/cluster/wait_record.h src/common/node_formats.h src/client/client.h \
  src/common/clock.h src/recipes/deadlock_timer.h src/recipes/attempt.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- src/common/node_data.h src/recipes/path_memory.h \
- src/common/text_encoding.h
-/opt/pgh6/usr/include/postgresql/15/server/postgres.h:
-/opt/pgh6/usr/include/postgresql/15/server/c.h:
-/opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h:
-/opt/pgh6/usr/include/postgresql/15/server/port.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/miscadmin.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/pg_list.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/proc.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/clog.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogreader.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/transam.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogdefs.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/xlogrecord.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/rmgr.h:
-/opt/pgh6/usr/include/postgresql/15/server/access/rmgrlist.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/pg_crc32c.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/pg_bswap.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/block.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/relfilenode.h:
-/opt/pgh6/usr/include/postgresql/15/server/common/relpath.h:
-/opt/pgh6/usr/include/postgresql/15/server/catalog/catversion.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/backendid.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/buf.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/sync.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/stringinfo.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/latch.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/lock.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/lockdefs.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/lwlock.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/atomics.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/atomics/arch-x86.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/atomics/generic-gcc.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/atomics/fallback.h:
-/opt/pgh6/usr/include/postgresql/15/server/port/atomics/generic.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/proclist_types.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/lwlocknames.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/shmem.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/hsearch.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/fmgr.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
-/opt/pgh6/usr/include/postgresql/15/server/storage/pg_sema.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/memutils.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/memnodes.h:
+ /usr/include/postgresql/15/server/utils/palloc.h src/common/node_data.h \
+ src/recipes/path_memory.h src/common/text_encoding.h
+/usr/include/postgresql/15/server/postgres.h:
+/usr/include/postgresql/15/server/c.h:
+/usr/include/postgresql/15/server/postgres_ext.h:
+/usr/include/postgresql/15/server/pg_config_ext.h:
+/usr/include/postgresql/15/server/pg_config.h:
+/usr/include/postgresql/15/server/pg_config_manual.h:
+/usr/include/postgresql/15/server/pg_config_os.h:
+/usr/include/postgresql/15/server/port.h:
+/usr/include/postgresql/15/server/utils/elog.h:
+/usr/include/postgresql/15/server/utils/errcodes.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/miscadmin.h:
+/usr/include/postgresql/15/server/datatype/timestamp.h:
+/usr/include/postgresql/15/server/pgtime.h:
+/usr/include/postgresql/15/server/nodes/pg_list.h:
+/usr/include/postgresql/15/server/nodes/nodes.h:
+/usr/include/postgresql/15/server/storage/proc.h:
+/usr/include/postgresql/15/server/access/clog.h:
+/usr/include/postgresql/15/server/access/xlogreader.h:
+/usr/include/postgresql/15/server/access/transam.h:
+/usr/include/postgresql/15/server/access/xlogdefs.h:
+/usr/include/postgresql/15/server/access/xlogrecord.h:
+/usr/include/postgresql/15/server/access/rmgr.h:
+/usr/include/postgresql/15/server/access/rmgrlist.h:
+/usr/include/postgresql/15/server/port/pg_crc32c.h:
+/usr/include/postgresql/15/server/port/pg_bswap.h:
+/usr/include/postgresql/15/server/storage/block.h:
+/usr/include/postgresql/15/server/storage/relfilenode.h:
+/usr/include/postgresql/15/server/common/relpath.h:
+/usr/include/postgresql/15/server/catalog/catversion.h:
+/usr/include/postgresql/15/server/storage/backendid.h:
+/usr/include/postgresql/15/server/storage/buf.h:
+/usr/include/postgresql/15/server/storage/sync.h:
+/usr/include/postgresql/15/server/lib/stringinfo.h:
+/usr/include/postgresql/15/server/lib/ilist.h:
+/usr/include/postgresql/15/server/storage/latch.h:
+/usr/include/postgresql/15/server/storage/lock.h:
+/usr/include/postgresql/15/server/storage/lockdefs.h:
+/usr/include/postgresql/15/server/storage/lwlock.h:
+/usr/include/postgresql/15/server/port/atomics.h:
+/usr/include/postgresql/15/server/port/atomics/arch-x86.h:
+/usr/include/postgresql/15/server/port/atomics/generic-gcc.h:
+/usr/include/postgresql/15/server/port/atomics/fallback.h:
+/usr/include/postgresql/15/server/port/atomics/generic.h:
+/usr/include/postgresql/15/server/storage/proclist_types.h:
+/usr/include/postgresql/15/server/storage/lwlocknames.h:
+/usr/include/postgresql/15/server/storage/shmem.h:
+/usr/include/postgresql/15/server/utils/hsearch.h:
+/usr/include/postgresql/15/server/utils/timestamp.h:
+/usr/include/postgresql/15/server/datatype/timestamp.h:
+/usr/include/postgresql/15/server/fmgr.h:
+/usr/include/postgresql/15/server/pgtime.h:
+/usr/include/postgresql/15/server/storage/pg_sema.h:
+/usr/include/postgresql/15/server/utils/memutils.h:
+/usr/include/postgresql/15/server/nodes/memnodes.h:
 src/common/contender.h:
 src/common/vocabulary.h:
 src/cluster/deadlock.h:
@@ -124,7 +123,7 @@ src/client/client.h:
 src/common/clock.h:
 src/recipes/deadlock_timer.h:
 src/recipes/attempt.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
 src/common/node_data.h:
 src/recipes/path_memory.h:
 src/common/text_encoding.h:

@@ -1,45 +1,43 @@
 src/recipes/barrier.o: src/recipes/barrier.c \
- /opt/pgh6/usr/include/postgresql/15/server/postgres.h \
- /opt/pgh6/usr/include/postgresql/15/server/c.h \
- /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h \
- /opt/pgh6/usr/include/postgresql/15/server/port.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/miscadmin.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h \
- /opt/pgh6/usr/include/postgresql/15/server/pgtime.h \
- src/recipes/barrier.h src/common/vocabulary.h src/recipes/attempt.h \
- src/client/client.h src/common/clock.h \
- /opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h \
- src/common/contender.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/postgres.h \
+ /usr/include/postgresql/15/server/c.h \
+ /usr/include/postgresql/15/server/postgres_ext.h \
+ /usr/include/postgresql/15/server/pg_config_ext.h \
+ /usr/include/postgresql/15/server/pg_config.h \
+ /usr/include/postgresql/15/server/pg_config_manual.h \
+ /usr/include/postgresql/15/server/pg_config_os.h \
+ /usr/include/postgresql/15/server/port.h \
+ /usr/include/postgresql/15/server/utils/elog.h \
+ /usr/include/postgresql/15/server/utils/errcodes.h \
+ /usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/miscadmin.h \
+ /usr/include/postgresql/15/server/datatype/timestamp.h \
+ /usr/include/postgresql/15/server/pgtime.h src/recipes/barrier.h \
+ src/common/vocabulary.h src/recipes/attempt.h src/client/client.h \
+ src/common/clock.h /usr/include/postgresql/15/server/lib/ilist.h \
+ src/common/contender.h /usr/include/postgresql/15/server/utils/palloc.h \
  src/common/operation_context.h src/common/text_encoding.h
-/opt/pgh6/usr/include/postgresql/15/server/postgres.h:
-/opt/pgh6/usr/include/postgresql/15/server/c.h:
-/opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h:
-/opt/pgh6/usr/include/postgresql/15/server/port.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/miscadmin.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
-/opt/pgh6/usr/include/postgresql/15/server/pgtime.h:
+/usr/include/postgresql/15/server/postgres.h:
+/usr/include/postgresql/15/server/c.h:
+/usr/include/postgresql/15/server/postgres_ext.h:
+/usr/include/postgresql/15/server/pg_config_ext.h:
+/usr/include/postgresql/15/server/pg_config.h:
+/usr/include/postgresql/15/server/pg_config_manual.h:
+/usr/include/postgresql/15/server/pg_config_os.h:
+/usr/include/postgresql/15/server/port.h:
+/usr/include/postgresql/15/server/utils/elog.h:
+/usr/include/postgresql/15/server/utils/errcodes.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/miscadmin.h:
+/usr/include/postgresql/15/server/datatype/timestamp.h:
+/usr/include/postgresql/15/server/pgtime.h:
 src/recipes/barrier.h:
 src/common/vocabulary.h:
 src/recipes/attempt.h:
 src/client/client.h:
 src/common/clock.h:
-/opt/pgh6/usr/include/postgresql/15/server/lib/ilist.h:
+/usr/include/postgresql/15/server/lib/ilist.h:
 src/common/contender.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
 src/common/operation_context.h:
 src/common/text_encoding.h:

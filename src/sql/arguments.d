@@ -1,38 +1,38 @@
 src/sql/arguments.o: src/sql/arguments.c \
- /opt/pgh6/usr/include/postgresql/15/server/postgres.h \
- /opt/pgh6/usr/include/postgresql/15/server/c.h \
- /opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h \
- /opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h \
- /opt/pgh6/usr/include/postgresql/15/server/port.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/elog.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h \
- /opt/pgh6/usr/include/postgresql/15/server/common/int.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/builtins.h \
- /opt/pgh6/usr/include/postgresql/15/server/fmgr.h \
- /opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h \
- /opt/pgh6/usr/include/postgresql/15/server/utils/fmgrprotos.h \
- src/common/paths.h src/sql/arguments.h \
- /opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h
-/opt/pgh6/usr/include/postgresql/15/server/postgres.h:
-/opt/pgh6/usr/include/postgresql/15/server/c.h:
-/opt/pgh6/usr/include/postgresql/15/server/postgres_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_ext.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_manual.h:
-/opt/pgh6/usr/include/postgresql/15/server/pg_config_os.h:
-/opt/pgh6/usr/include/postgresql/15/server/port.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/elog.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/errcodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/palloc.h:
-/opt/pgh6/usr/include/postgresql/15/server/common/int.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/builtins.h:
-/opt/pgh6/usr/include/postgresql/15/server/fmgr.h:
-/opt/pgh6/usr/include/postgresql/15/server/nodes/nodes.h:
-/opt/pgh6/usr/include/postgresql/15/server/utils/fmgrprotos.h:
+ /usr/include/postgresql/15/server/postgres.h \
+ /usr/include/postgresql/15/server/c.h \
+ /usr/include/postgresql/15/server/postgres_ext.h \
+ /usr/include/postgresql/15/server/pg_config_ext.h \
+ /usr/include/postgresql/15/server/pg_config.h \
+ /usr/include/postgresql/15/server/pg_config_manual.h \
+ /usr/include/postgresql/15/server/pg_config_os.h \
+ /usr/include/postgresql/15/server/port.h \
+ /usr/include/postgresql/15/server/utils/elog.h \
+ /usr/include/postgresql/15/server/utils/errcodes.h \
+ /usr/include/postgresql/15/server/utils/palloc.h \
+ /usr/include/postgresql/15/server/common/int.h \
+ /usr/include/postgresql/15/server/utils/builtins.h \
+ /usr/include/postgresql/15/server/fmgr.h \
+ /usr/include/postgresql/15/server/nodes/nodes.h \
+ /usr/include/postgresql/15/server/utils/fmgrprotos.h src/common/paths.h \
+ src/sql/arguments.h \
+ /usr/include/postgresql/15/server/datatype/timestamp.h
+/usr/include/postgresql/15/server/postgres.h:
+/usr/include/postgresql/15/server/c.h:
+/usr/include/postgresql/15/server/postgres_ext.h:
+/usr/include/postgresql/15/server/pg_config_ext.h:
+/usr/include/postgresql/15/server/pg_config.h:
+/usr/include/postgresql/15/server/pg_config_manual.h:
+/usr/include/postgresql/15/server/pg_config_os.h:
+/usr/include/postgresql/15/server/port.h:
+/usr/include/postgresql/15/server/utils/elog.h:
+/usr/include/postgresql/15/server/utils/errcodes.h:
+/usr/include/postgresql/15/server/utils/palloc.h:
+/usr/include/postgresql/15/server/common/int.h:
+/usr/include/postgresql/15/server/utils/builtins.h:
+/usr/include/postgresql/15/server/fmgr.h:
+/usr/include/postgresql/15/server/nodes/nodes.h:
+/usr/include/postgresql/15/server/utils/fmgrprotos.h:
 src/common/paths.h:
 src/sql/arguments.h:
-/opt/pgh6/usr/include/postgresql/15/server/datatype/timestamp.h:
+/usr/include/postgresql/15/server/datatype/timestamp.h:
