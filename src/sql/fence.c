@@ -95,7 +95,7 @@ check_token(int64 token)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fencing token must be positive"),
-				 errdetail("The token given was " INT64_FORMAT ".", token)));
+				 errdetail("The token given was %lld.", (long long) token)));
 }
 
 /*
@@ -158,10 +158,10 @@ fence(Oid fn_oid, text *path, const char *utf8_path, int64 token,
 	if (!accepted)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("fencing token " INT64_FORMAT " for lock path \"%s\" is older than the accepted token " INT64_FORMAT,
-						token, path_str, largest),
-				 errdetail("A later holder of the lock has written through zk_fence: the holder of token " INT64_FORMAT " has lost the lock.",
-						   token),
+				 errmsg("fencing token %lld for lock path \"%s\" is older than the accepted token %lld",
+						(long long) token, path_str, (long long) largest),
+				 errdetail("A later holder of the lock has written through zk_fence: the holder of token %lld has lost the lock.",
+						   (long long) token),
 				 errhint("Do not retry the write with this token; take the lock again.")));
 
 	if (verify)
@@ -186,19 +186,19 @@ verify_holder(const char *path, const char *utf8_path, int64 token)
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("fencing token " INT64_FORMAT " no longer holds lock path \"%s\"",
-						token, path),
+				 errmsg("fencing token %lld no longer holds lock path \"%s\"",
+						(long long) token, path),
 				 errdetail("The lock's queue in ZooKeeper is empty.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("fencing token " INT64_FORMAT " no longer holds lock path \"%s\"",
-					token, path),
-			 errdetail("The head of the lock's queue in ZooKeeper is %s node \"%s\" with token " INT64_FORMAT ".",
+			 errmsg("fencing token %lld no longer holds lock path \"%s\"",
+					(long long) token, path),
+			 errdetail("The head of the lock's queue in ZooKeeper is %s node \"%s\" with token %lld.",
 					   entries[0].granted ?
 					   (entries[0].mode == ZK_MODE_EXCLUSIVE ?
 						"granted exclusive" : "granted shared") :
 					   "waiting",
-					   entries[0].znode, entries[0].token)));
+					   entries[0].znode, (long long) entries[0].token)));
 }
 
 /*
