@@ -10,7 +10,8 @@
 #   token is refused (55000, naming path, token and the accepted one); an
 #   equal token is accepted; the record goes with a ROLLBACK; a second
 #   transaction fencing the same path waits for the first and then sees its
-#   token; R's backend never opened a ZooKeeper session (zk_session()).
+#   token (in REPEATABLE READ: 40001, as for any row changed under it); R's
+#   backend never opened a ZooKeeper session (zk_session()).
 # - zk_fenced() as a BEFORE trigger, statement and row level: the write is
 #   refused (55000) unless the transaction passed zk_fence for the path; a
 #   fence undone by ROLLBACK TO SAVEPOINT, or a fence of another path, does
@@ -126,6 +127,14 @@ $w->query_safe('COMMIT');
 ($out, $err) = bg_finish($other, 'fence_done');
 error_is($err, '55000', qr/fencing token $t2 for lock path "\/fenced\/account" is older than the accepted token $big/,
 	'and then sees the token the first committed');
+
+# in REPEATABLE READ, a fence committed after the snapshot: 40001
+$w->query_safe(q{BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM account});
+$other->query_safe(qq{SELECT zk_fence('$path', $big)});
+($out, $err) = bg_query($w, qq{SELECT zk_fence('$path', $big)});
+error_is($err, '40001', qr/could not serialize access due to concurrent update/,
+	'in REPEATABLE READ, a fence of the path committed after the snapshot: 40001');
+$w->query_safe('ROLLBACK');
 
 # --- the trigger
 ($out, $err) = bg_query($w, q{UPDATE account SET balance = 0 WHERE id = 1});
