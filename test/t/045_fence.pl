@@ -26,7 +26,9 @@
 #   (as zk_locks shows it), 55000 without one or with a shared hold only.
 # - zk_fence(path, token, true) on A: accepted while the token's node is the
 #   granted exclusive head of the queue; 55000 for a waiting node's token
-#   and once the holder has released.
+#   and once the holder has released; a lease's token passes while the
+#   lease holds, not after its release, and zk_fence(path) does not take a
+#   lease for a hold.
 # - On a hot standby of R (pg_basebackup), zk_fence gives 25006 and the
 #   records are readable.
 use strict;
@@ -265,6 +267,19 @@ $waiter->query_safe(q{SELECT zk_unlock('/own/v')});
 ($out, $err) = bg_query($v, qq{SELECT zk_fence('/own/gone', $vt, true)});
 error_is($err, '55000', qr/fencing token $vt no longer holds lock path "\/own\/gone"\nDETAIL:  The lock's queue in ZooKeeper is empty/,
 	'verify of a lock nobody holds: 55000');
+
+# a lease holds the lock in the same queue: its token passes verify while
+# the lease holds, and no longer once it is released
+my $lt = $own->query_safe(q{SELECT zk_lease_lock('/own/lease', '1 min')});
+is($v->query_safe(qq{SELECT zk_fence('/own/lease', $lt, true)}), $lt,
+	'verify accepts the token of a lease that holds the lock');
+($out, $err) = bg_query($own, q{SELECT zk_fence('/own/lease')});
+error_is($err, '55000', qr/this session holds no exclusive lock on lock path "\/own\/lease"/,
+	'zk_fence(path) does not take a lease for a hold of the session');
+$own->query_safe(qq{SELECT zk_lease_unlock('/own/lease', $lt)});
+($out, $err) = bg_query($v, qq{SELECT zk_fence('/own/lease', $lt, true)});
+error_is($err, '55000', qr/fencing token $lt no longer holds lock path "\/own\/lease"/,
+	'and refuses it once the lease is released');
 
 # --- a hot standby of R
 $r->backup('b');
