@@ -48,7 +48,7 @@ AS 'MODULE_PATHNAME', 'zk_fence_own'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION zk_fence(text) IS
-'zk_fence with the token of this session''s own exclusive lock on the path';
+'zk_fence with the token of this backend''s own exclusive lock on the path';
 
 CREATE FUNCTION zk_fenced()
 RETURNS trigger

@@ -243,7 +243,7 @@ zk_fence_own(PG_FUNCTION_ARGS)
 	if (token <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("this session holds no exclusive lock on lock path \"%s\"",
+				 errmsg("this backend holds no exclusive lock on lock path \"%s\"",
 						text_to_cstring(PG_GETARG_TEXT_PP(0))),
 				 shared ?
 				 errdetail("It holds the lock shared; only an exclusive hold's token is ordered against every other holder's.") : 0,

@@ -232,11 +232,11 @@ like($dump, qr/^COPY public\.zk_fence_tokens .*\n(?:.*\n)*?\Q$path\E\t$big$/m,
 # --- the own-token form, on A
 my $own = verbose_session($a);
 ($out, $err) = bg_query($own, q{SELECT zk_fence('/own/p')});
-error_is($err, '55000', qr/this session holds no exclusive lock on lock path "\/own\/p"/,
+error_is($err, '55000', qr/this backend holds no exclusive lock on lock path "\/own\/p"/,
 	'zk_fence(path) without a hold: 55000');
 $own->query_safe(q{SELECT zk_rlock('/own/p')});
 ($out, $err) = bg_query($own, q{SELECT zk_fence('/own/p')});
-error_is($err, '55000', qr/this session holds no exclusive lock on lock path "\/own\/p"\nDETAIL:  It holds the lock shared/,
+error_is($err, '55000', qr/this backend holds no exclusive lock on lock path "\/own\/p"\nDETAIL:  It holds the lock shared/,
 	'zk_fence(path) with a shared hold only: 55000');
 $own->query_safe(q{SELECT zk_unlock('/own/p')});
 my $own_token = $own->query_safe(q{SELECT zk_lock('/own/p')});
@@ -274,7 +274,7 @@ my $lt = $own->query_safe(q{SELECT zk_lease_lock('/own/lease', '1 min')});
 is($v->query_safe(qq{SELECT zk_fence('/own/lease', $lt, true)}), $lt,
 	'verify accepts the token of a lease that holds the lock');
 ($out, $err) = bg_query($own, q{SELECT zk_fence('/own/lease')});
-error_is($err, '55000', qr/this session holds no exclusive lock on lock path "\/own\/lease"/,
+error_is($err, '55000', qr/this backend holds no exclusive lock on lock path "\/own\/lease"/,
 	'zk_fence(path) does not take a lease for a hold of the session');
 $own->query_safe(qq{SELECT zk_lease_unlock('/own/lease', $lt)});
 ($out, $err) = bg_query($v, qq{SELECT zk_fence('/own/lease', $lt, true)});
