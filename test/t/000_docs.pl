@@ -375,6 +375,7 @@ push @message_patterns, map { format_to_regex($_) } (
 	'canceling statement due to statement timeout',
 	'canceling statement due to user request',
 	'must be superuser or have privileges of pg_read_all_settings to examine "%s"',
+	'cannot execute %s in a read-only transaction',
 	'out of memory');
 
 sub format_to_regex
