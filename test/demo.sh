@@ -3,8 +3,10 @@
 #
 #   1. installs what is missing (apt-get), builds and installs zklock;
 #   2. starts a standalone ZooKeeper on 127.0.0.1:2181 (zklock's default
-#      zklock.hosts) unless one already answers there, and the Debian
-#      PostgreSQL 15 cluster "main" unless it is running;
+#      zklock.hosts) unless one already answers there, configures the
+#      Debian PostgreSQL 15 cluster "main" with test/demo-postgresql.conf
+#      (zklock in shared_preload_libraries, which the README's tour uses)
+#      and starts it, or restarts it if that file changed;
 #   3. creates the database zklock_demo with the extension and shows two
 #      sessions contending for the lock /jobs/nightly.
 #
@@ -42,8 +44,21 @@ if ! pg_lsclusters -h 2>/dev/null | awk '$1 == 15 && $2 == "main"' | grep -q .; 
 	as_root pg_createcluster 15 main >/dev/null
 fi
 PGPORT=$(pg_lsclusters -h | awk '$1 == 15 && $2 == "main" {print $3}')
+# the settings the README's tour needs (zklock preloaded, for zk_stat):
+# test/demo-postgresql.conf, which test/t/031_doc_examples.pl uses too
+DEMO_CONF=/etc/postgresql/15/main/conf.d/zklock-demo.conf
+restart=no
+if ! cmp -s test/demo-postgresql.conf "$DEMO_CONF"; then
+	as_root install -D -m 644 -o postgres -g postgres test/demo-postgresql.conf "$DEMO_CONF"
+	echo "configured the cluster with $DEMO_CONF (from test/demo-postgresql.conf):"
+	grep -v '^#' test/demo-postgresql.conf | grep . | sed 's/^/    /'
+	restart=yes
+fi
 if ! pg_lsclusters -h | awk '$1 == 15 && $2 == "main" {print $4}' | grep -q online; then
 	as_root pg_ctlcluster 15 main start
+elif [ "$restart" = yes ]; then
+	# shared_preload_libraries takes effect at server start only
+	as_root pg_ctlcluster 15 main restart
 fi
 echo "cluster 15/main is online on port $PGPORT"
 export PGPORT

@@ -141,6 +141,7 @@ typedef enum ZkAliveResult
 /* the session (client/session.c, client/connect.c) */
 extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
 extern bool ZkSessionIsExpired(void);
+extern bool ZkSessionGiveUpOutOfTouch(void);
 extern void ZkSessionGetStatus(ZkSessionStatus *status);
 extern bool ZkSessionAliveFresh(void);
 extern bool ZkIsConnectionLoss(int rc);

@@ -245,6 +245,30 @@ ZkSessionIsExpired(void)
 }
 
 /*
+ * ZkSessionGiveUpOutOfTouch
+ *		Has the session been out of touch with ZooKeeper for longer than the
+ *		session timeout (ZkSessionGiveUpAt)?  Then the server has expired it
+ *		(or will at its next tick), whether or not the client library has
+ *		heard so yet: record it as expired, as ZkSessionEnsure gives it up,
+ *		so that the next zklock call closes it and opens a fresh one even if
+ *		the library gets back in touch meanwhile (a restarted server may
+ *		accept the old session again, with nodes the backend has forgotten),
+ *		and return true.
+ */
+bool
+ZkSessionGiveUpOutOfTouch(void)
+{
+	ZkBridgeView view;
+
+	ZkBridgeLook(NULL, &view);
+	if (!view.open || view.lost || view.disconnected_at == 0 ||
+		ZkNowMs() < ZkSessionGiveUpAt(&view))
+		return false;
+	ZkBridgeMarkExpired();
+	return true;
+}
+
+/*
  * ZkSessionGetStatus
  *		What zk_session() shows.
  */

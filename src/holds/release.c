@@ -307,15 +307,30 @@ ZkLockReleaseAll(void)
  *		zk_unlock_all it raises no ERROR for a session that expired: those
  *		locks are gone already, which a WARNING says.  Leases are not held
  *		by the backend and are left alone.
+ *
+ * The WARNING must not depend on whether the client library has noticed
+ * the expiry yet: a backend that was frozen past its session timeout runs
+ * DISCARD ALL before the library has reconnected and heard "expired".  So
+ * the session is confirmed first (ZkSessionConfirmAlive: at once within its
+ * alive window, else one round trip), and a session out of touch past its
+ * timeout counts as expired, as ZkSessionEnsure counts it (and is given up:
+ * the next zklock call opens a fresh one).  A session that could not be
+ * confirmed otherwise has its locks released as usual.
  */
 void
 ZkLockDiscardAll(void)
 {
+	bool		expired;
+
 	ZkLeaseForgetNames();
 	if (ZkHeldLocks == NULL || hash_get_num_entries(ZkHeldLocks) == 0)
 		return;
 
-	if (ZkSessionIsExpired())
+	expired = ZkSessionIsExpired() || ZkSessionGiveUpOutOfTouch();
+	if (!expired)
+		expired = ZkSessionConfirmAlive() == ZK_SESSION_EXPIRED ||
+			ZkSessionGiveUpOutOfTouch();
+	if (expired)
 	{
 		ZkReportExpiredLocks(WARNING,
 							 (int) hash_get_num_entries(ZkHeldLocks));

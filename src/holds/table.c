@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -420,7 +421,9 @@ ZkCheckRoom(int more)
 								  hash_get_num_entries(ZkHeldLocks),
 								  hash_get_num_entries(ZkHeldLocks),
 								  zklock_max_locks_per_backend),
-				 errhint("Release some locks, or raise zklock.max_locks_per_backend.")));
+				 superuser() ?
+				 errhint("Release some locks, or raise zklock.max_locks_per_backend.") :
+				 errhint("Release some locks, or ask a superuser to raise zklock.max_locks_per_backend.")));
 }
 
 /*

@@ -686,6 +686,7 @@ static void
 zk_warn_blind(ZkAttempt *at)
 {
 	bool		seeing = false;
+	const char *style;
 
 	/* only a mix is a problem: a queue of "-lock-" nodes alone is fine */
 	for (int i = 0; i < at->nqueue; i++)
@@ -695,12 +696,13 @@ zk_warn_blind(ZkAttempt *at)
 		if (!at->queue[i].blind)
 			continue;
 		at->warned_blind = true;
+		style = strstr(at->queue[i].name, "-" ZK_LATCH_MARKER) ? "latch" : "mutex";
 		ereport(WARNING,
-				(errmsg("ZooKeeper lock \"%s\" is also used by a client that does not see zklock's queue nodes",
-						ZkUtf8ForMessage(at->args->lock_path)),
-				 errdetail("Node \"%s\" is named like Curator's InterProcessMutex nodes, whose recipe does not see read/write lock nodes (Curator's InterProcessReadWriteLock, kazoo, zklock's default style): the two kinds of client can hold the lock at the same time.",
-						   ZkUtf8ForMessage(at->queue[i].name)),
-				 errhint("Use one node style per path: zklock.exclusive_node_style = 'mutex' where Curator's InterProcessMutex shares the path, 'rwlock' where its InterProcessReadWriteLock or kazoo does.")));
+				(errmsg("ZooKeeper lock \"%s\" is used with two node styles, \"%s\" and \"rwlock\"",
+						ZkUtf8ForMessage(at->args->lock_path), style),
+				 errdetail("Node \"%s\" has the %s style and other nodes of the queue the rwlock style: another zklock backend (zklock.exclusive_node_style) or another client uses the other style on this path. zklock sees both styles, but Curator's InterProcessMutex and LeaderLatch see their own style only, so such a client can hold the lock at the same time as an rwlock-style holder.",
+						   ZkUtf8ForMessage(at->queue[i].name), style),
+				 errhint("Use one node style per path: zklock.exclusive_node_style = 'mutex' where Curator's InterProcessMutex shares the path, 'latch' where its LeaderLatch does, 'rwlock' (the default) where its InterProcessReadWriteLock or kazoo does.")));
 		return;
 	}
 }

@@ -127,7 +127,7 @@ is(sql(q{SELECT zk_try_rlock('/interop/m')}), 'f', 'so does zk_try_rlock');
 	my ($rc, $o, $e) = $pg->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT zk_try_lock('/interop/m')");
 	warning_is($e, '01000',
-		qr/ZooKeeper lock "\/interop\/m" is also used by a client that does not see zklock's queue nodes/,
+		qr/ZooKeeper lock "\/interop\/m" is used with two node styles, "mutex" and "rwlock"/,
 		'zklock warns (01000) that a lock recipe blind to its nodes shares the path');
 }
 foreign_holder_is($pg, '/interop/m', '^_c_[0-9a-f-]{36}-lock-[0-9]{10}$', $addr,

@@ -121,7 +121,7 @@ like(sql(q{SELECT znode FROM zk_lock_queue('/mx/local')}), qr/-__WRIT__[0-9]{10}
 $s = $pg->background_psql('postgres', on_error_stop => 0);
 $s->query_safe('\set VERBOSITY verbose');
 ($out, $err) = bg_query($s, q{SELECT zk_try_lock('/mx/local', 100)});
-warning_is($err, '01000', qr/ZooKeeper lock "\/mx\/local" is also used by a client that does not see zklock's queue nodes/,
+warning_is($err, '01000', qr/ZooKeeper lock "\/mx\/local" is used with two node styles, "mutex" and "rwlock"\nDETAIL:  Node "[^"]*-lock-[0-9]{10}" has the mutex style and other nodes of the queue the rwlock style: another zklock backend \(zklock.exclusive_node_style\) or another client uses the other style on this path\./,
 	'a mutex-style waiter behind a read/write-style node is warned of the mix (01000)');
 $t->query_safe(q{SELECT zk_unlock_all()});
 ok(wait_queues_empty($pg, [ '/mx/a', '/mx/r', '/mx/local' ], 10, 'empty'), 'no node is left');
