@@ -36,6 +36,9 @@ typedef struct ZkLockInfo
 
 extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
 						  ZkLockScope scope, int64 wait_ms, int64 *token);
+extern bool ZkLockAcquireAdvisory(const char *path, ZkLockMode mode,
+								  ZkLockScope scope, int64 wait_ms,
+								  int64 *token);
 extern bool ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 							 ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockAcquirePermit(const char *path, int max_leases,

@@ -198,7 +198,74 @@ my ($out_a, $err_a) = bg_finish($sa, 'a_done');
 unlike($err_a, qr/ERROR/, 'the other one gets its lock');
 $sa->query_safe('SELECT pg_advisory_unlock_all()');
 
-ok(wait_queues_empty($na, [ map { path_of($_) } 42, 7, 8, 100, 200, 0 ], 10,
+# upgrade: a session holding a key shared may take it exclusive, as in
+# PostgreSQL; it waits only for the other sessions' holds
+$sa->query_safe('SELECT pg_advisory_lock_shared(300)');
+$sb->query_safe('SELECT pg_advisory_lock_shared(300)');
+is($sa->query_safe('SELECT pg_try_advisory_lock(300)'), 'f',
+	'upgrade: a try returns false while another session shares the key');
+is(queue_len($na, path_of(300)), '2', 'and leaves nothing behind');
+$sb->query_safe('SELECT pg_advisory_unlock_shared(300)');
+is($sa->query_safe('SELECT pg_try_advisory_lock(300)'), 't',
+	'upgrade: granted once the other session let go of its share');
+is(b('SELECT pg_try_advisory_lock_shared(300)'), 'f',
+	'the upgraded key excludes another server\'s readers');
+$sa->query_safe('SELECT pg_advisory_unlock(300)');
+is(b('SELECT pg_try_advisory_lock_shared(300) AND pg_advisory_unlock_shared(300)'), 't',
+	'after the exclusive unlock, the session\'s share admits readers again');
+is(b('SELECT pg_try_advisory_lock(300)'), 'f', 'but no writer');
+$sa->query_safe('SELECT pg_advisory_unlock_shared(300)');
+
+# the upgrade does not wait for a writer that waits for the session itself
+$sa->query_safe('SELECT pg_advisory_lock_shared(301)');
+bg_begin($sb, 'SELECT pg_advisory_lock(301)', 'b_301');
+ok(wait_queue_len($na, path_of(301), 2, 10, 'B queued'), 'B waits for A\'s share');
+$sa->query_safe('SELECT pg_advisory_lock(301)');
+pass('upgrade: granted at once, ahead of the writer that waits for the share');
+$sa->query_safe('SELECT pg_advisory_unlock_shared(301)');
+is(queue_rows($na, path_of(301), q{cluster_name || ':' || mode}),
+	'a:shared,b:exclusive,a:exclusive',
+	'the shared node stays while the exclusive one lasts: B queued between them');
+ok(!bg_done($sb, 'b_301'), 'B still waits while A holds the key exclusive');
+$sa->query_safe('SELECT pg_advisory_unlock(301)');
+($out, $err) = bg_finish($sb, 'b_301');
+unlike($err, qr/ERROR/, 'B gets the key once A released it');
+$sb->query_safe('SELECT pg_advisory_unlock(301)');
+
+# two sessions upgrading the same key deadlock (40P01), as in PostgreSQL
+$sa->query_safe('SELECT pg_advisory_lock_shared(302)');
+$sb->query_safe('SELECT pg_advisory_lock_shared(302)');
+bg_begin($sa, 'SELECT pg_advisory_lock(302)', 'a_302');
+ok(wait_queue_len($na, path_of(302), 3, 10, 'A queued'), 'A\'s upgrade waits for B\'s share');
+bg_begin($sb, 'SELECT pg_advisory_lock(302)', 'b_302');
+($out_b, $err_b) = bg_finish($sb, 'b_302');
+error_is($err_b, '40P01', qr/deadlock detected\n/,
+	'two sessions upgrading the same key: 40P01');
+ok(!bg_done($sa, 'a_302'), 'A still waits: B keeps its session share');
+$sb->query_safe('SELECT pg_advisory_unlock_shared(302)');
+($out_a, $err_a) = bg_finish($sa, 'a_302');
+unlike($err_a, qr/ERROR/, 'A\'s upgrade is granted once B let go');
+$sa->query_safe('SELECT pg_advisory_unlock_all()');
+
+# downgrade and upgrade again with a writer queued between: the nodes of
+# the key stay at two, and the writer waits until every hold is gone
+$sa->query_safe('SELECT pg_advisory_lock(303)');
+bg_begin($sb, 'SELECT pg_advisory_lock(303)', 'b_303');
+ok(wait_queue_len($na, path_of(303), 2, 10, 'B queued'), 'B waits for A');
+$sa->query_safe('SELECT pg_advisory_lock_shared(303)');
+$sa->query_safe('SELECT pg_advisory_unlock(303)');
+$sa->query_safe('SELECT pg_advisory_lock(303)');
+is(queue_rows($na, path_of(303), q{cluster_name || ':' || mode}),
+	'a:exclusive,b:exclusive,a:shared',
+	'exclusive, shared, exclusive again: the first exclusive node is taken again');
+$sa->query_safe('SELECT pg_advisory_unlock(303)');
+ok(!bg_done($sb, 'b_303'), 'B waits while A shares the key');
+$sa->query_safe('SELECT pg_advisory_unlock_shared(303)');
+($out, $err) = bg_finish($sb, 'b_303');
+unlike($err, qr/ERROR/, 'B gets the key once A let go of every hold');
+$sb->query_safe('SELECT pg_advisory_unlock_all()');
+
+ok(wait_queues_empty($na, [ map { path_of($_) } 42, 7, 8, 100, 200, 0, 300, 301, 302, 303 ], 10,
 		'queues empty'),
 	'nothing left behind');
 
