@@ -223,9 +223,9 @@ ok(wait_queue_len($na, path_of(301), 2, 10, 'B queued'), 'B waits for A\'s share
 $sa->query_safe('SELECT pg_advisory_lock(301)');
 pass('upgrade: granted at once, ahead of the writer that waits for the share');
 $sa->query_safe('SELECT pg_advisory_unlock_shared(301)');
-is(queue_rows($na, path_of(301), q{cluster_name || ':' || mode}),
-	'a:shared,b:exclusive,a:exclusive',
-	'the shared node stays while the exclusive one lasts: B queued between them');
+is(queue_rows($nb, path_of(301), q{cluster_name || ':' || mode || ':' || granted}),
+	'a:shared:true,b:exclusive:false,a:exclusive:true',
+	'the shared node stays while the exclusive one lasts: B queued between them; zk_lock_queue shows the upgrade granted');
 ok(!bg_done($sb, 'b_301'), 'B still waits while A holds the key exclusive');
 $sa->query_safe('SELECT pg_advisory_unlock(301)');
 ($out, $err) = bg_finish($sb, 'b_301');
@@ -237,6 +237,9 @@ $sa->query_safe('SELECT pg_advisory_lock_shared(302)');
 $sb->query_safe('SELECT pg_advisory_lock_shared(302)');
 bg_begin($sa, 'SELECT pg_advisory_lock(302)', 'a_302');
 ok(wait_queue_len($na, path_of(302), 3, 10, 'A queued'), 'A\'s upgrade waits for B\'s share');
+is(queue_rows($nb, path_of(302), q{cluster_name || ':' || mode || ':' || granted}),
+	'a:shared:true,b:shared:true,a:exclusive:false',
+	'zk_lock_queue shows the upgrade waiting while another session shares the key');
 bg_begin($sb, 'SELECT pg_advisory_lock(302)', 'b_302');
 ($out_b, $err_b) = bg_finish($sb, 'b_302');
 error_is($err_b, '40P01', qr/deadlock detected\n/,
@@ -265,7 +268,22 @@ $sa->query_safe('SELECT pg_advisory_unlock_shared(303)');
 unlike($err, qr/ERROR/, 'B gets the key once A let go of every hold');
 $sb->query_safe('SELECT pg_advisory_unlock_all()');
 
-ok(wait_queues_empty($na, [ map { path_of($_) } 42, 7, 8, 100, 200, 0, 300, 301, 302, 303 ], 10,
+# an upgrade in transaction scope, with a writer queued between: COMMIT
+# releases both nodes, whichever goes first
+$sa->query_safe('BEGIN');
+$sa->query_safe('SELECT pg_advisory_xact_lock_shared(304)');
+bg_begin($sb, 'SELECT pg_advisory_lock(304)', 'b_304');
+ok(wait_queue_len($na, path_of(304), 2, 10, 'B queued'), 'B waits for A\'s transaction share');
+$sa->query_safe('SELECT pg_advisory_xact_lock(304)');
+is($sa->query_safe(q{SELECT string_agg(mode || ':' || scope, ',' ORDER BY mode) FROM zk_locks}),
+	'exclusive:transaction,shared:transaction', 'a transaction upgrade is granted at once');
+ok(!bg_done($sb, 'b_304'), 'B still waits');
+$sa->query_safe('COMMIT');
+($out, $err) = bg_finish($sb, 'b_304');
+unlike($err, qr/ERROR/, 'COMMIT releases both holds, and B gets the key');
+$sb->query_safe('SELECT pg_advisory_unlock(304)');
+
+ok(wait_queues_empty($na, [ map { path_of($_) } 42, 7, 8, 100, 200, 0, 300, 301, 302, 303, 304 ], 10,
 		'queues empty'),
 	'nothing left behind');
 
