@@ -8,12 +8,18 @@
 #   lock; another database name is another lock; (bigint) and (int, int)
 #   keys never collide; a database name with "/", spaces, non-ASCII and "__"
 #   maps to the documented node name, shown in zk_locks and zk_lock_queue;
-#   negative and 0 keys; NULL gives NULL.
+#   negative and 0 keys; NULL gives NULL; a kazoo WriteLock on the documented
+#   node takes the same lock.
 # - Semantics: shared and exclusive, stacking, session and transaction
 #   scope, PostgreSQL's WARNING (01000) and false for an unlock of a key not
 #   held in that mode, pg_advisory_unlock_all releasing advisory locks only,
 #   DISCARD ALL, a deadlock across servers (40P01), and pg_catalog.-qualified
 #   calls keeping PostgreSQL's local locks.
+# - Upgrade, as in PostgreSQL: a session holding a key shared takes it
+#   exclusive, waiting only for other sessions' holds (a try fails while one
+#   shares it), ahead of writers that wait for the session itself; two
+#   sessions upgrading one key deadlock (40P01); downgrade and upgrade again;
+#   an upgrade in transaction scope.
 use strict;
 use warnings;
 
@@ -183,6 +189,19 @@ is($nb->safe_psql($odd, 'SELECT zk_advisory.pg_try_advisory_lock(5)'),
 is($nb->safe_psql('postgres', 'SELECT pg_try_advisory_lock(5)'),
 	't', 'distinct from another database\'s key');
 $so->quit;
+
+# kazoo on the documented node takes the same lock (doc/interop.md's patterns)
+$sa->query_safe('SELECT pg_advisory_lock(900)');
+my $kazoo_try = q{
+w = c.WriteLock('/zklock/pg_advisory/postgres/900', 't', extra_lock_patterns=['__WRIT__', '__READ__'])
+got = w.acquire(blocking=False)
+print(got)
+if got:
+    w.release()};
+is(kazoo_run($zk, $kazoo_try), 'False',
+	'a kazoo WriteLock on /zklock/pg_advisory/postgres/900 sees the key held');
+$sa->query_safe('SELECT pg_advisory_unlock(900)');
+is(kazoo_run($zk, $kazoo_try), 'True', 'and takes it once released');
 
 # a deadlock across servers: exactly one 40P01
 $sa->query_safe('SELECT pg_advisory_lock(100)');
