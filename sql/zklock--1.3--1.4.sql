@@ -1,5 +1,9 @@
 /* sql/zklock--1.3--1.4.sql: version 1.4.
  *
+ * New objects: the schema zk_advisory, with PostgreSQL's advisory-lock
+ * functions (same names, arguments and results as pg_catalog's), taken
+ * cluster-wide through zklock (src/sql/advisory.c).
+ *
  * Error codes that tell applications the right thing (the library's
  * behaviour, whatever the version of the SQL objects):
  *  - an upgrade from a shared to an exclusive lock, and a lease on a lock
@@ -57,3 +61,158 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION zk_fenced() IS
 'trigger (BEFORE INSERT OR UPDATE OR DELETE; argument: the lock path): refuse the write unless this transaction passed zk_fence for the path';
+
+-- PostgreSQL's advisory-lock functions, cluster-wide (src/sql/advisory.c):
+-- same names, arguments, results and semantics as pg_catalog's, for
+-- applications that set search_path = zk_advisory, pg_catalog, ...
+CREATE SCHEMA zk_advisory;
+COMMENT ON SCHEMA zk_advisory IS
+'PostgreSQL''s advisory-lock functions, cluster-wide through zklock: name it before pg_catalog in search_path';
+GRANT USAGE ON SCHEMA zk_advisory TO PUBLIC;
+
+CREATE FUNCTION zk_advisory.pg_advisory_lock(bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_lock(bigint) IS
+'takes an exclusive cluster-wide advisory lock on the key, waiting as long as needed (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_lock(integer, integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_lock(integer, integer) IS
+'takes an exclusive cluster-wide advisory lock on the key, waiting as long as needed ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_lock_shared(bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_lock_shared(bigint) IS
+'takes a shared cluster-wide advisory lock on the key, waiting as long as needed (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_lock_shared(integer, integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_lock_shared(integer, integer) IS
+'takes a shared cluster-wide advisory lock on the key, waiting as long as needed ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_unlock(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_unlock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_unlock(bigint) IS
+'releases one session hold of the exclusive cluster-wide advisory lock on the key; false and a WARNING if not held (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_unlock(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_unlock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_unlock(integer, integer) IS
+'releases one session hold of the exclusive cluster-wide advisory lock on the key; false and a WARNING if not held ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_unlock_shared(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_unlock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_unlock_shared(bigint) IS
+'releases one session hold of the shared cluster-wide advisory lock on the key; false and a WARNING if not held (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_unlock_shared(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_unlock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_unlock_shared(integer, integer) IS
+'releases one session hold of the shared cluster-wide advisory lock on the key; false and a WARNING if not held ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_xact_lock(bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_xact_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_xact_lock(bigint) IS
+'takes an exclusive cluster-wide advisory lock on the key until the end of the transaction (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_xact_lock(integer, integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_xact_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_xact_lock(integer, integer) IS
+'takes an exclusive cluster-wide advisory lock on the key until the end of the transaction ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_xact_lock_shared(bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_xact_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_xact_lock_shared(bigint) IS
+'takes a shared cluster-wide advisory lock on the key until the end of the transaction (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_xact_lock_shared(integer, integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_xact_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_xact_lock_shared(integer, integer) IS
+'takes a shared cluster-wide advisory lock on the key until the end of the transaction ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_lock(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_lock(bigint) IS
+'takes an exclusive cluster-wide advisory lock on the key if it is free at once; returns whether it did (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_lock(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_lock(integer, integer) IS
+'takes an exclusive cluster-wide advisory lock on the key if it is free at once; returns whether it did ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_lock_shared(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_lock_shared(bigint) IS
+'takes a shared cluster-wide advisory lock on the key if it is free at once; returns whether it did (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_lock_shared(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_lock_shared(integer, integer) IS
+'takes a shared cluster-wide advisory lock on the key if it is free at once; returns whether it did ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_xact_lock(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_xact_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_xact_lock(bigint) IS
+'takes an exclusive cluster-wide advisory lock on the key until the end of the transaction if it is free at once; returns whether it did (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_xact_lock(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_xact_lock'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_xact_lock(integer, integer) IS
+'takes an exclusive cluster-wide advisory lock on the key until the end of the transaction if it is free at once; returns whether it did ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_xact_lock_shared(bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_xact_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_xact_lock_shared(bigint) IS
+'takes a shared cluster-wide advisory lock on the key until the end of the transaction if it is free at once; returns whether it did (bigint key)';
+
+CREATE FUNCTION zk_advisory.pg_try_advisory_xact_lock_shared(integer, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'zk_advisory_try_xact_lock_shared'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_try_advisory_xact_lock_shared(integer, integer) IS
+'takes a shared cluster-wide advisory lock on the key until the end of the transaction if it is free at once; returns whether it did ((int, int) key)';
+
+CREATE FUNCTION zk_advisory.pg_advisory_unlock_all()
+RETURNS void
+AS 'MODULE_PATHNAME', 'zk_advisory_unlock_all'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION zk_advisory.pg_advisory_unlock_all() IS
+'releases every session-level cluster-wide advisory lock of this backend';

@@ -148,6 +148,17 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 				ZkNodeDowngraded(ni, &ps->info[from[w]]))
 				e->granted = true;
 		}
+		/*
+		 * an upgrade (zk_advisory): a granted reader of the same session
+		 * ahead, and no other reader that holds the lock with it
+		 */
+		for (int r = 0; !e->granted && e->mode == ZK_MODE_EXCLUSIVE && r < nout; r++)
+		{
+			if (out[r].mode == ZK_MODE_SHARED && out[r].granted &&
+				ZkNodeDowngraded(&ps->info[from[r]], ni) &&
+				ZkUpgradeBlockingContender(present, nout, r) < 0)
+				e->granted = true;
+		}
 		e->token = ni->czxid;
 		e->ctime_ms = ni->ctime;
 		/* a lease's ttl runs from its grant: none while it waits */

@@ -493,7 +493,8 @@ ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
  *		Was this waiting-looking reader granted by a zklock downgrade: a
  *		zklock node (its data says so) of the same session as a granted
  *		writer ahead of it?  Other clients do not downgrade: their readers
- *		behind their own writer wait like anyone's.
+ *		behind their own writer wait like anyone's.  (zk_lock_queue asks the
+ *		same of a granted reader and a writer behind it: an upgrade.)
  */
 bool
 ZkNodeDowngraded(const ZkNodeInfo *reader, const ZkNodeInfo *writer)

@@ -256,3 +256,44 @@ ZkBlockingContender(const ZkContender *c, int me, ZkLockMode mode)
 	}
 	return -1;
 }
+
+/*
+ * ZkUpgradeLimit
+ *		For an upgrade, our exclusive node at position 'me' while our own
+ *		shared node ahead of it is granted: the position of the first
+ *		exclusive node before 'me' (or 'me').  Only the shared nodes before
+ *		that position block the upgrade: they hold the lock with us.  Every
+ *		exclusive node from there on waits for our shared node (a granted
+ *		shared node has no exclusive node before it), and every node behind
+ *		such one waits for it, so none of them can be granted while our
+ *		shared node is there; the upgrade does not wait for them, as
+ *		PostgreSQL's lock manager grants a lock that conflicts only with
+ *		waiters who wait for the requester itself.
+ */
+int
+ZkUpgradeLimit(const ZkContender *c, int me)
+{
+	for (int i = 0; i < me; i++)
+	{
+		if (c[i].mode == ZK_MODE_EXCLUSIVE)
+			return i;
+	}
+	return me;
+}
+
+/*
+ * ZkUpgradeBlockingContender
+ *		The one node an upgrade (see ZkUpgradeLimit) waits for: the nearest
+ *		shared node before the limit other than our own at 'own'; -1 if
+ *		there is none, and the upgrade is granted.
+ */
+int
+ZkUpgradeBlockingContender(const ZkContender *c, int me, int own)
+{
+	for (int i = ZkUpgradeLimit(c, me) - 1; i >= 0; i--)
+	{
+		if (i != own)
+			return i;
+	}
+	return -1;
+}

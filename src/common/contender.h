@@ -51,5 +51,7 @@ extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
 extern int	ZkFindContender(const ZkContender *c, int n, const char *name);
 extern int	ZkBlockingContender(const ZkContender *c, int me,
 								ZkLockMode mode);
+extern int	ZkUpgradeLimit(const ZkContender *c, int me);
+extern int	ZkUpgradeBlockingContender(const ZkContender *c, int me, int own);
 
 #endif							/* COMMON_CONTENDER_H */

@@ -12,9 +12,11 @@
  * backend and is only recorded for the check at COMMIT (holds/commit.c).
  *
  * Taking a lock the backend holds already in the same mode is a counter
- * increment, with no ZooKeeper round trip.  Upgrade (write while holding
- * only read) would wait on ourselves forever and is an ERROR; downgrade
- * is taken by the recipe and guarded by the table.
+ * increment, with no ZooKeeper round trip.  Downgrade is taken by the
+ * recipe and guarded by the table.  Upgrade (write while holding only
+ * read) is an ERROR for zklock's own functions; zk_advisory's take it as
+ * PostgreSQL does (ZkLockAcquireAdvisory), waiting for the other readers
+ * only (recipes/attempt.c).
  *
  * Each acquisition is counted in the statistics (common/stats.c): how it ended
  * (granted, refused, or the ERROR that ended it) and whether it waited for
@@ -336,21 +338,24 @@ zk_acquire_args(ZkAcquireArgs *args, const char *path, ZkLockMode mode,
 	args->lock_node = ZkLockNodePath(path);
 	args->lock_path = path;
 	args->mode = mode;
-	args->held_write_znode = other ? other->znode : NULL;
+	if (other != NULL && mode == ZK_MODE_SHARED)
+		args->held_write_znode = other->znode;
+	if (other != NULL && mode == ZK_MODE_EXCLUSIVE)
+		args->held_read_znode = other->znode;
 	args->style = (ZkNodeStyle) zklock_exclusive_node_style;
 	args->wait_ms = wait_ms;
 	args->data = ZkBuildNodeData(mode, scope, -1, &args->datalen);
 }
 
 /*
- * ZkLockAcquire
- *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
- *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
- *		false if a try did not get the lock; sets *token on success.
+ * zk_lock_acquire
+ *		ZkLockAcquire; with 'upgrade', an exclusive lock on a path this
+ *		backend holds shared is taken as PostgreSQL's lock manager takes
+ *		it (ZkLockAcquireAdvisory) instead of refused.
  */
-bool
-ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
-			  int64 wait_ms, int64 *token)
+static bool
+zk_lock_acquire(const char *path, ZkLockMode mode, ZkLockScope scope,
+				int64 wait_ms, int64 *token, bool upgrade)
 {
 	ZkLockEntry *entry;
 	ZkLockEntry *other;
@@ -369,9 +374,14 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	if (entry != NULL)
 		return zk_stack_hold(entry, scope, &call, token);
 
-	zk_check_mode_allowed(path, mode, other);
-	ZkCheckRoot();
+	if (!upgrade)
+		zk_check_mode_allowed(path, mode, other);
 	ZkCheckRoom(1);
+	/* our node in this mode, kept as the other mode's guard, is ours again */
+	entry = ZkEntryAdoptGuard(path, mode, other);
+	if (entry != NULL)
+		return zk_stack_hold(entry, scope, &call, token);
+	ZkCheckRoot();
 	zk_acquire_args(&args, path, mode, scope, other, wait_ms);
 	entry = zk_take_node(&call, path, mode, other);
 	if (entry == NULL)
@@ -379,6 +389,36 @@ ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkEntryAddHold(entry, scope);
 	*token = entry->token;
 	return true;
+}
+
+/*
+ * ZkLockAcquire
+ *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
+ *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
+ *		false if a try did not get the lock; sets *token on success.  An
+ *		exclusive lock on a path this backend holds shared is refused.
+ */
+bool
+ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
+			  int64 wait_ms, int64 *token)
+{
+	return zk_lock_acquire(path, mode, scope, wait_ms, token, false);
+}
+
+/*
+ * ZkLockAcquireAdvisory
+ *		ZkLockAcquire as PostgreSQL's advisory locks behave (zk_advisory): an
+ *		exclusive lock on a path this backend holds shared is an upgrade,
+ *		which waits only for the other sessions' holds (recipes/attempt.c),
+ *		and a try of it fails while another session shares the path.  The
+ *		shared node stays; if contenders queued between it and the new
+ *		exclusive node, it outlives the exclusive node (holds/table.c).
+ */
+bool
+ZkLockAcquireAdvisory(const char *path, ZkLockMode mode, ZkLockScope scope,
+					  int64 wait_ms, int64 *token)
+{
+	return zk_lock_acquire(path, mode, scope, wait_ms, token, true);
 }
 
 static int

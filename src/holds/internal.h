@@ -63,7 +63,9 @@ typedef struct ZkLockEntry
 								 * transaction holds, while xact_holds > 0 */
 	TimestampTz acquired_at;
 	int64		waited_us;
-	char	   *guard_znode;	/* downgrade guard (holds/table.c) */
+	char	   *guard_znode;	/* our node in the other mode, kept for this
+								 * one (holds/table.c) */
+	int64		guard_token;	/* its fencing token */
 	int			max_leases;		/* a permit: the semaphore's limit */
 	bool		watched;		/* a held-node watch is set on znode */
 	bool		lost;			/* znode is known to have been deleted */
@@ -79,6 +81,8 @@ extern ZkLockEntry *ZkEntryForZnode(const char *znode);
 extern ZkLockEntry *ZkEntryEnter(const char *path, ZkLockMode mode,
 								 const struct ZkGrant *grant,
 								 ZkLockEntry *other, TimestampTz start);
+extern ZkLockEntry *ZkEntryAdoptGuard(const char *path, ZkLockMode mode,
+									  ZkLockEntry *other);
 extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
 extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);
 extern bool ZkHoldsXactLocks(void);

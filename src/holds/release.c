@@ -261,6 +261,63 @@ ZkLockReleaseSet(const char *const *paths, int n)
 }
 
 /*
+ * ZkLockReleaseMode
+ *		Release one session hold of a path in exactly this mode, as
+ *		PostgreSQL's pg_advisory_unlock and pg_advisory_unlock_shared do:
+ *		false, with no message (the caller words it), if the backend holds
+ *		no session hold of the path in that mode.
+ */
+bool
+ZkLockReleaseMode(const char *path, ZkLockMode mode)
+{
+	ZkLockEntry *entry = NULL;
+
+	ZkLockReportExpiry();
+	ZkCollectHeldEvents();
+	if (ZkHeldLocks != NULL)
+		entry = ZkEntryLookup(path, mode);
+	if (entry == NULL || entry->session_holds == 0)
+		return false;
+	entry->session_holds--;
+	zk_maybe_drop(entry);
+	ZkFlushReleases();
+	return true;
+}
+
+/*
+ * ZkLockReleaseUnder
+ *		Release every session hold of a lock (exclusive or shared) whose
+ *		path starts with 'prefix', as pg_advisory_unlock_all releases the
+ *		session's advisory locks and no other: semaphore permits and double
+ *		barrier memberships are left alone.  One batch of deletes.
+ */
+void
+ZkLockReleaseUnder(const char *prefix)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+	size_t		len = strlen(prefix);
+
+	ZkLockReportExpiry();
+	ZkCollectHeldEvents();
+	if (ZkHeldLocks == NULL)
+		return;
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->session_holds > 0 &&
+			(entry->key.mode == ZK_MODE_EXCLUSIVE ||
+			 entry->key.mode == ZK_MODE_SHARED) &&
+			strncmp(entry->key.path, prefix, len) == 0)
+		{
+			entry->session_holds = 0;
+			zk_maybe_drop(entry);
+		}
+	}
+	ZkFlushReleases();
+}
+
+/*
  * zk_release_session_holds
  *		Drop every session hold of the backend, of double barrier
  *		memberships too if 'members', and send the nodes that go.

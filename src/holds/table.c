@@ -18,7 +18,13 @@
  * read node that is granted at once; if other contenders queued between
  * our write node and it, the write node is kept as a guard until the read
  * node goes, so that those contenders cannot be granted while we still
- * read.
+ * read.  Upgrade (taking the write lock while holding the read lock, which
+ * only zk_advisory's functions do) is the mirror image: if contenders
+ * queued between our read node and the write node, the read node is kept
+ * until the write node goes, since those contenders wait for it and the
+ * write lock was granted without waiting for them.  A path has at most
+ * two nodes of ours: taking a mode whose node is kept as the other mode's
+ * guard adopts that node again (ZkEntryAdoptGuard) instead of queueing.
  *
  * The other files of the lock table take (holds/acquire.c), release
  * (holds/release.c), check at transaction end (holds/commit.c) and find lost
@@ -67,6 +73,9 @@ static char *zk_entries_root = NULL;
 
 static bool zk_key_init(ZkLockKey *key, const char *path, ZkLockMode mode);
 static int	zk_info_cmp(const void *a, const void *b);
+static ZkLockEntry *zk_entry_enter(const char *path, ZkLockMode mode,
+								   const ZkGrant *grant, ZkLockEntry *other,
+								   TimestampTz start, bool adopted);
 
 /*
  * zk_key_init
@@ -167,12 +176,48 @@ ZkEntryForZnode(const char *znode)
  * ZkEntryEnter
  *		Enter a granted lock into the table (no hold counted yet).  'other'
  *		is our entry for the path in the other mode, whose node a downgrade
- *		may keep as its guard.  The node exists now: if the entry cannot be
+ *		or an upgrade may keep as its guard.  The node exists now: if the entry cannot be
  *		made, the node is deleted before the ERROR propagates.
  */
 ZkLockEntry *
 ZkEntryEnter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 			 ZkLockEntry *other, TimestampTz start)
+{
+	return zk_entry_enter(path, mode, grant, other, start, false);
+}
+
+/*
+ * ZkEntryAdoptGuard
+ *		Take (path, mode) with the node that 'other', our entry for the path
+ *		in the other mode, keeps as its guard: our node in this mode, whose
+ *		holds all went while 'other' still needed it.  It holds the lock in
+ *		this mode still (nobody can queue ahead of a node), so no ZooKeeper
+ *		call is needed; the entry's token is that node's.  NULL if 'other'
+ *		keeps no guard.  The node stays if the entry cannot be made.
+ */
+ZkLockEntry *
+ZkEntryAdoptGuard(const char *path, ZkLockMode mode, ZkLockEntry *other)
+{
+	ZkGrant		grant;
+
+	if (other == NULL || other->guard_znode == NULL)
+		return NULL;
+	memset(&grant, 0, sizeof(grant));
+	grant.znode = other->guard_znode;
+	grant.token = other->guard_token;
+	return zk_entry_enter(path, mode, &grant, NULL, GetCurrentTimestamp(),
+						  true);
+}
+
+/*
+ * zk_entry_enter
+ *		ZkEntryEnter; with 'adopted' (ZkEntryAdoptGuard), the node is
+ *		another entry's guard and is not deleted if the entry cannot be
+ *		made.
+ */
+static ZkLockEntry *
+zk_entry_enter(const char *path, ZkLockMode mode, const ZkGrant *grant,
+			   ZkLockEntry *other, TimestampTz start, bool adopted)
 {
 	ZkLockEntry *entry;
 	ZkLockKey	key;
@@ -198,12 +243,16 @@ ZkEntryEnter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 			   sizeof(ZkLockEntry) - sizeof(ZkLockKey));
 		entry->znode = MemoryContextStrdup(ZkLockContext, grant->znode);
 		if (grant->needs_guard)
+		{
 			entry->guard_znode = MemoryContextStrdup(ZkLockContext,
 													 other->znode);
+			entry->guard_token = other->token;
+		}
 	}
 	PG_CATCH();
 	{
-		ZkDeleteInBackground(grant->znode);
+		if (!adopted)
+			ZkDeleteInBackground(grant->znode);
 		entry = ZkEntryLookup(path, mode);
 		if (entry != NULL)
 			hash_search(ZkHeldLocks, &entry->key, HASH_REMOVE, NULL);
@@ -263,42 +312,39 @@ ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope)
 /*
  * ZkEntryDrop
  *		Remove an entry; with delete_nodes, batch its node for release
- *		(holds/release.c sends the batch), minding the downgrade guard.
- *		Never raises an ERROR: it allocates nothing (ZkReserveReleases).
+ *		(holds/release.c sends the batch), minding the guards: our entry
+ *		for the path in the other mode (the partner) may keep this entry's
+ *		node as its guard, which then stays until the partner goes; and a
+ *		guard this entry kept goes now, unless it is the partner's own node
+ *		again (ZkEntryAdoptGuard).  Never raises an ERROR: it allocates
+ *		nothing (ZkReserveReleases).
  */
 void
 ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes)
 {
 	const char *path = entry->key.path;
+	ZkLockMode	mode = entry->key.mode;
 
 	if (delete_nodes)
 	{
-		if (entry->key.mode == ZK_MODE_EXCLUSIVE)
-		{
-			ZkLockEntry *reader = ZkEntryLookup(path, ZK_MODE_SHARED);
+		ZkLockEntry *partner = NULL;
 
-			/* kept alive as a guard while our read lock lasts */
-			if (reader == NULL || reader->guard_znode == NULL ||
-				strcmp(reader->guard_znode, entry->znode) != 0)
-			{
-				ZkBatchRelease(entry->znode);
-				entry->znode = NULL;
-			}
-		}
-		else
+		if (mode == ZK_MODE_EXCLUSIVE || mode == ZK_MODE_SHARED)
+			partner = ZkEntryLookup(path, mode == ZK_MODE_EXCLUSIVE ?
+									ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
+		/* kept alive as the partner's guard while the partner lasts */
+		if (partner == NULL || partner->guard_znode == NULL ||
+			strcmp(partner->guard_znode, entry->znode) != 0)
 		{
 			ZkBatchRelease(entry->znode);
 			entry->znode = NULL;
-			if (entry->guard_znode != NULL)
-			{
-				ZkLockEntry *writer = ZkEntryLookup(path, ZK_MODE_EXCLUSIVE);
-
-				if (writer == NULL || strcmp(writer->znode, entry->guard_znode) != 0)
-				{
-					ZkBatchRelease(entry->guard_znode);
-					entry->guard_znode = NULL;
-				}
-			}
+		}
+		if (entry->guard_znode != NULL &&
+			(partner == NULL ||
+			 strcmp(partner->znode, entry->guard_znode) != 0))
+		{
+			ZkBatchRelease(entry->guard_znode);
+			entry->guard_znode = NULL;
 		}
 	}
 

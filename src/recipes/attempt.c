@@ -29,6 +29,18 @@
  * our node, we learn it before the notification that would grant us the
  * lock.
  *
+ * Our own other node.  A reader that holds the write lock already (a
+ * downgrade) is granted at once behind its own write node.  A writer that
+ * holds the read lock already (an upgrade, which only zk_advisory's
+ * functions ask for, as PostgreSQL's lock manager allows it) waits only
+ * for the other readers that hold the lock with it: the nodes behind the
+ * first writer ahead all wait for our read node, directly or not, so they
+ * cannot be granted while it stays (ZkUpgradeLimit), and our deadlock
+ * record names those readers alone.  Two upgrades of one lock wait for
+ * each other's read node, which deadlock detection reports (40P01).  In
+ * both cases, if contenders queued between our two nodes, the first one
+ * must outlive the second (ZkGrant.needs_guard).
+ *
  * Deadlocks.  A wait that lasts deadlock_timeout (recipes/deadlock_timer.c) is
  * published and checked for a cycle across the whole ensemble
  * (cluster/deadlock.c), and logged with log_lock_waits; the record is withdrawn
@@ -70,6 +82,8 @@ static int	zk_queue_detail(int position, int nqueue, const char *first,
 static void zk_warn_blind(ZkAttempt *at);
 static void zk_log_still_waiting(ZkAttempt *at, int me);
 static bool zk_check_deadlock(ZkAttempt *at);
+static int	zk_own_position(ZkAttempt *at, int me, const char *znode);
+static int	zk_blocking(ZkAttempt *at, int me, bool *guard);
 static int	zk_watch_lease_node(ZkAttempt *at, const char *blocker,
 								const struct Stat *st);
 
@@ -257,11 +271,60 @@ static void
 zk_drop_blocker(ZkAttempt *at, int b)
 {
 	int			me;
+	bool		guard;
 
 	zk_forget(at, b);
 	me = ZkFindContender(at->queue, at->nqueue, at->name);
-	if (ZkBlockingContender(at->queue, me, at->args->mode) >= 0)
+	if (zk_blocking(at, me, &guard) >= 0)
 		ZkAttemptRereadQueue(at);
+}
+
+/*
+ * zk_own_position
+ *		Position of our own other node 'znode' (a downgrade's write node, an
+ *		upgrade's read node) in our copy of the queue if it is ahead of 'me';
+ *		-1 if there is none (or another client deleted it).
+ */
+static int
+zk_own_position(ZkAttempt *at, int me, const char *znode)
+{
+	int			i;
+
+	if (znode == NULL)
+		return -1;
+	i = ZkFindContender(at->queue, at->nqueue, zk_last_component(znode));
+	return i < me ? i : -1;
+}
+
+/*
+ * zk_blocking
+ *		The one node our node at position 'me' waits for, or -1 if it holds
+ *		the lock.  A downgrade holds it at once behind our own write node;
+ *		an upgrade waits only for the other readers that hold the lock
+ *		(ZkUpgradeBlockingContender); anything else by the queue's rule
+ *		(ZkBlockingContender).  *guard: granted with contenders between
+ *		our other node and ours, so that node must outlive ours.
+ */
+static int
+zk_blocking(ZkAttempt *at, int me, bool *guard)
+{
+	const ZkAcquireArgs *args = at->args;
+	int			own;
+	int			b;
+
+	*guard = false;
+	own = zk_own_position(at, me, args->held_write_znode);
+	if (own >= 0)
+	{
+		*guard = (me - own > 1);
+		return -1;
+	}
+	own = zk_own_position(at, me, args->held_read_znode);
+	if (own < 0)
+		return ZkBlockingContender(at->queue, me, args->mode);
+	b = ZkUpgradeBlockingContender(at->queue, me, own);
+	*guard = (b < 0 && me - own > 1);
+	return b;
 }
 
 /*
@@ -508,21 +571,7 @@ zk_wait_queue(ZkAttempt *at, ZkGrant *grant)
 		if (me < 0)
 			ZkAttemptRaiseDisappeared(at, false);
 
-		if (args->held_write_znode != NULL)
-		{
-			int			w = ZkFindContender(at->queue, at->nqueue,
-											zk_last_component(args->held_write_znode));
-
-			/* downgrade: our own write node is before us and excludes all */
-			if (w >= 0 && w < me)
-			{
-				grant->needs_guard = (me - w > 1);
-				at->granted = true;
-				return true;
-			}
-		}
-
-		b = ZkBlockingContender(at->queue, me, args->mode);
+		b = zk_blocking(at, me, &grant->needs_guard);
 		if (b < 0)
 		{
 			at->granted = true;
@@ -806,10 +855,14 @@ zk_check_deadlock(ZkAttempt *at)
 		ZkAttempt  *a = group[g];
 		ZkWaitTarget *t = &targets[wait.ntargets];
 		int			me;
+		int			own;
+		int			limit;
 
 		if (a->granted || a->znode == NULL)
 			continue;
 		me = ZkFindContender(a->queue, a->nqueue, a->name);
+		own = zk_own_position(a, me, a->args->held_read_znode);
+		limit = own >= 0 ? ZkUpgradeLimit(a->queue, me) : 0;
 		t->lock_path = a->args->lock_path;
 		t->lock_node = a->args->lock_node;
 		t->znode = a->znode;
@@ -818,8 +871,15 @@ zk_check_deadlock(ZkAttempt *at)
 		t->ahead = palloc(sizeof(char *) * Max(me, 1));
 		for (int i = 0; i < me; i++)
 		{
-			if (a->args->mode == ZK_MODE_EXCLUSIVE ||
-				a->queue[i].mode == ZK_MODE_EXCLUSIVE)
+			bool		blocks;
+
+			/* an upgrade waits for the other readers holding the lock */
+			if (own >= 0)
+				blocks = i != own && i < limit;
+			else
+				blocks = a->args->mode == ZK_MODE_EXCLUSIVE ||
+					a->queue[i].mode == ZK_MODE_EXCLUSIVE;
+			if (blocks)
 				t->ahead[t->nahead++] =
 					psprintf("%s/%s", a->args->lock_node, a->queue[i].name);
 		}

@@ -47,6 +47,7 @@ typedef struct ZkAcquireArgs
 	const char *lock_path;		/* the user's lock path, for messages */
 	ZkLockMode	mode;
 	const char *held_write_znode;	/* downgrade: our own write node */
+	const char *held_read_znode;	/* upgrade: our own read node */
 	ZkNodeStyle style;		/* how an exclusive node is named */
 	int64		wait_ms;		/* -1: as long as needed (lock_timeout) */
 	ZkWaitedFor waited_for;		/* what a lock timeout names */
@@ -59,9 +60,9 @@ typedef struct ZkGrant
 {
 	char	   *znode;			/* our queue node (palloc'd) */
 	int64		token;			/* fencing token: the node's czxid */
-	bool		needs_guard;	/* downgrade with contenders between our write
-								 * node and this one: the write node must
-								 * outlive this read node */
+	bool		needs_guard;	/* downgrade (upgrade) with contenders between
+								 * our write (read) node and this one: that
+								 * node must outlive this one */
 	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
