@@ -649,8 +649,10 @@ typedef struct ZkQuietWait
  *		handle is gone or the session is lost (an expired session took
  *		every node with it); ZK_WAIT_DEADLINE once the connection stayed
  *		down for connect_ms since the start (or for the session timeout in
- *		all), or, connected, no answer came for connect_ms: a server that
- *		answers nothing is as good as a lost connection.
+ *		all), or, connected, no answer came for the session timeout (a
+ *		server slow to apply a large batch is not a lost connection; one
+ *		that answers nothing at all, the client library itself drops after
+ *		two thirds of the session timeout).
  */
 static ZkWaitResult
 zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
@@ -670,7 +672,7 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
 					  ZkSessionGiveUpAt(view));
 	else
-		give_up = qw->last_progress + qw->connect_ms;
+		give_up = qw->last_progress + ZkSessionTimeout();
 	if (now >= give_up)
 		return ZK_WAIT_DEADLINE;
 	*wake_at = give_up;
@@ -683,8 +685,8 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
  *		it completed (or the session ended, which deleted the nodes too),
  *		false when the connection stayed down for connect_ms since the wait
  *		began (or for the session timeout in all), or when, connected,
- *		ZooKeeper answered nothing for connect_ms.  A large batch takes as
- *		long as it needs while answers keep coming.  On false the caller
+ *		ZooKeeper answered nothing for the session timeout.  A large batch
+ *		takes as long as it needs while answers keep coming.  On false the caller
  *		reports the release as unconfirmed; its deletes go on in the
  *		background.
  *
