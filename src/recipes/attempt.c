@@ -64,6 +64,9 @@ static const char *zk_last_component(const char *path);
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_queue_alone(ZkAttempt *at);
+static bool zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b);
+static bool zk_watch_blocker(ZkAttempt *at, int b);
+static int	zk_sleep(ZkAttempt *at, int me);
 static bool zk_wait_queue(ZkAttempt *at, ZkGrant *grant);
 static int	zk_queue_detail(int position, int nqueue, const char *first,
 							bool read, const char *data, int len);
@@ -289,18 +292,10 @@ ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 void
 ZkAttemptRereadQueue(ZkAttempt *at)
 {
-	for (;;)
-	{
-		ZkOp	   *op = ZkGetChildren(at->args->lock_node);
-		bool		ok;
+	ZkOp	   *op = ZkGetChildrenAnswered(at->args->lock_node);
 
-		ZkOpWait(op);
-		ok = ZkAttemptTakeQueue(at, op);
-		ZkOpFree(op);
-		if (ok)
-			return;
-		ZkWaitConnected();
-	}
+	(void) ZkAttemptTakeQueue(at, op);	/* never a lost connection */
+	ZkOpFree(op);
 }
 
 /*
@@ -399,13 +394,379 @@ ZkCreateLockParents(const char *const *lock_nodes, int n)
 		}
 		if (bad == ZOK)
 			break;
-		if (ZkIsConnectionLoss(bad))
-			ZkWaitConnected();
-		else if (bad != ZNONODE)	/* ZNONODE: a parent was reaped; again */
+		/* ZNONODE: a parent was reaped; again */
+		if (!ZkAwaitReconnect(bad) && bad != ZNONODE)
 			ZkRaiseForRc(bad);
 	}
 	pfree(ops);
 	list_free_deep(wanted);
+}
+
+/* ZkAttemptCreate's state across its rounds */
+typedef struct ZkCreateLoop
+{
+	ZkAttempt **at;
+	int			n;
+	const ZkCreateOpts *o;
+	bool		counted;		/* o->counted, until a ZNOAUTH cleared it */
+	int			nfresh;			/* o->above, then each attempt's lock node */
+	const char **fresh_nodes;
+	bool	   *make;			/* create it first in the next round */
+	bool	   *learnt;			/* path memory told how it was found */
+	ZkOp	  **makes;
+	const char **paths;			/* each attempt's node_base */
+	const char **datas;
+	int		   *lens;
+	const char **parents;		/* each attempt's lock node */
+	/* one round's requests */
+	ZkOp	   *create;
+	ZkOp	   *list;			/* the queue, read right behind the create */
+	ZkOp	   *side;
+	bool		parent_missing; /* a fresh create found a parent missing */
+} ZkCreateLoop;
+
+/*
+ * zk_create_send
+ *		Send one round: the creates of the nodes expected to be missing,
+ *		the side read, the creates of our nodes (one multi, a plain create
+ *		when one uncounted node, a TTL create for a lease), and, when the
+ *		create answers with no count, the queue's getChildren right behind
+ *		it.  Nothing is waited for.
+ */
+static void
+zk_create_send(ZkCreateLoop *cl)
+{
+	const ZkCreateOpts *o = cl->o;
+	ZkAttempt  *first = cl->at[0];
+
+	for (int j = 0; j < cl->nfresh; j++)
+	{
+		const char *data = (j < o->nabove && o->above_data != NULL) ?
+		o->above_data[j] : "";
+
+		cl->makes[j] = cl->make[j] ?
+			ZkCreate(cl->fresh_nodes[j], data, (int) strlen(data),
+					 ZOO_CONTAINER, true) : NULL;
+	}
+	cl->side = o->side_read ? ZkGetData(o->side_read, ZK_NO_WATCH) : NULL;
+	for (int i = 0; i < cl->n; i++)
+		cl->at[i]->create_sent = true;
+	cl->list = NULL;
+	if (o->ttl_ms > 0)
+		cl->create = ZkCreateTtl(first->node_base, first->args->data,
+								 first->args->datalen, o->ttl_ms);
+	else if (cl->counted || cl->n > 1)
+		cl->create = ZkCreateSet(cl->n, cl->paths, cl->datas, cl->lens,
+								 cl->counted ? cl->parents : NULL);
+	else
+		cl->create = ZkCreate(first->node_base, first->args->data,
+							  first->args->datalen, ZOO_EPHEMERAL_SEQUENTIAL,
+							  true);
+	if (o->learn_queue && cl->n == 1 && !cl->counted)
+		cl->list = ZkGetChildren(first->args->lock_node);
+}
+
+/*
+ * zk_create_wait
+ *		Wait for a round's answers; they come in order, so once the last is
+ *		in, so are the others, and the backend is woken once.  Returns the
+ *		create's result code; the fresh creates' answers are taken.
+ */
+static int
+zk_create_wait(ZkCreateLoop *cl, ZkCreateResult *res)
+{
+	if (cl->list != NULL)
+		ZkOpWait(cl->list);
+	ZkOpWait(cl->create);
+	if (cl->side != NULL)
+		ZkOpWait(cl->side);
+	cl->parent_missing = ZkCollectFreshCreates(cl->makes, cl->fresh_nodes,
+											   cl->nfresh, cl->learnt,
+											   cl->make);
+	res->sent_at = cl->create->sent_at;
+	return cl->create->rc;
+}
+
+/*
+ * zk_read_queues
+ *		Read the queue of every attempt that is not alone in it, all
+ *		getChildren pipelined: one round trip (one by one after a lost
+ *		connection).
+ */
+static void
+zk_read_queues(ZkAttempt **at, int n)
+{
+	ZkOp	  **ops = palloc0(sizeof(ZkOp *) * n);
+	bool		lost = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (at[i]->nqueue == 0)
+			ops[i] = ZkGetChildren(at[i]->args->lock_node);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (ops[i] == NULL)
+			continue;
+		ZkOpWait(ops[i]);
+		if (!lost && !ZkAttemptTakeQueue(at[i], ops[i]))
+			lost = true;
+		ZkOpFree(ops[i]);
+		ops[i] = NULL;
+	}
+	pfree(ops);
+	for (int i = 0; lost && i < n; i++)
+	{
+		if (at[i]->nqueue == 0)
+			ZkAttemptRereadQueue(at[i]);
+	}
+}
+
+/*
+ * zk_create_made
+ *		A round's create succeeded: tell path memory about the nodes not
+ *		learnt yet, hand each attempt its node, token and count, and learn
+ *		the queues if asked to.  Frees the round's create and listing.
+ */
+static void
+zk_create_made(ZkCreateLoop *cl, ZkCreateResult *res)
+{
+	ZkOp	   *op = cl->create;
+	bool		multi = (op->kind == ZKOP_CREATE_COUNTED);
+	int64		token = op->stat.czxid;
+
+	for (int j = 0; cl->o->guess_fresh && j < cl->nfresh; j++)
+	{
+		if (!cl->learnt[j])
+			ZkLearnFresh(cl->fresh_nodes[j], false);
+	}
+	for (int i = 0; i < cl->n; i++)
+	{
+		int32		count = -1;
+		const char *znode = multi ? ZkCreateSetResult(op, i, &count) :
+		op->value;
+
+		ZkAttemptCreated(cl->at[i], znode, token,
+						 cl->o->learn_queue && count == 1);
+		cl->at[i]->siblings = count;
+		/* a persistent node (a lease's): the session's guard removes it */
+		if (cl->at[i]->persistent)
+			ZkGuardNode(cl->at[i]->znode);
+	}
+	res->mtime = cl->n == 1 ? op->stat.mtime : -1;
+	ZkOpFree(op);
+	cl->create = NULL;
+	if (multi && !cl->counted)
+	{
+		/* the token: the czxid every node of the multi shares */
+		ZkOp	   *ex = ZkExistsAnswered(cl->at[0]->znode);
+		int			rc = ex->rc;
+
+		token = ex->stat.czxid;
+		ZkOpFree(ex);
+		if (rc != ZOK)
+			ZkRaiseForRc(rc);
+		for (int i = 0; i < cl->n; i++)
+			cl->at[i]->token = token;
+	}
+	if (cl->list != NULL)
+	{
+		if (!ZkAttemptTakeQueue(cl->at[0], cl->list))
+			ZkAttemptRereadQueue(cl->at[0]);
+		ZkOpFree(cl->list);
+		cl->list = NULL;
+	}
+	else if (cl->o->learn_queue)
+		zk_read_queues(cl->at, cl->n);
+}
+
+/*
+ * zk_raise_no_ttl
+ *		The server refused to create a TTL node: it does not support them.
+ */
+static void
+zk_raise_no_ttl(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("ZooKeeper at \"%s\" does not support leases",
+					zklock_hosts),
+			 errdetail("A lease is held by a TTL node, and the server refused to create one."),
+			 errhint("Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true.")));
+}
+
+/*
+ * zk_create_refused
+ *		A round's create was refused with 'rc' (not a lost connection):
+ *		prepare the next round, or raise the refusal.
+ *
+ * ZNONODE for a lock node not seen in this attempt: it was reaped since
+ * path memory last saw it.  The refusal names only the first missing node,
+ * and the reaper may have taken others since they were last seen: every
+ * node not seen in this attempt is created in the next round, so that one
+ * more round trip does.  Any other ZNONODE: a parent of a lock node is
+ * missing (created, with every missing ancestor, before the next round).
+ * ZNOAUTH with a count asked for: maybe only a setData was refused.
+ */
+static void
+zk_create_refused(ZkCreateLoop *cl, int rc)
+{
+	const ZkCreateOpts *o = cl->o;
+	int			failed = cl->create->kind == ZKOP_CREATE_COUNTED ?
+	ZkCreateSetFailure(cl->create) : 0;
+	int			k = o->nabove + failed; /* its lock node, among the fresh */
+
+	ZkOpFree(cl->create);
+	ZkOpFree(cl->list);
+	ZkOpFree(cl->side);
+	cl->create = cl->list = cl->side = NULL;
+
+	if (rc == ZNONODE && o->guess_fresh && zklock_guess_fresh_paths &&
+		!cl->parent_missing && failed >= 0 && !cl->make[k] && !cl->learnt[k])
+	{
+		ZkLearnFresh(cl->fresh_nodes[k], true);
+		cl->learnt[k] = true;
+		for (int j = 0; j < cl->nfresh; j++)
+			cl->make[j] = !cl->learnt[j] || j == k;
+	}
+	else if (rc == ZNONODE)
+	{
+		ZkCreateLockParents(cl->parents, cl->n);
+		memset(cl->make, 0, sizeof(bool) * cl->nfresh);
+	}
+	else if (rc == ZNOAUTH && cl->counted && o->uncount_on_noauth)
+		cl->counted = false;
+	else
+	{
+		if (o->oc != NULL)
+			ZkOperationSet(o->oc, ZK_OPER_ACQUIRE_LOCK,
+						   cl->at[failed >= 0 ? failed : 0]->args->lock_path);
+		if (rc == ZUNIMPLEMENTED && o->ttl_ms > 0)
+			zk_raise_no_ttl();
+		ZkRaiseForRc(rc);
+	}
+}
+
+/*
+ * zk_create_recover
+ *		After a round whose answer was lost, once the connection is back:
+ *		the round made every node or none (one multi, or one create).  Each
+ *		attempt looks for its node by its prefix (ZkAttemptRecover), which
+ *		reads its queue too.  Returns how many were found.
+ */
+static int
+zk_create_recover(ZkCreateLoop *cl)
+{
+	int			found = 0;
+
+	ZkOpFree(cl->list);
+	ZkOpFree(cl->side);
+	cl->list = cl->side = NULL;
+	for (int i = 0; i < cl->n; i++)
+	{
+		if (!ZkAttemptRecover(cl->at[i]))
+			continue;
+		found++;
+		if (cl->at[i]->persistent)
+			ZkGuardNode(cl->at[i]->znode);
+	}
+	return found;
+}
+
+/*
+ * ZkAttemptCreate
+ *		Create the nodes of n attempts, each under its attempt's prefix
+ *		(node_base), as 'opts' says, all in one request: every recipe's
+ *		queue nodes are created here.  A persistent node (a lease's) is
+ *		handed to the session's guard (ZkGuardNode) as soon as it is known.  Returns ZK_CREATE_MADE with each
+ *		attempt's node (and its 'siblings' when counted), and its queue if
+ *		opts->learn_queue; *res says when the create was sent, the node's
+ *		mtime and the side read's answer.
+ *
+ * A lost answer is recovered by the prefix: after the connection is back,
+ * each attempt looks for its node (ZkAttemptRecover) before anything is
+ * created again, so that no attempt ever leaves an orphan in a queue.  If
+ * every node is found, ZK_CREATE_RECOVERED (counts, mtime and the side
+ * read not known; queues known); if none, the create is sent again under
+ * the same prefix; if only some, ZK_CREATE_PARTIAL: the caller decides.
+ *
+ * Nodes expected to be missing (recipes/path_memory.c) are created by
+ * requests sent just before the create, without waiting: ZooKeeper applies
+ * a session's requests in order, so one round trip still does.  (Not in
+ * the same multi: the C client misreads the answer to a container create
+ * inside a multi.)
+ */
+ZkCreateOutcome
+ZkAttemptCreate(ZkAttempt **at, int n, const ZkCreateOpts *opts,
+				ZkCreateResult *res)
+{
+	ZkCreateLoop cl;
+	ZkCreateOutcome outcome;
+
+	memset(&cl, 0, sizeof(cl));
+	cl.at = at;
+	cl.n = n;
+	cl.o = opts;
+	cl.counted = opts->counted;
+	cl.nfresh = opts->nabove + n;
+	cl.fresh_nodes = palloc(sizeof(char *) * cl.nfresh);
+	cl.make = palloc0(sizeof(bool) * cl.nfresh);
+	cl.learnt = palloc0(sizeof(bool) * cl.nfresh);
+	cl.makes = palloc0(sizeof(ZkOp *) * cl.nfresh);
+	cl.paths = palloc(sizeof(char *) * n);
+	cl.datas = palloc(sizeof(char *) * n);
+	cl.lens = palloc(sizeof(int) * n);
+	cl.parents = cl.fresh_nodes + opts->nabove;
+	for (int j = 0; j < opts->nabove; j++)
+		cl.fresh_nodes[j] = opts->above[j];
+	for (int i = 0; i < n; i++)
+	{
+		cl.paths[i] = at[i]->node_base;
+		cl.datas[i] = at[i]->args->data;
+		cl.lens[i] = at[i]->args->datalen;
+		cl.parents[i] = at[i]->args->lock_node;
+	}
+	for (int j = 0; opts->guess_fresh && j < cl.nfresh; j++)
+		cl.make[j] = ZkGuessFresh(cl.fresh_nodes[j]);
+	memset(res, 0, sizeof(*res));
+
+	for (;;)
+	{
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		zk_create_send(&cl);
+		rc = zk_create_wait(&cl, res);
+		if (rc == ZOK)
+		{
+			res->side = cl.side;
+			zk_create_made(&cl, res);
+			outcome = ZK_CREATE_MADE;
+			break;
+		}
+		if (ZkAwaitReconnect(rc))
+		{
+			int			found;
+
+			ZkOpFree(cl.create);
+			cl.create = NULL;
+			found = zk_create_recover(&cl);
+			res->mtime = -1;
+			if (found == 0)
+				continue;		/* none made: again, same prefix */
+			outcome = found == n ? ZK_CREATE_RECOVERED : ZK_CREATE_PARTIAL;
+			break;
+		}
+		zk_create_refused(&cl, rc);
+	}
+	pfree(cl.fresh_nodes);
+	pfree(cl.make);
+	pfree(cl.learnt);
+	pfree(cl.makes);
+	pfree(cl.paths);
+	pfree(cl.datas);
+	pfree(cl.lens);
+	return outcome;
 }
 
 /*
@@ -425,6 +786,8 @@ bool
 ZkAttemptRecover(ZkAttempt *at)
 {
 	size_t		plen = strlen(at->prefix);
+	ZkOp	   *op;
+	int			rc;
 	int			i;
 
 	ZkAttemptRereadQueue(at);
@@ -438,27 +801,19 @@ ZkAttemptRecover(ZkAttempt *at)
 
 	at->znode = psprintf("%s/%s", at->args->lock_node, at->names[i]);
 	at->name = zk_last_component(at->znode);
-	for (;;)
+	op = ZkExistsAnswered(at->znode);
+	rc = op->rc;
+	at->token = op->stat.czxid;
+	ZkOpFree(op);
+	if (rc == ZNONODE)
 	{
-		ZkOp	   *op = ZkExists(at->znode);
-		int			rc;
-
-		ZkOpWait(op);
-		rc = op->rc;
-		at->token = op->stat.czxid;
-		ZkOpFree(op);
-		if (rc == ZOK)
-			return true;
-		if (rc == ZNONODE)
-		{
-			/* deleted under us: cannot be trusted; start over */
-			at->znode = NULL;
-			return false;
-		}
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
+		/* deleted under us: cannot be trusted; start over */
+		at->znode = NULL;
+		return false;
 	}
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+	return true;
 }
 
 /*
@@ -480,6 +835,136 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 }
 
 /*
+ * zk_queue_grants
+ *		Decide from our copy of the queue: true if our node holds the lock
+ *		(no conflicting node before it, or, for a downgrade, our own write
+ *		node before it); else *b is the position of the node that blocks
+ *		us.  *me is our own position.  Our node missing from the queue is
+ *		an ERROR.
+ */
+static bool
+zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b)
+{
+	const ZkAcquireArgs *args = at->args;
+
+	*me = ZkFindContender(at->queue, at->nqueue, at->name);
+	if (!at->warned_blind)
+		zk_warn_blind(at);
+	if (*me < 0)
+		ZkAttemptRaiseDisappeared(at, false);
+
+	if (args->held_write_znode != NULL)
+	{
+		int			w = ZkFindContender(at->queue, at->nqueue,
+										zk_last_component(args->held_write_znode));
+
+		/* downgrade: our own write node is before us and excludes all */
+		if (w >= 0 && w < *me)
+		{
+			grant->needs_guard = (*me - w > 1);
+			return true;
+		}
+	}
+	*b = ZkBlockingContender(at->queue, *me, args->mode);
+	return *b < 0;
+}
+
+/*
+ * zk_watch_blocker
+ *		Watch the node at position b of our queue, which blocks us, and our
+ *		own node the first time (answers come in order: one round trip).
+ *		True once the watch is set: sleep until it fires.  False when the
+ *		queue changed meanwhile (the blocker is gone, or the connection was
+ *		lost and the queue read again): decide again.
+ */
+static bool
+zk_watch_blocker(ZkAttempt *at, int b)
+{
+	ZkOp	   *own = NULL;
+	ZkOp	   *op;
+	char	   *blocker;
+	struct Stat st;
+	int			rc;
+	int			own_rc = ZOK;
+
+	if (!at->own_watched)
+		own = ZkGetData(at->znode, ZK_WATCH_HELD);
+	blocker = psprintf("%s/%s", at->args->lock_node, at->queue[b].name);
+	ZkWatchArm(blocker);
+	op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
+	ZkOpWait(op);
+	rc = op->rc;
+	st = op->stat;
+	ZkOpFree(op);
+	if (own != NULL)
+	{
+		own_rc = ZkOpResult(own);
+		if (own_rc == ZNONODE)
+			ZkAttemptRaiseDisappeared(at, false);
+		if (own_rc == ZOK)
+			at->own_watched = true;
+		else if (!ZkIsConnectionLoss(own_rc))
+			ZkRaiseForRc(own_rc);
+	}
+
+	if (rc == ZOK && ZkIsLeaseNode(st.ephemeralOwner) &&
+		!ZkIsConnectionLoss(own_rc))
+	{
+		/* a lease node: is its taker alive? (common/contender.c) */
+		rc = zk_watch_lease_node(at, blocker, &st);
+		if (rc == ZBADVERSION)
+		{
+			pfree(blocker);
+			return false;		/* granted meanwhile: evaluate again */
+		}
+	}
+	pfree(blocker);
+	if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
+	{
+		/* read again, once the connection is back */
+		ZkAttemptRereadQueue(at);
+		return false;
+	}
+	if (rc == ZNONODE)
+	{
+		/* gone already: drop it and decide again */
+		zk_drop_blocker(at, b);
+		return false;
+	}
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+	return true;
+}
+
+/*
+ * zk_sleep
+ *		Sleep until the blocker's watch fires or the attempt's deadline
+ *		passes; each time deadlock_timeout passes meanwhile, check for a
+ *		deadlock and say log_lock_waits' "still waiting" (our position is
+ *		'me').  Returns the watch's event, or 0 if the deadline passed.
+ */
+static int
+zk_sleep(ZkAttempt *at, int me)
+{
+	int			event;
+
+	while (ZkDeadlockTimerWait(at->deadline, &event))
+	{
+		/* deadlock_timeout passed: check for a deadlock, log_lock_waits */
+		if (!at->checked_deadlock)
+		{
+			/* a check cut short by a lost connection: again later */
+			at->checked_deadlock = zk_check_deadlock(at);
+			if (!at->checked_deadlock)
+				ZkDeadlockTimerAgain();
+		}
+		if (log_lock_waits && !at->logged_wait)
+			zk_log_still_waiting(at, me);
+	}
+	return event;
+}
+
+/*
  * zk_wait_queue
  *		ZkAttemptWait's loop: decide from our copy of the queue, watch the
  *		node that blocks us, sleep, and decide again.
@@ -492,116 +977,21 @@ zk_wait_queue(ZkAttempt *at, ZkGrant *grant)
 	for (;;)
 	{
 		int			me;
-		int			b;
-		char	   *blocker;
-		ZkOp	   *own = NULL;
-		ZkOp	   *op;
-		int			rc;
-		struct Stat st;
-		int			own_rc = ZOK;
+		int			b = -1;
 		int			event;
 		int			own_event;
 
-		me = ZkFindContender(at->queue, at->nqueue, at->name);
-		if (!at->warned_blind)
-			zk_warn_blind(at);
-		if (me < 0)
-			ZkAttemptRaiseDisappeared(at, false);
-
-		if (args->held_write_znode != NULL)
-		{
-			int			w = ZkFindContender(at->queue, at->nqueue,
-											zk_last_component(args->held_write_znode));
-
-			/* downgrade: our own write node is before us and excludes all */
-			if (w >= 0 && w < me)
-			{
-				grant->needs_guard = (me - w > 1);
-				at->granted = true;
-				return true;
-			}
-		}
-
-		b = ZkBlockingContender(at->queue, me, args->mode);
-		if (b < 0)
+		if (zk_queue_grants(at, grant, &me, &b))
 		{
 			at->granted = true;
 			return true;
 		}
 		if (args->wait_ms == 0)
 			return false;
-
-		/* our own node, once; then the blocker: answers come in order */
-		if (!at->own_watched)
-			own = ZkGetData(at->znode, ZK_WATCH_HELD);
-		blocker = psprintf("%s/%s", args->lock_node, at->queue[b].name);
-		ZkWatchArm(blocker);
-		op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
-		ZkOpWait(op);
-		rc = op->rc;
-		st = op->stat;
-		ZkOpFree(op);
-		if (own != NULL)
-		{
-			ZkOpWait(own);
-			own_rc = own->rc;
-			ZkOpFree(own);
-			if (own_rc == ZNONODE)
-				ZkAttemptRaiseDisappeared(at, false);
-			if (own_rc == ZOK)
-				at->own_watched = true;
-			else if (!ZkIsConnectionLoss(own_rc))
-				ZkRaiseForRc(own_rc);
-		}
-
-		if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
-		{
-			pfree(blocker);
-			ZkWaitConnected();
-			ZkAttemptRereadQueue(at);
+		if (!zk_watch_blocker(at, b))
 			continue;
-		}
-		if (rc == ZNONODE)
-		{
-			/* gone already: drop it and decide again */
-			pfree(blocker);
-			zk_drop_blocker(at, b);
-			continue;
-		}
-		if (rc != ZOK)
-			ZkRaiseForRc(rc);
-		if (ZkIsLeaseNode(st.ephemeralOwner))
-		{
-			/* a lease node: is its taker alive? (common/contender.c) */
-			rc = zk_watch_lease_node(at, blocker, &st);
-			if (rc != ZOK)
-			{
-				pfree(blocker);
-				if (rc == ZNONODE)
-					zk_drop_blocker(at, b);
-				else if (ZkIsConnectionLoss(rc))
-				{
-					ZkWaitConnected();
-					ZkAttemptRereadQueue(at);
-				}
-				continue;
-			}
-		}
-		pfree(blocker);
 
-		while (ZkDeadlockTimerWait(at->deadline, &event))
-		{
-			/* deadlock_timeout passed: check for a deadlock, log_lock_waits */
-			if (!at->checked_deadlock)
-			{
-				/* a check cut short by a lost connection: again later */
-				at->checked_deadlock = zk_check_deadlock(at);
-				if (!at->checked_deadlock)
-					ZkDeadlockTimerAgain();
-			}
-			if (log_lock_waits && !at->logged_wait)
-				zk_log_still_waiting(at, me);
-		}
+		event = zk_sleep(at, me);
 		if (event == 0)
 		{
 			if (at->is_lock_timeout)
@@ -931,6 +1321,7 @@ ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix)
 									  &at->is_lock_timeout);
 	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
 									ALLOCSET_SMALL_SIZES);
+	at->siblings = -1;
 	ZkAttemptSetPrefix(at, prefix);
 	return at;
 }

@@ -27,6 +27,7 @@
 
 #include "client/client.h"
 #include "common/contender.h"
+#include "common/operation_context.h"
 #include "common/vocabulary.h"
 #include "utils/palloc.h"
 
@@ -76,6 +77,9 @@ typedef struct ZkAttempt
 	char		prefix[ZK_PREFIX_LEN + 1];	/* "_c_<uuid>-" */
 	char	   *node_base;		/* path we create, before the sequence */
 	bool		create_sent;	/* a node with our prefix may exist */
+	int32		siblings;		/* children of the lock node right after a
+								 * counted create made our node; -1: not
+								 * known */
 	char	   *znode;			/* our node, once known */
 	const char *name;			/* its last component */
 	int64		token;
@@ -97,6 +101,50 @@ typedef struct ZkAttempt
 	struct ZkAttempt **group;	/* the set this attempt belongs to, if any */
 	int			ngroup;
 } ZkAttempt;
+
+/* How ZkAttemptCreate makes the nodes of its attempts. */
+typedef struct ZkCreateOpts
+{
+	bool		counted;		/* each create with an (empty) setData of its
+								 * lock node, whose answer counts the lock
+								 * node's children (ZkCreateSet) */
+	bool		uncount_on_noauth;	/* ZNOAUTH: the ACL may refuse only the
+									 * setData; create without it then */
+	bool		learn_queue;	/* leave each attempt's queue known: alone,
+								 * or read in the same round trip or after */
+	bool		guess_fresh;	/* create the lock nodes expected to be
+								 * missing first (recipes/path_memory.c) */
+	int			nabove;			/* nodes above the lock nodes, made with
+								 * them when expected to be missing */
+	const char *const *above;
+	const char *const *above_data;	/* their data (NULL: none) */
+	int64		ttl_ms;			/* > 0: one lease node with this TTL */
+	const char *side_read;		/* a node whose data is read in the same
+								 * round trip, just before the creates */
+	ZkOperationContext *oc;		/* if set, a refused create names its own
+								 * lock in it, as acquired */
+} ZkCreateOpts;
+
+/* How ZkAttemptCreate ended. */
+typedef enum ZkCreateOutcome
+{
+	ZK_CREATE_MADE,				/* created; counts known (siblings) */
+	ZK_CREATE_RECOVERED,		/* the answer was lost, and every node was
+								 * found by the prefix: counts not known */
+	ZK_CREATE_PARTIAL			/* the answer was lost, and only some nodes
+								 * were found: another client deleted the
+								 * others */
+} ZkCreateOutcome;
+
+/* What ZkAttemptCreate learnt besides the nodes. */
+typedef struct ZkCreateResult
+{
+	int64		sent_at;		/* monotonic ms the last create was sent */
+	int64		mtime;			/* ZK_CREATE_MADE with one node: its mtime
+								 * (ms since the epoch); else -1 */
+	ZkOp	   *side;			/* ZK_CREATE_MADE: side_read's answer, which
+								 * the caller frees; else NULL */
+} ZkCreateResult;
 
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out);
@@ -120,5 +168,8 @@ extern void ZkAttemptFree(ZkAttempt *at);
 extern bool ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes,
 								  int n, bool *learnt, bool *missing);
 extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
+extern ZkCreateOutcome ZkAttemptCreate(ZkAttempt **at, int n,
+									   const ZkCreateOpts *opts,
+									   ZkCreateResult *res);
 
 #endif							/* RECIPES_ATTEMPT_H */
