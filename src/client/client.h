@@ -186,8 +186,6 @@ extern ZkOp *ZkGetDataAnswered(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExistsAnswered(const char *path);
 extern int	ZkDeleteAnswered(const char *path, int version, bool *resent);
 extern void ZkDeleteSync(const char *path);
-extern ZkOp *ZkSetDataAnswered(const char *path, const char *data,
-							   int datalen);
 extern ZkOp *ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent);
 extern ZkOp *ZkCreateAnswered(const char *path, const char *data, int datalen,
 							  int flags, bool *resent);

@@ -607,14 +607,13 @@ ZkAwaitReconnect(int rc)
 	return true;
 }
 
-/* a request that ZkSendAnswered may send more than once */
+/* a request that zk_send_answered may send more than once */
 typedef enum ZkRepeatKind
 {
 	ZK_REPEAT_CHILDREN,
 	ZK_REPEAT_GET,
 	ZK_REPEAT_EXISTS,
 	ZK_REPEAT_DELETE,
-	ZK_REPEAT_SET,
 	ZK_REPEAT_MULTI,
 	ZK_REPEAT_CREATE
 } ZkRepeatKind;
@@ -623,7 +622,7 @@ typedef struct ZkRepeat
 {
 	ZkRepeatKind kind;
 	const char *path;
-	const char *data;			/* ZK_REPEAT_SET, ZK_REPEAT_CREATE */
+	const char *data;			/* ZK_REPEAT_CREATE */
 	int			datalen;
 	int			arg;			/* watch kind, version, or create flags */
 	int			n;				/* ZK_REPEAT_MULTI */
@@ -647,8 +646,6 @@ zk_send_repeat(const ZkRepeat *r)
 			return ZkExists(r->path);
 		case ZK_REPEAT_DELETE:
 			return ZkDelete(r->path, r->arg);
-		case ZK_REPEAT_SET:
-			return ZkSetData(r->path, r->data, r->datalen);
 		case ZK_REPEAT_MULTI:
 			return ZkMulti(r->n, r->reqs);
 		case ZK_REPEAT_CREATE:
@@ -745,21 +742,6 @@ ZkDeleteSync(const char *path)
 
 	if (rc != ZOK && rc != ZNONODE)
 		ZkRaiseForRc(rc);
-}
-
-/*
- * ZkSetDataAnswered
- *		A setData (any version: writing the same data twice does no harm),
- *		sent again after each lost connection: the answered op, which the
- *		caller frees.
- */
-ZkOp *
-ZkSetDataAnswered(const char *path, const char *data, int datalen)
-{
-	ZkRepeat	r = {.kind = ZK_REPEAT_SET,.path = path,.data = data,
-	.datalen = datalen};
-
-	return zk_send_answered(&r, NULL);
 }
 
 /*

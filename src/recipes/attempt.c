@@ -6,10 +6,12 @@
  *		says which recipe uses which).
  *
  * An attempt begins with a fresh protection prefix "_c_<uuid>-" and the
- * path of the node it creates (ZkAttemptBegin); the recipe creates the
- * node its own way and hands it over (ZkAttemptCreated), with the queue
- * (the lock node's children, common/contender.c) as read in the same round trip
- * or read here.
+ * path of the node it creates (ZkAttemptBegin).  The create loop
+ * (ZkAttemptCreate) makes the nodes of one or several attempts in one
+ * request, each recipe saying how (counted, with a TTL, with the nodes
+ * above, with a read in the same round trip), and learns the queue (the
+ * lock node's children, common/contender.c) as read in the same round
+ * trip or read after.
  *
  * Waiting.  A writer holds the lock when no contender is before it; a
  * reader when no writer is before it.  A waiter watches the one node whose
@@ -677,11 +679,11 @@ zk_create_recover(ZkCreateLoop *cl)
  * ZkAttemptCreate
  *		Create the nodes of n attempts, each under its attempt's prefix
  *		(node_base), as 'opts' says, all in one request: every recipe's
- *		queue nodes are created here.  A persistent node (a lease's) is
- *		handed to the session's guard (ZkGuardNode) as soon as it is known.  Returns ZK_CREATE_MADE with each
+ *		queue nodes are created here.  Returns ZK_CREATE_MADE with each
  *		attempt's node (and its 'siblings' when counted), and its queue if
  *		opts->learn_queue; *res says when the create was sent, the node's
- *		mtime and the side read's answer.
+ *		mtime and the side read's answer.  A persistent node (a lease's) is
+ *		handed to the session's guard (ZkGuardNode) as soon as it is known.
  *
  * A lost answer is recovered by the prefix: after the connection is back,
  * each attempt looks for its node (ZkAttemptRecover) before anything is
@@ -767,6 +769,33 @@ ZkAttemptCreate(ZkAttempt **at, int n, const ZkCreateOpts *opts,
 	pfree(cl.datas);
 	pfree(cl.lens);
 	return outcome;
+}
+
+/*
+ * ZkAttemptCreateLocks
+ *		The lock recipe's create, of one lock's queue node or of a lock
+ *		set's nodes in one multi: each counted, so that a node alone in its
+ *		queue costs one write and no read; the queues where it is not read
+ *		in one more round trip, pipelined.  Lock nodes expected to be
+ *		missing are created first (recipes/path_memory.c).  Where a lock
+ *		node's data cannot be set (an ACL that allows creating children but
+ *		not writing the node), the creates go without the setData, and
+ *		every queue is read (for one node, in the same round trip).  With
+ *		'oc', a refused create is raised naming its own lock in it.
+ */
+ZkCreateOutcome
+ZkAttemptCreateLocks(ZkAttempt **at, int n, ZkOperationContext *oc)
+{
+	ZkCreateOpts opts;
+	ZkCreateResult res;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.counted = true;
+	opts.uncount_on_noauth = true;
+	opts.learn_queue = true;
+	opts.guess_fresh = true;
+	opts.oc = oc;
+	return ZkAttemptCreate(at, n, &opts, &res);
 }
 
 /*

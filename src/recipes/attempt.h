@@ -4,16 +4,19 @@
  *		One queue node's way through a lock queue: the steps of the lock
  *		recipe that the recipes built on its queue share (recipes/attempt.c).
  *
- * ZkAcquire (recipes/rwlock.c) runs one attempt from start to end.  The
- * multi-lock recipe (recipes/lock_set.c) creates the nodes of several attempts
- * in one ZooKeeper transaction and then waits with each; an attempt that
- * is one of a set ('group') reports the whole set's remaining targets to
- * deadlock detection.  A lease (recipes/lease.c) creates its TTL node itself
- * and waits with ZkAttemptWait.  The semaphore (recipes/semaphore.c) holds its
- * mutex node and its permit node as two attempts under one prefix: it
- * creates both itself, waits in the mutex queue with ZkAttemptWait, and
- * abandons both together.  The barriers use the helpers only
- * (ZkCreateLockParents, ZkWaitDeadline, ZkMakeUuid).
+ * Every recipe on a queue creates its nodes with ZkAttemptCreate, which
+ * says how (ZkCreateOpts).  ZkAcquire (recipes/rwlock.c) runs one attempt
+ * from start to end.  The multi-lock recipe (recipes/lock_set.c) creates
+ * the nodes of several attempts in one ZooKeeper transaction and then
+ * waits with each; an attempt that is one of a set ('group') reports the
+ * whole set's remaining targets to deadlock detection.  A lease
+ * (recipes/lease.c) creates its TTL node and waits with ZkAttemptWait.  The
+ * semaphore (recipes/semaphore.c) holds its mutex node and its permit node
+ * as two attempts under one prefix: it creates both in one multi, waits in
+ * the mutex queue with ZkAttemptWait, and abandons both together.  The
+ * barriers use the helpers only (ZkCreateLockParents, ZkWaitDeadline,
+ * ZkMakeUuid): a double barrier's participant node has a fixed name, no
+ * sequence, and is found again by that name, not by a prefix.
  *
  * The steps' errors name no operation: the recipe that runs them has
  * pushed its operation's context (common/operation_context.h), and sets it from
@@ -171,5 +174,7 @@ extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
 extern ZkCreateOutcome ZkAttemptCreate(ZkAttempt **at, int n,
 									   const ZkCreateOpts *opts,
 									   ZkCreateResult *res);
+extern ZkCreateOutcome ZkAttemptCreateLocks(ZkAttempt **at, int n,
+											ZkOperationContext *oc);
 
 #endif							/* RECIPES_ATTEMPT_H */

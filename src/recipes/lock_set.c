@@ -37,7 +37,6 @@
 #include "common/operation_context.h"
 #include "client/client.h"
 
-static void zk_create_set(ZkAttempt **at, int n, ZkOperationContext *oc);
 static void zk_verify_set(ZkAttempt **at, int n);
 static void zk_raise_set_incomplete(int n, int found);
 
@@ -98,44 +97,6 @@ zk_verify_set(ZkAttempt **at, int n)
 }
 
 /*
- * zk_create_set
- *		Create the set's nodes in one multi and learn each queue: one write
- *		when every node is alone, plus one pipelined read of the queues
- *		where it is not (recipes/attempt.c's create loop, which every
- *		recipe shares).
- *
- * Lock nodes expected to be missing (recipes/path_memory.c) are created by
- * requests sent just before the multi, without waiting for them, as for
- * one lock.  Where a lock node's data cannot be set (an ACL that allows
- * creating children but not writing the node), the multi holds only the
- * creates, and every queue is read.  A request the server refused is
- * raised naming its own lock in the context 'oc'.  After a lost answer the
- * multi made every node or none: a set found in part was tampered with by
- * another client (ERROR).
- */
-static void
-zk_create_set(ZkAttempt **at, int n, ZkOperationContext *oc)
-{
-	ZkCreateOpts opts;
-	ZkCreateResult res;
-
-	memset(&opts, 0, sizeof(opts));
-	opts.counted = true;
-	opts.uncount_on_noauth = true;
-	opts.learn_queue = true;
-	opts.guess_fresh = true;
-	opts.oc = oc;
-	if (ZkAttemptCreate(at, n, &opts, &res) == ZK_CREATE_PARTIAL)
-	{
-		int			found = 0;
-
-		for (int i = 0; i < n; i++)
-			found += at[i]->znode != NULL ? 1 : 0;
-		zk_raise_set_incomplete(n, found);
-	}
-}
-
-/*
  * ZkAcquireSet
  *		Take n locks (args[i], on distinct lock nodes) all at once.  Waits
  *		as ZkAcquire does (args[0].wait_ms for all); returns false if a try
@@ -167,7 +128,18 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 	{
 		uint64		waits_before;
 
-		zk_create_set(at, n, &oc);
+		/*
+		 * The multi made every node or none: a set found in part after a
+		 * lost answer was tampered with by another client.
+		 */
+		if (ZkAttemptCreateLocks(at, n, &oc) == ZK_CREATE_PARTIAL)
+		{
+			int			found = 0;
+
+			for (int i = 0; i < n; i++)
+				found += at[i]->znode != NULL ? 1 : 0;
+			zk_raise_set_incomplete(n, found);
+		}
 		waits_before = ZkWatchWaitCount();
 		for (int i = 0; i < n && granted; i++)
 		{

@@ -24,9 +24,10 @@
  *
  * Round trips.  The create is sent as one ZooKeeper multi together with
  * an (empty) setData of the lock node, whose answer carries the lock
- * node's child count right after our create (ZkCreateSet, counted).  A count of
- * one means our node is alone: the lock is ours, and an uncontended
- * acquire costs one write and no read.  Otherwise the queue is read once.
+ * node's child count right after our create (ZkAttemptCreateLocks).  A
+ * count of one means our node is alone: the lock is ours, and an
+ * uncontended acquire costs one write and no read.  Otherwise the queue is
+ * read once.
  *
  * Release.  The nodes of released locks are deleted together
  * (ZkDeleteNodes: one delete, or multis of deletes however many they
@@ -43,39 +44,6 @@
 #include "recipes/rwlock.h"
 #include "common/operation_context.h"
 #include "client/client.h"
-
-static void zk_create_node(ZkAttempt *at);
-
-/*
- * zk_create_node
- *		Create our queue node and learn the queue: one write when the node
- *		is alone (a counted create, ZkCreateSet), plus one read of the
- *		queue otherwise.  Returns with at->znode set and the queue known.
- *
- * A lock node expected to be missing (recipes/path_memory.c) is created by
- * a request sent just before the queue node's (recipes/attempt.c's create
- * loop, which every recipe shares).  When the guess was wrong, the lock
- * node's create is refused and the queue node's goes through all the same;
- * when a lock node expected to exist is missing, the queue node's create
- * is refused and sent again with the lock node's.  Where the lock node's
- * data cannot be set (an ACL that allows creating children but not writing
- * the node), the create and a getChildren are sent back to back instead:
- * still one round trip.
- */
-static void
-zk_create_node(ZkAttempt *at)
-{
-	ZkCreateOpts opts;
-	ZkCreateResult res;
-
-	memset(&opts, 0, sizeof(opts));
-	opts.counted = true;
-	opts.uncount_on_noauth = true;
-	opts.learn_queue = true;
-	opts.guess_fresh = true;
-	/* one node: made, or found by its prefix, never in part */
-	(void) ZkAttemptCreate(&at, 1, &opts, &res);
-}
 
 /*
  * ZkAcquire
@@ -97,7 +65,7 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 	memset(grant, 0, sizeof(*grant));
 	PG_TRY();
 	{
-		zk_create_node(at);
+		(void) ZkAttemptCreateLocks(&at, 1, NULL);
 		ZkOperationSet(&oc, ZK_OPER_WAIT_LOCK, args->lock_path);
 		granted = ZkAttemptWait(at, grant);
 	}
