@@ -38,7 +38,7 @@
  *
  * Connection loss.  A create whose answer was lost may or may not have made
  * a node.  After reconnecting we look for a child with our attempt's prefix
- * before creating again (ZkAttemptRecover), so an attempt never leaves an
+ * before creating again (zk_attempt_recover), so an attempt never leaves an
  * orphan that would block the queue.  However an attempt ends without the
  * lock (timeout, cancel, error), ZkAttemptAbandon deletes its node; if its
  * create had not answered yet, its prefix is swept instead.
@@ -63,6 +63,12 @@
 #include "client/client.h"
 
 static const char *zk_last_component(const char *path);
+static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
+static bool zk_collect_fresh_creates(ZkOp **makes, const char *const *nodes,
+									 int n, bool *learnt, bool *missing);
+static bool zk_attempt_recover(ZkAttempt *at);
+static void zk_attempt_created(ZkAttempt *at, const char *znode, int64 token,
+							   bool alone);
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_queue_alone(ZkAttempt *at);
@@ -190,12 +196,12 @@ zk_last_component(const char *path)
 }
 
 /*
- * ZkAttemptTakeQueue
+ * zk_take_queue
  *		Replace our copy of the queue by a getChildren answer.  False if the
  *		answer is a lost connection (the caller reads again).
  */
-bool
-ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op)
+static bool
+zk_take_queue(ZkAttempt *at, ZkOp *op)
 {
 	MemoryContext old;
 	int			rc = op->rc;
@@ -296,12 +302,12 @@ ZkAttemptRereadQueue(ZkAttempt *at)
 {
 	ZkOp	   *op = ZkGetChildrenAnswered(at->args->lock_node);
 
-	(void) ZkAttemptTakeQueue(at, op);	/* never a lost connection */
+	(void) zk_take_queue(at, op);	/* never a lost connection */
 	ZkOpFree(op);
 }
 
 /*
- * ZkCollectFreshCreates
+ * zk_collect_fresh_creates
  *		The answers to the creates of lock nodes expected to be missing
  *		(recipes/path_memory.c), sent just before the request that needs them
  *		(makes[i]; NULL where none was sent): free each, tell path memory
@@ -311,9 +317,9 @@ ZkAttemptRereadQueue(ZkAttempt *at)
  *		caller has waited for the later request: answers come in order, so
  *		these are in already.
  */
-bool
-ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes, int n,
-					  bool *learnt, bool *missing)
+static bool
+zk_collect_fresh_creates(ZkOp **makes, const char *const *nodes, int n,
+						 bool *learnt, bool *missing)
 {
 	bool		parent_missing = false;
 
@@ -482,9 +488,9 @@ zk_create_wait(ZkCreateLoop *cl, ZkCreateResult *res)
 	ZkOpWait(cl->create);
 	if (cl->side != NULL)
 		ZkOpWait(cl->side);
-	cl->parent_missing = ZkCollectFreshCreates(cl->makes, cl->fresh_nodes,
-											   cl->nfresh, cl->learnt,
-											   cl->make);
+	cl->parent_missing = zk_collect_fresh_creates(cl->makes, cl->fresh_nodes,
+												  cl->nfresh, cl->learnt,
+												  cl->make);
 	res->sent_at = cl->create->sent_at;
 	return cl->create->rc;
 }
@@ -511,7 +517,7 @@ zk_read_queues(ZkAttempt **at, int n)
 		if (ops[i] == NULL)
 			continue;
 		ZkOpWait(ops[i]);
-		if (!lost && !ZkAttemptTakeQueue(at[i], ops[i]))
+		if (!lost && !zk_take_queue(at[i], ops[i]))
 			lost = true;
 		ZkOpFree(ops[i]);
 		ops[i] = NULL;
@@ -548,7 +554,7 @@ zk_create_made(ZkCreateLoop *cl, ZkCreateResult *res)
 		const char *znode = multi ? ZkCreateSetResult(op, i, &count) :
 		op->value;
 
-		ZkAttemptCreated(cl->at[i], znode, token,
+		zk_attempt_created(cl->at[i], znode, token,
 						 cl->o->learn_queue && count == 1);
 		cl->at[i]->siblings = count;
 		/* a persistent node (a lease's): the session's guard removes it */
@@ -573,7 +579,7 @@ zk_create_made(ZkCreateLoop *cl, ZkCreateResult *res)
 	}
 	if (cl->list != NULL)
 	{
-		if (!ZkAttemptTakeQueue(cl->at[0], cl->list))
+		if (!zk_take_queue(cl->at[0], cl->list))
 			ZkAttemptRereadQueue(cl->at[0]);
 		ZkOpFree(cl->list);
 		cl->list = NULL;
@@ -653,7 +659,7 @@ zk_create_refused(ZkCreateLoop *cl, int rc)
  * zk_create_recover
  *		After a round whose answer was lost, once the connection is back:
  *		the round made every node or none (one multi, or one create).  Each
- *		attempt looks for its node by its prefix (ZkAttemptRecover), which
+ *		attempt looks for its node by its prefix (zk_attempt_recover), which
  *		reads its queue too.  Returns how many were found.
  */
 static int
@@ -666,7 +672,7 @@ zk_create_recover(ZkCreateLoop *cl)
 	cl->list = cl->side = NULL;
 	for (int i = 0; i < cl->n; i++)
 	{
-		if (!ZkAttemptRecover(cl->at[i]))
+		if (!zk_attempt_recover(cl->at[i]))
 			continue;
 		found++;
 		if (cl->at[i]->persistent)
@@ -686,7 +692,7 @@ zk_create_recover(ZkCreateLoop *cl)
  *		handed to the session's guard (ZkGuardNode) as soon as it is known.
  *
  * A lost answer is recovered by the prefix: after the connection is back,
- * each attempt looks for its node (ZkAttemptRecover) before anything is
+ * each attempt looks for its node (zk_attempt_recover) before anything is
  * created again, so that no attempt ever leaves an orphan in a queue.  If
  * every node is found, ZK_CREATE_RECOVERED (counts, mtime and the side
  * read not known; queues known); if none, the create is sent again under
@@ -799,7 +805,7 @@ ZkAttemptCreateLocks(ZkAttempt **at, int n, ZkOperationContext *oc)
 }
 
 /*
- * ZkAttemptRecover
+ * zk_attempt_recover
  *		After a create whose answer was lost: is there a node with our
  *		prefix among the lock node's children?  If so adopt it (and fetch
  *		its czxid) and return true; false if there is none, and the create
@@ -811,8 +817,8 @@ ZkAttemptCreateLocks(ZkAttempt **at, int n, ZkOperationContext *oc)
  * only at the queue's contenders, since a lease node is no contender.
  * The queue is read again on the way (at->queue).
  */
-bool
-ZkAttemptRecover(ZkAttempt *at)
+static bool
+zk_attempt_recover(ZkAttempt *at)
 {
 	size_t		plen = strlen(at->prefix);
 	ZkOp	   *op;
@@ -1382,14 +1388,14 @@ ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
 }
 
 /*
- * ZkAttemptCreated
+ * zk_attempt_created
  *		Our node exists: remember it and its fencing token.  With 'alone'
  *		(the lock node had no other child) the queue is just us; else the
- *		caller fills the queue copy (ZkAttemptTakeQueue, or
+ *		caller fills the queue copy (zk_take_queue, or
  *		ZkAttemptRereadQueue).
  */
-void
-ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token, bool alone)
+static void
+zk_attempt_created(ZkAttempt *at, const char *znode, int64 token, bool alone)
 {
 	at->znode = pstrdup(znode);
 	at->name = zk_last_component(at->znode);

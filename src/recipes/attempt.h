@@ -157,19 +157,13 @@ extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
 			pg_attribute_noreturn();
 extern ZkAttempt *ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix);
 extern void ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix);
-extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
-							 bool alone);
-extern bool ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op);
 extern void ZkAttemptRereadQueue(ZkAttempt *at);
-extern bool ZkAttemptRecover(ZkAttempt *at);
 extern bool ZkAttemptWait(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 			pg_attribute_noreturn();
 extern void ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptAbandon(ZkAttempt **at, int n, bool wait);
 extern void ZkAttemptFree(ZkAttempt *at);
-extern bool ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes,
-								  int n, bool *learnt, bool *missing);
 extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
 extern ZkCreateOutcome ZkAttemptCreate(ZkAttempt **at, int n,
 									   const ZkCreateOpts *opts,

@@ -51,7 +51,7 @@
  * one protection prefix, abandoned together (ZkAttemptAbandon): however an
  * acquisition ends without the permit, its nodes go.  After a create whose
  * answer was lost, both nodes are looked for by that prefix before
- * anything is created again (ZkAttemptRecover, the step every recipe
+ * anything is created again (ZkAttemptCreate, the loop every recipe
  * shares), so an orphan permit never counts against the limit: the multi
  * made both nodes (they are ours, and the permits are counted again) or
  * neither (the multi is sent again under the same prefix).
