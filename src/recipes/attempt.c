@@ -343,10 +343,26 @@ zk_blocking(ZkAttempt *at, int me, bool *guard)
  *		Our own queue node was deleted by another client while we were
  *		taking the lock (the operation's context names the lock), or, with
  *		'waiter_child', the node or its waiter child (a lease's).
+ *
+ * Unless the session is gone: the server deletes a session's ephemeral
+ * nodes when it expires it, and a server cut off from the leader can pass
+ * that delete on before the session's end reaches us.  So the session is
+ * confirmed first (at once within its alive window, else one round trip):
+ * expired, it is the lost session's ERROR (08006, naming the lost locks);
+ * not confirmed, the lost connection's.
  */
 void
 ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 {
+	switch (ZkSessionConfirmAlive())
+	{
+		case ZK_SESSION_ALIVE:
+			break;
+		case ZK_SESSION_EXPIRED:
+			ZkRaiseForRc(ZSESSIONEXPIRED);
+		case ZK_SESSION_UNCONFIRMED:
+			ZkRaiseForRc(ZCONNECTIONLOSS);
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("ZooKeeper queue node \"%s\" disappeared",
