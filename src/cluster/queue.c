@@ -87,7 +87,15 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 	ZkOperationContext oc;
 
 	ZkOperationPush(&oc, ZK_OPER_READ_QUEUE, lock_path);
-	list = ZkGetChildrenAnswered(lock_node);
+	for (;;)
+	{
+		list = ZkGetChildren(lock_node);
+		ZkOpWait(list);
+		if (!ZkIsConnectionLoss(list->rc))
+			break;
+		ZkOpFree(list);
+		ZkWaitConnected();
+	}
 	if (list->rc == ZNONODE)
 	{
 		ZkOpFree(list);
