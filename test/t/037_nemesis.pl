@@ -780,8 +780,12 @@ is($on->{lost}, 0, 'fence on: no lost update: each applied write continues the p
 is($on->{value}, $on->{applied}, 'fence on: the final value is the number of applied writes');
 is($on->{writes}, $on->{applied}, "fence on: and so is the resource's own count of writes");
 cmp_ok($on->{stale_tried}, '>', 0, 'fence on: stale holders did try to write');
-is(scalar(grep { $_->{applied} ne 'f' } @{ $on->{stalled} }), 0,
-	'fence on: the fence refused every write of a holder frozen or cut off past its session timeout');
+# a stalled holder's write is stale only once a newer holder wrote before
+# it; one that no newer holder preceded (they all timed out waiting, say)
+# holds the largest token and passes: stale writes applied are counted
+# above (0), so here the fence is only required to have refused some
+cmp_ok(scalar(grep { $_->{applied} eq 'f' } @{ $on->{stalled} }), '>', 0,
+	'fence on: the fence refused the write of a holder frozen or cut off past its session timeout');
 
 $_->quit for ($rc, values %control);
 zk_proxy_stop($_) for @zkp;
