@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""bench/cpu_account.py OUTDIR: the tables of bench/cpu_account.sh.
+
+Reads what cpu_account.sh left in OUTDIR (perf stat --per-thread output,
+strace -f logs, callgrind profiles) and prints, per cycle of zk_lock +
+zk_unlock (the SQL cycle) and of `zkfloor multi` (the bare C client):
+
+  1. CPU (task-clock) and context switches by thread;
+  2. system calls by thread and by call;
+  3. instructions (callgrind) by thread, and on the backend's main thread by
+     phase: the inclusive cost of the functions named below, per cycle.
+
+Threads are told apart by the order of their TIDs: the main thread (TID =
+PID), then the client library's I/O thread, then its completion thread
+(zookeeper_init creates them in that order).
+"""
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+
+OUT = sys.argv[1]
+THREADS = ["main", "zk I/O", "zk completion"]
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def thread_names(tids):
+    return {tid: THREADS[i] if i < len(THREADS) else f"thread {i + 1}"
+            for i, tid in enumerate(tids)}
+
+
+def tids_of(name, tool):
+    return [int(t) for t in read(f"{OUT}/{name}.{tool}.tids").split()]
+
+
+def cycles_of(name, tool):
+    return int(read(f"{OUT}/{name}.{tool}.cycles").strip())
+
+
+def perf_table():
+    print("## 1. CPU and context switches per cycle (perf stat --per-thread; "
+          "task-clock is noisy on a shared machine)\n")
+    print(f"{'':<22}{'SQL cycle':>24}{'zkfloor multi':>24}")
+    print(f"{'thread':<22}{'µs CPU':>12}{'switches':>12}{'µs CPU':>12}{'switches':>12}")
+    rows = {}
+    totals = {}
+    for name in ("sql", "floor"):
+        names = thread_names(tids_of(name, "perf"))
+        n = cycles_of(name, "perf")
+        cpu = collections.Counter()
+        cs = collections.Counter()
+        for line in read(f"{OUT}/{name}.perf").splitlines():
+            f = line.split(",")
+            if len(f) < 4 or "-" not in f[0]:
+                continue
+            tid = int(f[0].rsplit("-", 1)[1])
+            if f[1].startswith("<"):
+                continue
+            th = names.get(tid, f"tid {tid}")
+            if f[3] == "task-clock":
+                cpu[th] += float(f[1]) * 1000 / n
+            elif f[3] == "context-switches":
+                cs[th] += float(f[1]) / n
+        rows[name] = (cpu, cs)
+        totals[name] = (sum(cpu.values()), sum(cs.values()), n)
+    for th in THREADS:
+        line = f"{th:<22}"
+        for name in ("sql", "floor"):
+            cpu, cs = rows[name]
+            line += f"{cpu[th]:12.1f}{cs[th]:12.2f}"
+        print(line)
+    ticks = {}
+    for name in ("sql", "floor"):
+        names = thread_names(tids_of(name, "perf"))
+        n = cycles_of(name, "perf")
+        t0 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks0").splitlines()}
+        t1 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks1").splitlines()}
+        hz = os.sysconf("SC_CLK_TCK")
+        user = sys_ = 0
+        for tid in t1:
+            if tid in t0:
+                user += (int(t1[tid][0]) - int(t0[tid][0])) * 1e6 / hz / n
+                sys_ += (int(t1[tid][1]) - int(t0[tid][1])) * 1e6 / hz / n
+        ticks[name] = (user, sys_)
+    line = f"{'all threads':<22}"
+    for name in ("sql", "floor"):
+        line += f"{totals[name][0]:12.1f}{totals[name][1]:12.2f}"
+    print(line)
+    print(f"{'  of which user':<22}{ticks['sql'][0]:12.1f}{'':12}{ticks['floor'][0]:12.1f}")
+    print(f"{'  of which system':<22}{ticks['sql'][1]:12.1f}{'':12}{ticks['floor'][1]:12.1f}")
+    print("(user and system from /proc/PID/task/TID/stat, in clock ticks: coarse)")
+    print(f"\ncycles counted: SQL {totals['sql'][2]}, zkfloor "
+          f"{totals['floor'][2]}; SQL / zkfloor: CPU "
+          f"{totals['sql'][0] / totals['floor'][0]:.2f} x, switches "
+          f"{totals['sql'][1] - totals['floor'][1]:+.2f}\n")
+
+
+CALL = re.compile(r"^(\d+)\s+(?:<\.\.\. )?([a-z_0-9]+)\(")
+SIGNAL = re.compile(r"^(\d+)\s+--- (SIG[A-Z]+)")
+
+
+def strace_table():
+    print("## 2. System calls per cycle (strace -f)\n")
+    per = {}
+    for name in ("sql", "floor"):
+        names = thread_names(tids_of(name, "strace"))
+        n = cycles_of(name, "strace")
+        counts = collections.Counter()
+        for line in read(f"{OUT}/{name}.strace").splitlines():
+            if "resumed>" in line:
+                continue
+            m = CALL.match(line) or SIGNAL.match(line)
+            if not m:
+                continue
+            th = names.get(int(m.group(1)), "other")
+            counts[(th, m.group(2))] += 1
+        per[name] = (counts, n)
+    print(f"{'thread':<16}{'call':<18}{'SQL cycle':>10}{'zkfloor':>10}")
+    keys = sorted(set(per["sql"][0]) | set(per["floor"][0]),
+                  key=lambda k: (THREADS.index(k[0]) if k[0] in THREADS else 9,
+                                 -per["sql"][0][k]))
+    for k in keys:
+        a = per["sql"][0][k] / per["sql"][1]
+        b = per["floor"][0][k] / per["floor"][1]
+        if a < 0.05 and b < 0.05:
+            continue
+        print(f"{k[0]:<16}{k[1]:<18}{a:10.2f}{b:10.2f}")
+    for th in THREADS + ["all threads"]:
+        a = sum(v for k, v in per["sql"][0].items()
+                if th == "all threads" or k[0] == th) / per["sql"][1]
+        b = sum(v for k, v in per["floor"][0].items()
+                if th == "all threads" or k[0] == th) / per["floor"][1]
+        print(f"{th:<16}{'(all)':<18}{a:10.2f}{b:10.2f}")
+    print(f"\ncycles counted under strace: SQL {per['sql'][1]}, zkfloor "
+          f"{per['floor'][1]}\n")
+
+
+OBJECTS = {}
+ANN = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$")
+
+
+def annotate(path):
+    """{function: inclusive Ir}, and the total, of one callgrind file."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--auto=no",
+                           "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    fns = collections.Counter()
+    total = 0
+    for line in text.splitlines():
+        m = ANN.match(line)
+        if not m:
+            continue
+        ir = int(m.group(1).replace(",", ""))
+        what = m.group(2)
+        if what.startswith("PROGRAM TOTALS"):
+            total = ir
+            continue
+        obj = ""
+        mo = re.search(r"\[(.*)\]\s*$", what)
+        if mo:
+            obj = os.path.basename(mo.group(1))
+            what = what[:mo.start()].strip()
+        fn = what.rsplit(":", 1)[-1]
+        # code inlined from another file is listed apart, without its
+        # object: a function's inclusive cost is its largest entry
+        if obj:
+            OBJECTS[fn] = obj
+        fns[fn] = max(fns[fn], ir)
+    return fns, total
+
+
+def profiles(files_by_run):
+    """Per-cycle difference of two runs: ({thread: {fn: Ir}}, {thread: Ir})."""
+    (pa, na), (pb, nb) = files_by_run
+    fns = {}
+    totals = {}
+    for th in range(len(pa)):
+        fa, ta = annotate(pa[th])
+        fb, tb = annotate(pb[th])
+        d = nb - na
+        fns[th] = {k: (fb[k] - fa.get(k, 0)) / d for k in fb}
+        totals[th] = (tb - ta) / d
+    return fns, totals
+
+
+# the phases of the main thread: (label, functions whose inclusive costs add
+# up without nesting)
+PHASES = [
+    ("zk_lock (the SQL function, all of it)", ["zk_lock"]),
+    ("zk_unlock (the SQL function, all of it)", ["zk_unlock"]),
+    ("  path check", ["ZkCheckLockPath"]),
+    ("  node data (owner JSON)", ["ZkBuildNodeData"]),
+    ("  lock node path", ["ZkLockNodePath"]),
+    ("  attempt set-up and free", ["ZkAttemptBegin", "ZkAttemptFree"]),
+    ("    of which the node prefix (UUID)", ["ZkMakeNodePrefix"]),
+    ("  lock table", ["ZkEntryLookup", "ZkEntryEnter", "ZkEntryAdoptGuard",
+                      "ZkEntryAddHold", "ZkEntryDrop"]),
+    ("  statistics", ["ZkStatAcquisition", "ZkStatRequest"]),
+    ("  request hand-off (library)", ["zoo_amulti", "zoo_adelete"]),
+    ("  op bookkeeping", ["ZkOpTryNew", "ZkOpFree"]),
+    ("  waits for answers (latch)", ["ZkLatchWait"]),
+    ("transaction callbacks (COMMIT)", ["ZkLockXactCallback"]),
+]
+
+
+def callgrind_table():
+    runs = []
+    for line in read(f"{OUT}/sql.cg.runs").splitlines():
+        pid, n = line.split()
+        files = sorted(glob.glob(f"{OUT}/cg.{pid}-[0-9][0-9]"))
+        runs.append((files, int(n)))
+    fns, totals = profiles(runs)
+    sql_objects = dict(OBJECTS)
+    adv = []
+    if os.path.exists(f"{OUT}/adv.cg.runs"):
+        for line in read(f"{OUT}/adv.cg.runs").splitlines():
+            pid, n = line.split()
+            adv.append((sorted(glob.glob(f"{OUT}/cg.{pid}-[0-9][0-9]")), int(n)))
+        _, atotals = profiles(adv)
+    floor = []
+    for s in (3, 9):
+        files = sorted(glob.glob(f"{OUT}/floor.cg.{s}.*-[0-9][0-9]"))
+        floor.append((files, int(read(f"{OUT}/floor.cg.{s}.n").strip())))
+    ffns, ftotals = profiles(floor)
+    OBJECTS.clear()
+    OBJECTS.update(sql_objects)
+
+    print("## 3. Instructions per cycle (callgrind; the difference of two runs "
+          f"of {runs[0][1]} and {runs[1][1]} cycles, and of zkfloor runs of "
+          f"{floor[0][1]} and {floor[1][1]} cycles)\n")
+    print(f"{'thread':<44}{'SQL cycle':>12}{'zkfloor':>12}")
+    for th in range(max(len(totals), len(ftotals))):
+        name = THREADS[th] if th < len(THREADS) else f"thread {th + 1}"
+        print(f"{name:<44}{totals.get(th, 0):12.0f}{ftotals.get(th, 0):12.0f}")
+    print(f"{'all threads':<44}{sum(totals.values()):12.0f}"
+          f"{sum(ftotals.values()):12.0f}")
+    if adv:
+        print(f"{'pg_advisory_lock + pg_advisory_unlock cycle':<44}"
+              f"{sum(atotals.values()):12.0f}   (PostgreSQL's two statements)")
+    print()
+
+    main = fns[0]
+
+    def incl(names, table):
+        return sum(v for fn, v in table.items() if fn in names)
+
+    print("main thread by phase (inclusive instructions per cycle)\n")
+    zk = 0
+    for label, names in PHASES:
+        v = incl(names, main)
+        if not label.startswith(" "):
+            zk += v
+        if label.startswith("    "):
+            label = "  " + label
+        print(f"{label:<44}{v:12.0f}")
+    print(f"{'PostgreSQL around them (main thread rest)':<44}{totals[0] - zk:12.0f}")
+    print()
+    for th, label in ((1, "zk I/O thread"), (2, "zk completion thread")):
+        if th not in fns:
+            continue
+        print(f"{label}: the heaviest functions (inclusive per cycle)")
+        for fn, v in sorted(fns[th].items(), key=lambda kv: -kv[1])[:12]:
+            obj = OBJECTS.get(fn, "")
+            if v < 0.02 * totals[th]:
+                break
+            print(f"  {fn + ' (' + obj + ')':<60}{v:10.0f}")
+        print()
+    print("main thread: zklock.so's functions (inclusive per cycle, top 30)")
+    ours = [(k, v) for k, v in main.items() if OBJECTS.get(k) == "zklock.so"]
+    for fn, v in sorted(ours, key=lambda kv: -kv[1])[:30]:
+        print(f"  {fn:<58}{v:10.0f}")
+    print()
+    print("main thread: the heaviest functions of other objects (self cost "
+          "not shown; inclusive, top 25)")
+    other = [(k, v) for k, v in main.items()
+             if OBJECTS.get(k, "zklock.so") != "zklock.so"]
+    for fn, v in sorted(other, key=lambda kv: -kv[1])[:25]:
+        obj = OBJECTS[fn]
+        print(f"  {fn + ' (' + obj + ')':<58}{v:10.0f}")
+    print()
+
+
+if os.path.exists(f"{OUT}/sql.perf"):
+    perf_table()
+    strace_table()
+if os.path.exists(f"{OUT}/sql.cg.runs"):
+    callgrind_table()
