@@ -26,11 +26,11 @@ struct ZkGrant;
 struct ZkLeaseInfo;
 
 /*
- * Hash key: the user's lock path and the mode.  The key is hashed and
- * compared as bytes (HASH_BLOBS), so it is zero-filled before the path is
- * copied in: the bytes after the path and the padding are zero in every
- * key.  Paths reach the table validated (ZkCheckLockPath, common/paths.c), so
- * no longer than ZK_MAX_PATH_BYTES.
+ * Hash key: the user's lock path and the mode.  The table hashes and
+ * compares only the path's bytes up to its terminating zero, and the mode
+ * (holds/table.c), so nothing after the zero matters.  Paths reach the
+ * table validated (ZkCheckLockPath, common/paths.c), so no longer than
+ * ZK_MAX_PATH_BYTES.
  */
 typedef struct ZkLockKey
 {

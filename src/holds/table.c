@@ -40,6 +40,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -72,6 +73,8 @@ static dlist_head zk_xact_entries = DLIST_STATIC_INIT(zk_xact_entries);
 static char *zk_entries_root = NULL;
 
 static bool zk_key_init(ZkLockKey *key, const char *path, ZkLockMode mode);
+static uint32 zk_key_hash(const void *key, Size keysize);
+static int	zk_key_match(const void *key1, const void *key2, Size keysize);
 static int	zk_info_cmp(const void *a, const void *b);
 static ZkLockEntry *zk_entry_enter(const char *path, ZkLockMode mode,
 								   const ZkGrant *grant, ZkLockEntry *other,
@@ -79,20 +82,52 @@ static ZkLockEntry *zk_entry_enter(const char *path, ZkLockMode mode,
 
 /*
  * zk_key_init
- *		Fill a hash key: zero-filled, then the path and the mode.  False if
- *		the path is too long for a key, and so for any held lock.
+ *		Fill a hash key: the path with its terminating zero, and the mode;
+ *		the bytes after the zero are left as they are (zk_key_hash and
+ *		zk_key_match never read them).  False if the path is too long for a
+ *		key, and so for any held lock.
  */
 static bool
 zk_key_init(ZkLockKey *key, const char *path, ZkLockMode mode)
 {
 	size_t		len = strlen(path);
 
-	memset(key, 0, sizeof(ZkLockKey));
 	if (len > ZK_MAX_PATH_BYTES)
 		return false;
-	memcpy(key->path, path, len);
+	memcpy(key->path, path, len + 1);
 	key->mode = mode;
 	return true;
+}
+
+/*
+ * zk_key_hash
+ *		The table's hash function: the path's bytes (not the whole buffer,
+ *		which would hash a kilobyte per lookup) combined with the mode.
+ */
+static uint32
+zk_key_hash(const void *key, Size keysize)
+{
+	const ZkLockKey *k = (const ZkLockKey *) key;
+
+	return hash_combine(hash_bytes((const unsigned char *) k->path,
+								   (int) strlen(k->path)),
+						(uint32) k->mode);
+}
+
+/*
+ * zk_key_match
+ *		The table's key comparison (0: equal): the mode, then the path up
+ *		to its terminating zero.
+ */
+static int
+zk_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const ZkLockKey *a = (const ZkLockKey *) key1;
+	const ZkLockKey *b = (const ZkLockKey *) key2;
+
+	if (a->mode != b->mode)
+		return 1;
+	return strcmp(a->path, b->path);
 }
 
 /*
@@ -112,9 +147,12 @@ ZkLockTableInit(void)
 										  ALLOCSET_DEFAULT_SIZES);
 	ctl.keysize = sizeof(ZkLockKey);
 	ctl.entrysize = sizeof(ZkLockEntry);
+	ctl.hash = zk_key_hash;
+	ctl.match = zk_key_match;
 	ctl.hcxt = ZkLockContext;
 	ZkHeldLocks = hash_create("zklock held locks", 64, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+							  HASH_CONTEXT);
 
 	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
 }
