@@ -89,37 +89,67 @@ static int	zk_watch_lease_node(ZkAttempt *at, const char *blocker,
 
 /*
  * ZkMakeUuid
- *		A fresh random (version 4) UUID in its canonical 36-character form,
- *		into out[ZK_UUID_LEN + 1].
+ *		A fresh version 4 UUID in its canonical 36-character form, into
+ *		out[ZK_UUID_LEN + 1]: never the same twice in one process.
+ *
+ * A process draws 16 bytes from pg_strong_random once (again in a child
+ * forked after that); each call adds a counter to the last 7 of them
+ * (modulo 2^56), so one process cannot repeat a UUID, and two processes
+ * differ by the 122 random bits each drew.  (Strong random bytes for each
+ * attempt cost more than the rest of an uncontended zk_lock.)
  */
 void
 ZkMakeUuid(char *out)
 {
+	static const char hex[] = "0123456789abcdef";
+	static uint8 seed[16];
+	static int	seed_pid = 0;
+	static uint64 counter = 0;
 	uint8		b[16];
+	uint64		low = 0;
+	char	   *p = out;
 
-	if (!pg_strong_random(b, sizeof(b)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random values")));
-	b[6] = (b[6] & 0x0f) | 0x40;
-	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, ZK_UUID_LEN + 1,
-			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-			 b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	if (seed_pid != MyProcPid)
+	{
+		if (!pg_strong_random(seed, sizeof(seed)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random values")));
+		seed[6] = (seed[6] & 0x0f) | 0x40;
+		seed[8] = (seed[8] & 0x3f) | 0x80;
+		seed_pid = MyProcPid;
+		counter = 0;
+	}
+	memcpy(b, seed, 9);
+	for (int i = 9; i < 16; i++)
+		low = (low << 8) | seed[i];
+	low += ++counter;
+	for (int i = 15; i >= 9; i--)
+	{
+		b[i] = (uint8) (low & 0xff);
+		low >>= 8;
+	}
+	for (int i = 0; i < 16; i++)
+	{
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 0x0f];
+	}
+	*p = '\0';
 }
 
 /*
  * ZkMakeNodePrefix
- *		A fresh "_c_<uuid>-" protection prefix.
+ *		A fresh "_c_<uuid>-" protection prefix, into out[ZK_PREFIX_LEN + 1].
  */
 void
 ZkMakeNodePrefix(char *out)
 {
-	char		uuid[ZK_UUID_LEN + 1];
-
-	ZkMakeUuid(uuid);
-	snprintf(out, ZK_PREFIX_LEN + 1, "_c_%s-", uuid);
+	memcpy(out, "_c_", 3);
+	ZkMakeUuid(out + 3);
+	out[ZK_PREFIX_LEN - 1] = '-';
+	out[ZK_PREFIX_LEN] = '\0';
 }
 
 /*
