@@ -40,8 +40,10 @@
 #include "nodes/pg_list.h"
 #include "postmaster/postmaster.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "common/node_data.h"
 #include "common/text_encoding.h"
@@ -55,6 +57,18 @@ static TimestampTz zk_warned_statement = 0;
 static List *zk_warned = NIL;
 static int	zk_nwarned = 0;
 
+/*
+ * The owner fields of the queue nodes this backend creates
+ * (zk_owner_fields), and what they were built from.
+ */
+static StringInfoData zk_owner = {NULL, 0, 0, 0};
+static bool zk_owner_valid = false;
+static Oid	zk_owner_user = InvalidOid;
+static char *zk_owner_appname = NULL;
+static bool zk_owner_callbacks = false;
+
+static void zk_owner_invalidate(Datum arg, int cacheid, uint32 hashvalue);
+static const StringInfoData *zk_owner_fields(void);
 static void append_field(StringInfo buf, const char *key, const char *value,
 						 bool first);
 
@@ -84,19 +98,47 @@ append_field(StringInfo buf, const char *key, const char *value, bool first)
 }
 
 /*
- * ZkBuildNodeData
- *		The JSON description of this backend as the owner of a new node;
- *		a lease's node (ttl_ms >= 0) records its ttl too, which the server
- *		does not tell clients.
+ * zk_owner_invalidate
+ *		Syscache callback: a role or a database was changed (maybe renamed),
+ *		so the owner fields kept by ZkBuildNodeData are built again.
  */
-char *
-ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
+static void
+zk_owner_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	zk_owner_valid = false;
+}
+
+/*
+ * zk_owner_fields
+ *		The owner fields of this backend, as ZkBuildNodeData writes them
+ *		("{" up to application_name's value), kept in TopMemoryContext
+ *		while the user and application_name stay the same and no role or
+ *		database changes (zk_owner_invalidate): building them costs two
+ *		catalog lookups, two conversions and the escaping, for every queue
+ *		node otherwise.
+ */
+static const StringInfoData *
+zk_owner_fields(void)
 {
 	static char hostname[256] = "";
 	StringInfoData buf;
 	char	   *dbname;
 	const char *user;
+	Oid			userid = GetUserId();
+	const char *appname = application_name ? application_name : "";
+	MemoryContext old;
 
+	if (zk_owner_valid && zk_owner_user == userid &&
+		strcmp(zk_owner_appname, appname) == 0)
+		return &zk_owner;
+
+	if (!zk_owner_callbacks)
+	{
+		CacheRegisterSyscacheCallback(AUTHOID, zk_owner_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(DATABASEOID, zk_owner_invalidate,
+									  (Datum) 0);
+		zk_owner_callbacks = true;
+	}
 	if (hostname[0] == '\0' && gethostname(hostname, sizeof(hostname) - 1) != 0)
 		strlcpy(hostname, "unknown", sizeof(hostname));
 
@@ -104,7 +146,7 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	dbname = OidIsValid(MyDatabaseId) ? get_database_name(MyDatabaseId) : NULL;
 	if (dbname != NULL)
 		dbname = pg_server_to_any(dbname, strlen(dbname), PG_UTF8);
-	user = GetUserNameFromId(GetUserId(), true);
+	user = GetUserNameFromId(userid, true);
 	if (user != NULL)
 		user = pg_server_to_any(user, strlen(user), PG_UTF8);
 
@@ -116,6 +158,40 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	append_field(&buf, "database", dbname, false);
 	append_field(&buf, "user", user, false);
 	append_field(&buf, "application_name", application_name, false);
+
+	/* keep them: copied whole, so that no ERROR leaves half a copy */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	if (zk_owner.data != NULL)
+		pfree(zk_owner.data);
+	if (zk_owner_appname != NULL)
+		pfree(zk_owner_appname);
+	zk_owner_valid = false;
+	zk_owner.data = NULL;
+	zk_owner_appname = NULL;
+	zk_owner.data = pnstrdup(buf.data, buf.len);
+	zk_owner.len = buf.len;
+	zk_owner_appname = pstrdup(appname);
+	MemoryContextSwitchTo(old);
+	pfree(buf.data);
+	zk_owner_user = userid;
+	zk_owner_valid = true;
+	return &zk_owner;
+}
+
+/*
+ * ZkBuildNodeData
+ *		The JSON description of this backend as the owner of a new node
+ *		(palloc'd); a lease's node (ttl_ms >= 0) records its ttl too, which
+ *		the server does not tell clients.
+ */
+char *
+ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
+{
+	const StringInfoData *owner = zk_owner_fields();
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, owner->data, owner->len);
 	append_field(&buf, "mode", ZkLockModeName(mode), false);
 	append_field(&buf, "scope", ZkLockScopeName(scope), false);
 	if (ttl_ms >= 0)
