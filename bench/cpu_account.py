@@ -194,6 +194,7 @@ def profiles(files_by_run):
 PHASES = [
     ("zk_lock (the SQL function, all of it)", ["zk_lock"]),
     ("zk_unlock (the SQL function, all of it)", ["zk_unlock"]),
+    ("zk_xact_lock (the SQL function, all of it)", ["zk_xact_lock"]),
     ("  path check", ["ZkCheckLockPath"]),
     ("  node data (owner JSON)", ["ZkBuildNodeData"]),
     ("  lock node path", ["ZkLockNodePath"]),

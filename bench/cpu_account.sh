@@ -5,7 +5,7 @@
 # test suite.
 #
 #   bench/cpu_account.sh [--seconds S] [--cycles N] [--no-callgrind]
-#                        [--callgrind-only]
+#                        [--callgrind-only] [--xact]
 #
 # Uses the zklock installed for the pg_config on PATH (make install first).
 # Starts a standalone ZooKeeper and one cluster (bench/one_cluster.sh) with
@@ -33,7 +33,8 @@
 #     phase (inclusive costs of the functions named in the table).  zkfloor
 #     multi likewise, two runs of different lengths.
 #
-# --no-callgrind skips 3, --callgrind-only skips 1 and 2 (for a quick
+# --xact accounts BEGIN; SELECT zk_xact_lock('/b/xact'); COMMIT instead of
+# the session lock cycle (released at COMMIT).  --no-callgrind skips 3, --callgrind-only skips 1 and 2 (for a quick
 # before/after of a change: make install between two runs).
 #
 # Output: tables on stdout (the same in bench/out/cpu_account/account.txt);
@@ -46,12 +47,14 @@ SECONDS_PER=10
 CYCLES=1500
 CALLGRIND=yes
 PERF=yes
+XACT=no
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--seconds) SECONDS_PER=$2; shift 2 ;;
 		--cycles) CYCLES=$2; shift 2 ;;
 		--no-callgrind) CALLGRIND=no; shift ;;
 		--callgrind-only) PERF=no; shift ;;
+		--xact) XACT=yes; shift ;;
 		*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -76,7 +79,11 @@ one_cluster_start 24810 58432
 echo "shared_preload_libraries = 'zklock'" >>"$WORK/data/postgresql.conf"
 pg_restart
 psql_ -c 'CREATE EXTENSION zklock'
-printf '%s\n' "SELECT zk_lock('/b/cycle');" "SELECT zk_unlock('/b/cycle');" >"$WORK/cycle.sql"
+if [ "$XACT" = yes ]; then
+	printf '%s\n' "BEGIN;" "SELECT zk_xact_lock('/b/xact');" "COMMIT;" >"$WORK/cycle.sql"
+else
+	printf '%s\n' "SELECT zk_lock('/b/cycle');" "SELECT zk_unlock('/b/cycle');" >"$WORK/cycle.sql"
+fi
 printf '%s\n' "SELECT pg_advisory_lock(1);" "SELECT pg_advisory_unlock(1);" >"$WORK/advisory.sql"
 chmod 644 "$WORK/cycle.sql" "$WORK/advisory.sql"
 ZKHOSTS=127.0.0.1:$ZKPORT
