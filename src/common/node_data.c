@@ -63,6 +63,7 @@ static int	zk_nwarned = 0;
  */
 static StringInfoData zk_owner = {NULL, 0, 0, 0};
 static bool zk_owner_valid = false;
+static uint64 zk_owner_invalidations = 0;	/* zk_owner_invalidate calls */
 static Oid	zk_owner_user = InvalidOid;
 static char *zk_owner_appname = NULL;
 static bool zk_owner_callbacks = false;
@@ -106,6 +107,7 @@ static void
 zk_owner_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 {
 	zk_owner_valid = false;
+	zk_owner_invalidations++;
 }
 
 /*
@@ -115,7 +117,8 @@ zk_owner_invalidate(Datum arg, int cacheid, uint32 hashvalue)
  *		while the user and application_name stay the same and no role or
  *		database changes (zk_owner_invalidate): building them costs two
  *		catalog lookups, two conversions and the escaping, for every queue
- *		node otherwise.
+ *		node otherwise.  Fields built while an invalidation came in (the
+ *		lookups themselves may take it in) are used once, not kept.
  */
 static const StringInfoData *
 zk_owner_fields(void)
@@ -126,6 +129,7 @@ zk_owner_fields(void)
 	const char *user;
 	Oid			userid = GetUserId();
 	const char *appname = application_name ? application_name : "";
+	uint64		invalidations = zk_owner_invalidations;
 	MemoryContext old;
 
 	if (zk_owner_valid && zk_owner_user == userid &&
@@ -174,7 +178,7 @@ zk_owner_fields(void)
 	MemoryContextSwitchTo(old);
 	pfree(buf.data);
 	zk_owner_user = userid;
-	zk_owner_valid = true;
+	zk_owner_valid = (zk_owner_invalidations == invalidations);
 	return &zk_owner;
 }
 
