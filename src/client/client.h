@@ -156,8 +156,6 @@ extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
 extern ZkOp *ZkCreateTtl(const char *path, const char *data, int datalen,
 						  int64 ttl_ms);
-extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
-							 const char *parent);
 extern ZkOp *ZkCreateSet(int n, const char *const *paths,
 						 const char *const *datas, const int *datalens,
 						 const char *const *parents);
@@ -183,6 +181,15 @@ extern void ZkOpFree(ZkOp *op);
 extern void ZkOpsAbandon(int nest_level);
 extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
+extern bool ZkAwaitReconnect(int rc);
+extern ZkOp *ZkGetChildrenAnswered(const char *path);
+extern ZkOp *ZkGetDataAnswered(const char *path, ZkWatchKind watch);
+extern ZkOp *ZkExistsAnswered(const char *path);
+extern int	ZkDeleteAnswered(const char *path, int version, bool *resent);
+extern void ZkDeleteSync(const char *path);
+extern ZkOp *ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent);
+extern ZkOp *ZkCreateAnswered(const char *path, const char *data, int datalen,
+							  int flags, bool *resent);
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);

@@ -59,8 +59,10 @@ ZkBarrierSet(const char *node, const char *path)
 	ZkOperationPush(&oc, ZK_OPER_RAISE_BARRIER, path);
 	for (;;)
 	{
-		CHECK_FOR_INTERRUPTS();
-		rc = ZkOpResult(ZkCreate(node, "", 0, ZOO_PERSISTENT, true));
+		bool		again;
+
+		rc = ZkOpResult(ZkCreateAnswered(node, "", 0, ZOO_PERSISTENT, &again));
+		resent |= again;
 		if (rc == ZOK || rc == ZNODEEXISTS)
 			break;
 		if (rc == ZNONODE)
@@ -69,11 +71,6 @@ ZkBarrierSet(const char *node, const char *path)
 
 			ZkCreateLockParents((const char *const *) &parent, 1);
 			pfree(parent);
-		}
-		else if (ZkIsConnectionLoss(rc))
-		{
-			resent = true;
-			ZkWaitConnected();
 		}
 		else
 			ZkRaiseForRc(rc);
@@ -95,23 +92,16 @@ ZkBarrierRemove(const char *node, const char *path)
 	int			rc;
 
 	ZkOperationPush(&oc, ZK_OPER_REMOVE_BARRIER, path);
-	for (;;)
-	{
-		rc = ZkOpResult(ZkDelete(node, -1));
-		if (rc == ZOK || rc == ZNONODE)
-			break;
-		if (rc == ZNOTEMPTY)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
-							ZkUtf8ForMessage(path)),
-					 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
-							   ZkUtf8ForMessage(node))));
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		resent = true;
-		ZkWaitConnected();
-	}
+	rc = ZkDeleteAnswered(node, -1, &resent);
+	if (rc == ZNOTEMPTY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
+						ZkUtf8ForMessage(path)),
+				 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
+						   ZkUtf8ForMessage(node))));
+	if (rc != ZOK && rc != ZNONODE)
+		ZkRaiseForRc(rc);
 	ZkOperationPop(&oc);
 	return rc == ZOK || resent;
 }
@@ -165,11 +155,8 @@ ZkAwaitNodeGone(int rc, int64 deadline_ms)
 {
 	if (rc == ZNONODE)
 		return ZK_NODE_GONE;
-	if (ZkIsConnectionLoss(rc))
-	{
-		ZkWaitConnected();
+	if (ZkAwaitReconnect(rc))
 		return ZK_NODE_CHANGED;
-	}
 	if (rc != ZOK)
 		ZkRaiseForRc(rc);
 

@@ -470,27 +470,13 @@ assign_zklock_auth_file(const char *newval, void *extra)
 }
 
 /*
- * _PG_init
- *		Define the settings, ask for the statistics' shared memory when
- *		loaded at server start, register the transaction callbacks, and
- *		install the DISCARD ALL hook and the session layer's settings hook.
- *		Nothing else: no thread, no connection.
+ * zk_define_session_settings
+ *		The settings of the ZooKeeper session: where the servers are, the
+ *		root of zklock's nodes, and the session's timeouts.
  */
-void
-_PG_init(void)
+static void
+zk_define_session_settings(void)
 {
-	/* the statistics' shared memory, when loaded at server start */
-	ZkStatRequestShmem();
-
-	/*
-	 * zklock's one pair of transaction callbacks, registered here and only
-	 * here: at abort they hand the requests an ERROR left to the client
-	 * threads, then release the transaction's holds, in that order.  They
-	 * cost nothing in a backend that holds nothing.
-	 */
-	RegisterXactCallback(ZkLockXactCallback, NULL);
-	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
-
 	DefineCustomStringVariable("zklock.hosts",
 							   "ZooKeeper servers the backend connects to.",
 							   "A comma-separated list of host:port pairs, as the ZooKeeper client takes it.",
@@ -527,7 +513,15 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+}
 
+/*
+ * zk_define_credential_settings
+ *		The settings that give the session its digest credentials.
+ */
+static void
+zk_define_credential_settings(void)
+{
 	/* its check hook never refuses a value by repeating it */
 	DefineCustomStringVariable("zklock.auth",
 							   "ZooKeeper digest credentials, as user:password.",
@@ -547,7 +541,15 @@ _PG_init(void)
 							   GUC_SUPERUSER_ONLY,
 							   check_zklock_auth_file, assign_zklock_auth_file,
 							   NULL);
+}
 
+/*
+ * zk_define_lock_settings
+ *		The settings of how locks are taken, held and released.
+ */
+static void
+zk_define_lock_settings(void)
+{
 	DefineCustomBoolVariable("zklock.synchronous_release",
 							 "Makes lock releases wait until ZooKeeper has applied them.",
 							 "When on, zk_unlock, zk_unlock_all and the release of transaction locks at COMMIT or ROLLBACK return only once the delete of the queue node is confirmed, so any lock attempt that starts afterwards, on any server, finds the lock free. When off, the delete is sent in the background.",
@@ -593,6 +595,52 @@ _PG_init(void)
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							 NULL, NULL, NULL);
+}
+
+/*
+ * zk_warn_auth_not_preloaded
+ *		Until a backend loads this library, a zklock.auth given in the
+ *		configuration is an ordinary placeholder setting that any user can
+ *		read with SHOW.  Only preloading closes that gap: say so.
+ */
+static void
+zk_warn_auth_not_preloaded(void)
+{
+	if (!process_shared_preload_libraries_in_progress &&
+		zklock_auth != NULL && zklock_auth[0] != '\0' &&
+		(session_preload_libraries_string == NULL ||
+		 strstr(session_preload_libraries_string, "zklock") == NULL))
+		ereport(WARNING,
+				(errmsg("zklock.auth is set, but zklock is not preloaded"),
+				 errdetail("In a backend that has not loaded zklock, zklock.auth is an ordinary placeholder setting that any user can read."),
+				 errhint("Add zklock to shared_preload_libraries or session_preload_libraries.")));
+}
+
+/*
+ * _PG_init
+ *		Define the settings, ask for the statistics' shared memory when
+ *		loaded at server start, register the transaction callbacks, and
+ *		install the DISCARD ALL hook and the session layer's settings hook.
+ *		Nothing else: no thread, no connection.
+ */
+void
+_PG_init(void)
+{
+	/* the statistics' shared memory, when loaded at server start */
+	ZkStatRequestShmem();
+
+	/*
+	 * zklock's one pair of transaction callbacks, registered here and only
+	 * here: at abort they hand the requests an ERROR left to the client
+	 * threads, then release the transaction's holds, in that order.  They
+	 * cost nothing in a backend that holds nothing.
+	 */
+	RegisterXactCallback(ZkLockXactCallback, NULL);
+	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
+
+	zk_define_session_settings();
+	zk_define_credential_settings();
+	zk_define_lock_settings();
 
 	MarkGUCPrefixReserved("zklock");
 
@@ -602,17 +650,5 @@ _PG_init(void)
 	/* a reload's values that waited for the locks to go */
 	ZkSessionSetSettingsHook(apply_deferred_settings);
 
-	/*
-	 * Until a backend loads this library, a zklock.auth given in the
-	 * configuration is an ordinary placeholder setting that any user can
-	 * read with SHOW.  Only preloading closes that gap: say so.
-	 */
-	if (!process_shared_preload_libraries_in_progress &&
-		zklock_auth != NULL && zklock_auth[0] != '\0' &&
-		(session_preload_libraries_string == NULL ||
-		 strstr(session_preload_libraries_string, "zklock") == NULL))
-		ereport(WARNING,
-				(errmsg("zklock.auth is set, but zklock is not preloaded"),
-				 errdetail("In a backend that has not loaded zklock, zklock.auth is an ordinary placeholder setting that any user can read."),
-				 errhint("Add zklock to shared_preload_libraries or session_preload_libraries.")));
+	zk_warn_auth_not_preloaded();
 }
