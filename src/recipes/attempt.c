@@ -84,6 +84,7 @@ static void zk_attempt_created(ZkAttempt *at, const char *znode, int64 token,
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_queue_alone(ZkAttempt *at);
+static void zk_queue_unknown(ZkAttempt *at);
 static bool zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b);
 static bool zk_watch_blocker(ZkAttempt *at, int b);
 static int	zk_sleep(ZkAttempt *at, int me);
@@ -234,6 +235,7 @@ zk_take_queue(ZkAttempt *at, ZkOp *op)
 		at->names[i] = pstrdup(op->children[i]);
 	at->nnames = op->nchildren;
 	at->nqueue = ZkSortContenders(at->names, op->nchildren, at->queue);
+	at->queue_known = true;
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -254,7 +256,23 @@ zk_queue_alone(ZkAttempt *at)
 	at->names[0] = pstrdup(at->name);
 	at->nnames = 1;
 	at->nqueue = ZkSortContenders(at->names, 1, at->queue);
+	at->queue_known = true;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * zk_queue_unknown
+ *		Drop our copy of the queue: it is not known until read again.
+ */
+static void
+zk_queue_unknown(ZkAttempt *at)
+{
+	MemoryContextReset(at->cxt);
+	at->names = NULL;
+	at->nnames = 0;
+	at->queue = NULL;
+	at->nqueue = 0;
+	at->queue_known = false;
 }
 
 /*
@@ -576,7 +594,8 @@ zk_create_wait(ZkCreateLoop *cl, ZkCreateResult *res)
 
 /*
  * zk_read_queues
- *		Read the queue of every attempt that is not alone in it, all
+ *		Read the queue of every attempt whose queue is not known since its
+ *		node was made (!at->queue_known: it was not alone in it), all
  *		getChildren pipelined: one round trip (one by one after a lost
  *		connection).
  */
@@ -588,7 +607,7 @@ zk_read_queues(ZkAttempt **at, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		if (at[i]->nqueue == 0)
+		if (!at[i]->queue_known)
 			ops[i] = ZkGetChildren(at[i]->args->lock_node);
 	}
 	for (int i = 0; i < n; i++)
@@ -604,7 +623,7 @@ zk_read_queues(ZkAttempt **at, int n)
 	pfree(ops);
 	for (int i = 0; lost && i < n; i++)
 	{
-		if (at[i]->nqueue == 0)
+		if (!at[i]->queue_known)
 			ZkAttemptRereadQueue(at[i]);
 	}
 }
@@ -1470,6 +1489,11 @@ ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
  *		(the lock node had no other child) the queue is just us; else the
  *		caller fills the queue copy (zk_take_queue, or
  *		ZkAttemptRereadQueue).
+ *
+ * Whatever copy of the queue the attempt had is dropped: it was read
+ * before this node was made (by the search for a node whose create
+ * answer was lost), so it cannot hold it, and a wait that went by it
+ * would take our node for deleted.
  */
 static void
 zk_attempt_created(ZkAttempt *at, const char *znode, int64 token, bool alone)
@@ -1479,6 +1503,8 @@ zk_attempt_created(ZkAttempt *at, const char *znode, int64 token, bool alone)
 	at->token = token;
 	if (alone)
 		zk_queue_alone(at);
+	else
+		zk_queue_unknown(at);
 }
 
 /*

@@ -91,6 +91,9 @@ typedef struct ZkAttempt
 	int			nnames;
 	ZkContender *queue;
 	int			nqueue;
+	bool		queue_known;	/* names and queue were read (or known to
+								 * be just us) since our node was made, or
+								 * while looking for it by our prefix */
 	int64		deadline;		/* monotonic ms; 0: none */
 	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
 	int64		start;			/* monotonic ms when the attempt began */
