@@ -183,6 +183,7 @@ extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
 extern bool ZkAwaitReconnect(int rc);
 extern ZkOp *ZkGetChildrenAnswered(const char *path);
+extern ZkOp *ZkGetChildrenSynced(const char *path);
 extern ZkOp *ZkGetDataAnswered(const char *path, ZkWatchKind watch);
 extern ZkOp *ZkExistsAnswered(const char *path);
 extern int	ZkDeleteAnswered(const char *path, int version, bool *resent);

@@ -717,6 +717,46 @@ ZkExistsAnswered(const char *path)
 }
 
 /*
+ * ZkGetChildrenSynced
+ *		A getChildren behind a sync, both sent again after each lost
+ *		connection, until answered: the answered getChildren (never a lost
+ *		connection), which the caller frees.  Pipelined: one round trip.
+ *
+ * A server that the session reconnects to has seen every write the
+ * session saw answered, and maybe no more: a write whose answer was lost
+ * on another server may be applied by the leader and not yet by this
+ * one, and a plain read would not show it.  The sync makes the server
+ * catch up with the leader first.
+ */
+ZkOp *
+ZkGetChildrenSynced(const char *path)
+{
+	for (;;)
+	{
+		ZkOp	   *sync;
+		ZkOp	   *list;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		sync = ZkSync("/");
+		list = ZkGetChildren(path);
+		ZkOpWait(list);
+		rc = ZkOpResult(sync);
+		if (!ZkIsConnectionLoss(rc) && !ZkIsConnectionLoss(list->rc))
+		{
+			if (rc != ZOK)
+			{
+				ZkOpFree(list);
+				ZkRaiseForRc(rc);
+			}
+			return list;
+		}
+		ZkOpFree(list);
+		ZkWaitConnected();
+	}
+}
+
+/*
  * ZkDeleteAnswered
  *		Delete a node (if its version is 'version'; -1: any) and wait for
  *		the answer, sending the delete again after each lost connection.

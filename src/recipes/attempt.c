@@ -51,9 +51,14 @@
  * Connection loss.  A create whose answer was lost may or may not have made
  * a node.  After reconnecting we look for a child with our attempt's prefix
  * before creating again (zk_attempt_recover), so an attempt never leaves an
- * orphan that would block the queue.  However an attempt ends without the
- * lock (timeout, cancel, error), ZkAttemptAbandon deletes its node; if its
- * create had not answered yet, its prefix is swept instead.
+ * orphan that would block the queue; the children are read behind a sync,
+ * since the server we reconnected to may not have applied the lost create
+ * yet.  The queue read by that search predates any create sent after it:
+ * the queue an attempt waits by is always read after its node was made
+ * (or known to be just us), never kept from before.  However an attempt
+ * ends without the lock (timeout, cancel, error), ZkAttemptAbandon deletes
+ * its node; if its create had not answered yet, its prefix is swept
+ * instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -913,7 +918,10 @@ ZkAttemptCreateLocks(ZkAttempt **at, int n, ZkOperationContext *oc)
  * a protection prefix: a lock's queue node, each node of a lock set, a
  * semaphore's mutex node and permit node.  It looks at every child, not
  * only at the queue's contenders, since a lease node is no contender.
- * The queue is read again on the way (at->queue).
+ * The queue is read again on the way (at->queue), behind a sync
+ * (ZkGetChildrenSynced): "no node with our prefix" must not be the word
+ * of a server that has not applied our create yet, or the create sent
+ * again would leave the first node an orphan ahead of ours.
  */
 static bool
 zk_attempt_recover(ZkAttempt *at)
@@ -923,7 +931,9 @@ zk_attempt_recover(ZkAttempt *at)
 	int			rc;
 	int			i;
 
-	ZkAttemptRereadQueue(at);
+	op = ZkGetChildrenSynced(at->args->lock_node);
+	(void) zk_take_queue(at, op);	/* never a lost connection */
+	ZkOpFree(op);
 	for (i = 0; i < at->nnames; i++)
 	{
 		if (strncmp(at->names[i], at->prefix, plen) == 0)
