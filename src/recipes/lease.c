@@ -450,10 +450,9 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 	if (which == 1 && err == ZNONODE)
 	{
 		/* the child is gone: an earlier claim whose answer was lost? */
-		ZkOp	   *ex = ZkExists(at->znode);
+		ZkOp	   *ex = ZkExistsAnswered(at->znode);
 		bool		claimed;
 
-		ZkOpWait(ex);
 		claimed = (ex->rc == ZOK && ex->stat.version > 0 &&
 				   ex->stat.numChildren == 0);
 		*mtime = ex->stat.mtime;
