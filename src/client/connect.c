@@ -26,6 +26,7 @@
 #include "client/bridge.h"
 #include "client/credentials.h"
 #include "client/jobs.h"
+#include "client/loss_watch.h"
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
@@ -293,9 +294,12 @@ zk_close_handle(bool given_up)
 	if (ZkBridgeHandle() == NULL)
 		return;
 
+	/* the watchdog sends requests: it ends before the handle does */
+	ZkLossWatchStop();
 	expired = ZkBridgeClose(&deferred);
 	ZkJobsDrop(&deferred);
 	ZkBridgeForget();
+	ZkLossWatchForget();
 	if (expired || given_up)
 		ZkStatSessionExpired();
 	zk_release_fds();

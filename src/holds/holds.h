@@ -63,6 +63,7 @@ extern bool ZkLockLeaseRelease(const char *path, int64 token);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
+extern void ZkLockAbsorbLosses(void);
 extern int	ZkLockReadQueue(const char *path, int max_rows,
 							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,

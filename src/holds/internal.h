@@ -110,5 +110,6 @@ extern void ZkLocksLost(void);
 extern void ZkNoteXactLostLocks(void);
 extern void ZkTouchLease(const char *path, const struct ZkLeaseInfo *info);
 extern void ZkForgetTouchedLease(const char *path, int64 token);
+extern void ZkUnwatchTouchedLease(const char *path, int64 token);
 
 #endif							/* HOLDS_INTERNAL_H */

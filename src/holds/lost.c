@@ -45,6 +45,7 @@ ZkCollectHeldEvents(void)
 
 	if (ZkHeldLocks == NULL)
 		return;
+	ZkLockAbsorbLosses();
 	n = ZkTakeDeletedHeld(&paths, &deleted);
 	for (int i = 0; i < n; i++)
 	{
@@ -56,6 +57,61 @@ ZkCollectHeldEvents(void)
 		if (deleted[i])
 			entry->lost = true;
 	}
+}
+
+/*
+ * ZkLockAbsorbLosses
+ *		Take the losses the loss watch found (client/loss_watch.c).  A loss
+ *		an ERROR has named already (the cancelled statement's, or the next
+ *		statement's) is forgotten quietly: a deleted node's entry goes, and
+ *		a lost session takes every entry, as ZkLocksLost would without its
+ *		ERROR (which aborted the transaction).  A loss not named yet
+ *		(zklock.on_lock_loss = error) marks its entry lost, for the next
+ *		call on it or the COMMIT to raise; a lost session is the session
+ *		layer's to report, at the next call.
+ */
+void
+ZkLockAbsorbLosses(void)
+{
+	char	  **znodes;
+	bool	   *reported;
+	ZkSessionLoss session;
+	int			dropped = 0;
+	int			n;
+
+	if (ZkHeldLocks == NULL || !ZkLossWatchPending())
+		return;
+	n = ZkLossWatchTake(&znodes, &reported, &session);
+	for (int i = 0; i < n; i++)
+	{
+		ZkLockEntry *entry = ZkEntryForZnode(znodes[i]);
+
+		if (entry == NULL || entry->lost)
+			continue;			/* a lease's, or known already */
+		if (reported[i])
+		{
+			ZkEntryDrop(entry, false);
+			dropped++;
+		}
+		else
+			entry->lost = true;
+	}
+	if (session == ZK_SESSION_LOSS_REPORTED)
+	{
+		HASH_SEQ_STATUS status;
+		ZkLockEntry *entry;
+
+		ZkDropBatchedReleases();
+		hash_seq_init(&status, ZkHeldLocks);
+		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+		{
+			ZkEntryDrop(entry, false);
+			dropped++;
+		}
+	}
+	/* the ERROR that named them aborted the transaction that held them */
+	if (dropped > 0)
+		ZkStatLocksLost(dropped);
 }
 
 /*
@@ -140,6 +196,8 @@ ZkLocksLost(void)
 	/* nodes released before the expiry went with the session */
 	ZkDropBatchedReleases();
 
+	/* a loss the cancelled statement named already goes quietly */
+	ZkLockAbsorbLosses();
 	n = ZkLockList(&rows);
 	if (n == 0)
 		return;

@@ -81,12 +81,15 @@ ZkReserveReleases(int nentries)
 /*
  * ZkBatchRelease
  *		Take over a released node's path (palloc'd in ZkLockContext) until
- *		ZkFlushReleases sends its delete.  Room was reserved when its entry
- *		was added (ZkReserveReleases): nothing is allocated here.
+ *		ZkFlushReleases sends its delete, and stop watching it for a loss.
+ *		Room was reserved when its entry was added (ZkReserveReleases):
+ *		nothing is allocated here.
  */
 void
 ZkBatchRelease(char *znode)
 {
+	/* our own delete is no loss (client/loss_watch.c) */
+	ZkLossWatchRelease(znode);
 	if (zk_nreleased == zk_maxreleased)
 	{
 		/* no room (never expected): delete it alone rather than allocate */

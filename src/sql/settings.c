@@ -45,6 +45,7 @@
 #include "utils/guc.h"
 
 #include "sql/discard.h"
+#include "sql/loss_cancel.h"
 #include "common/paths.h"
 #include "holds/holds.h"
 #include "common/stats.h"
@@ -61,6 +62,14 @@ static const struct config_enum_entry node_style_options[] = {
 	{"latch", ZK_STYLE_LATCH, false},
 	{NULL, 0, false}
 };
+
+static const struct config_enum_entry on_lock_loss_options[] = {
+	{"cancel", ZK_ON_LOSS_CANCEL, false},
+	{"error", ZK_ON_LOSS_ERROR, false},
+	{NULL, 0, false}
+};
+
+static void assign_zklock_on_lock_loss(int newval, void *extra);
 
 /*
  * The settings whose change waits while the backend holds locks, and their
@@ -594,10 +603,23 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							 NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("zklock.on_lock_loss",
+							 "What a lost ZooKeeper lock does to the statement that is running.",
+							 "cancel: as soon as the backend knows a hold of its own is gone (its session expired or was out of touch past the session timeout, another client deleted its node, or a lease this transaction took or renewed ran out or was deleted), the running statement is cancelled with an ERROR naming the lost locks; an idle backend gets that ERROR at its next statement. error: only the next zklock call and COMMIT fail.",
+							 &zklock_on_lock_loss,
+							 ZK_ON_LOSS_CANCEL,
+							 on_lock_loss_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, assign_zklock_on_lock_loss, NULL);
+
 	MarkGUCPrefixReserved("zklock");
 
 	/* DISCARD ALL releases session holds, as pg_advisory_unlock_all() */
 	ZkInstallDiscardHook();
+
+	/* a lost hold stops the statement (zklock.on_lock_loss) */
+	ZkInstallLossCancelHooks();
 
 	/* a reload's values that waited for the locks to go */
 	ZkSessionSetSettingsHook(apply_deferred_settings);
@@ -615,4 +637,14 @@ _PG_init(void)
 				(errmsg("zklock.auth is set, but zklock is not preloaded"),
 				 errdetail("In a backend that has not loaded zklock, zklock.auth is an ordinary placeholder setting that any user can read."),
 				 errhint("Add zklock to shared_preload_libraries or session_preload_libraries.")));
+}
+
+/*
+ * assign_zklock_on_lock_loss
+ *		Tell the loss watch whether a loss cancels the statement.
+ */
+static void
+assign_zklock_on_lock_loss(int newval, void *extra)
+{
+	ZkLossWatchSetCancel(newval == ZK_ON_LOSS_CANCEL);
 }
