@@ -27,7 +27,6 @@
 
 #include "common/clock.h"
 #include "lib/ilist.h"
-#include "lib/stringinfo.h"
 
 typedef enum ZkOpKind
 {
@@ -230,7 +229,7 @@ extern void ZkLossWatchRelease(const char *znode);
 extern bool ZkLossWatchPending(void);
 extern bool ZkLossWatchCancelSent(void);
 extern int	ZkLossWatchDescribe(ZkLossKind *kind, const char **what,
-								char **path, char **znode, StringInfo list);
+								char **path, char **znode);
 extern void ZkLossWatchMarkReported(void);
 extern int	ZkLossWatchTake(char ***znodes, bool **reported,
 							ZkSessionLoss *session);

@@ -65,7 +65,6 @@
 
 #include "common/hashfn.h"
 #include "lib/ilist.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -79,9 +78,6 @@
 
 /* watches set by one pass of the watchdog before it looks again */
 #define ZK_LOSS_ARM_BATCH		64
-
-/* losses named one by one in a report; the rest are counted */
-#define ZK_LOSS_REPORT_NAMES	8
 
 /* One held node. */
 typedef struct ZkHeldNode
@@ -761,10 +757,7 @@ ZkLossWatchRelease(const char *znode)
 	if (node->lost != ZK_LOSS_NONE && !node->taken)
 		watch.nlost--;
 	if (watch.nlost == 0)
-	{
 		zk_loss_hint = watch.session_reported ? 1 : 0;
-		watch.cancel_sent = false;
-	}
 	/* a watch or a request may still name it: it waits for them */
 	dlist_push_tail(&watch.orphans, &node->link);
 	zk_node_unref_locked(node);
@@ -798,43 +791,16 @@ ZkLossWatchCancelSent(void)
 }
 
 /*
- * zk_loss_reason
- *		What a loss of this kind was, for a report.
- */
-static const char *
-zk_loss_reason(ZkLossKind kind)
-{
-	switch (kind)
-	{
-		case ZK_LOSS_DELETED:
-			return _("its node was deleted");
-		case ZK_LOSS_SESSION:
-			return _("the session expired");
-		case ZK_LOSS_OUT_OF_TOUCH:
-			return _("out of touch past the session timeout");
-		case ZK_LOSS_TTL:
-			return _("its ttl ran out");
-		case ZK_LOSS_NONE:
-			break;
-	}
-	return "";
-}
-
-/*
  * ZkLossWatchDescribe
- *		The losses not reported nor taken yet, for the ERROR that names them:
- *		how many, the first one's kind, what it was (untranslated), its lock
- *		path and node (palloc'd), and 'list' (if not NULL) naming up to
- *		ZK_LOSS_REPORT_NAMES of them.
- *		Returns 0 when there is none.  Runs in an error report too: it only
- *		allocates, in the current memory context.
+ *		The losses no ERROR named yet, for the ERROR that names them:
+ *		returns how many nodes were lost (0: none), and the first one's kind,
+ *		what it was (untranslated), its lock path and node (palloc'd).
  */
 int
 ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
-					char **znode, StringInfo list)
+					char **znode)
 {
-	ZkHeldNode *named[ZK_LOSS_REPORT_NAMES];
-	ZkLossKind	kinds[ZK_LOSS_REPORT_NAMES];
+	ZkHeldNode *first = NULL;
 	int			n = 0;
 	dlist_iter	iter;
 
@@ -843,12 +809,12 @@ ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
 	{
 		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
 
-		if (node->lost == ZK_LOSS_NONE || node->reported || node->taken)
+		if (node->lost == ZK_LOSS_NONE || node->reported)
 			continue;
-		if (n < ZK_LOSS_REPORT_NAMES)
+		if (first == NULL)
 		{
-			named[n] = node;
-			kinds[n] = node->lost;
+			first = node;
+			*kind = node->lost;
 		}
 		n++;
 	}
@@ -856,24 +822,18 @@ ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
 	if (n == 0)
 		return 0;
 
-	/* registered records' constant fields: the backend alone frees them */
-	*kind = kinds[0];
-	*what = named[0]->what;
-	*path = pstrdup(named[0]->path);
-	*znode = pstrdup(named[0]->znode);
-	for (int i = 0; list != NULL && i < Min(n, ZK_LOSS_REPORT_NAMES); i++)
-		appendStringInfo(list, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
-						 named[i]->path, _(named[i]->what),
-						 zk_loss_reason(kinds[i]));
-	if (list != NULL && n > ZK_LOSS_REPORT_NAMES)
-		appendStringInfo(list, _(" and %d more"), n - ZK_LOSS_REPORT_NAMES);
+	/* a registered record's constant fields: the backend alone frees it */
+	*what = first->what;
+	*path = pstrdup(first->path);
+	*znode = pstrdup(first->znode);
 	return n;
 }
 
 /*
  * ZkLossWatchMarkReported
- *		The losses not taken yet were named in an ERROR: the holds layer
- *		forgets them quietly, and the next cancel is a new loss's.
+ *		The losses known so far were named in an ERROR (the SQL layer's, or
+ *		one the holds layer raised): the holds layer forgets them quietly,
+ *		and the next cancel is a new loss's.
  */
 void
 ZkLossWatchMarkReported(void)
@@ -885,7 +845,7 @@ ZkLossWatchMarkReported(void)
 	{
 		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
 
-		if (node->lost != ZK_LOSS_NONE && !node->taken)
+		if (node->lost != ZK_LOSS_NONE)
 			node->reported = true;
 	}
 	watch.cancel_sent = false;
@@ -945,10 +905,7 @@ ZkLossWatchTake(char ***znodes, bool **reported, ZkSessionLoss *session)
 		taken[got++] = node;
 	}
 	if (watch.nlost == 0 && !watch.session_reported)
-	{
 		zk_loss_hint = 0;
-		watch.cancel_sent = false;
-	}
 	pthread_mutex_unlock(&watch.mutex);
 
 	for (int i = 0; i < got; i++)

@@ -427,6 +427,8 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 		return false;
 	}
 	znode = pstrdup(entry->znode);
+	/* the recipe deletes our node, and reports its deletion by others */
+	ZkLossWatchRelease(znode);
 	PG_TRY();
 	{
 		result = ZkDoubleBarrierLeave(ZkLockNodePath(path), path, znode,

@@ -31,14 +31,12 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
-#include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "utils/elog.h"
 
 #include "sql/loss_cancel.h"
 #include "holds/holds.h"
-#include "common/text_encoding.h"
 #include "common/vocabulary.h"
 #include "client/client.h"
 
@@ -73,58 +71,6 @@ ZkInstallLossCancelHooks(void)
 }
 
 /*
- * zk_loss_texts
- *		The message and DETAIL that name the losses the loss watch has not
- *		reported yet (palloc'd in the current memory context).  Returns
- *		false when there is none.
- */
-static bool
-zk_loss_texts(char **message, char **detail)
-{
-	ZkLossKind	kind;
-	const char *what;
-	char	   *lock_path;
-	const char *path;
-	char	   *znode;
-	StringInfoData list;
-	int			n;
-
-	initStringInfo(&list);
-	n = ZkLossWatchDescribe(&kind, &what, &lock_path, &znode, &list);
-	if (n == 0)
-		return false;
-	path = ZkUtf8ForMessage(lock_path);
-	switch (kind)
-	{
-		case ZK_LOSS_SESSION:
-			*message = psprintf(ngettext("ZooKeeper session expired: %d lock was lost",
-										 "ZooKeeper session expired: %d locks were lost",
-										 n), n);
-			break;
-		case ZK_LOSS_OUT_OF_TOUCH:
-			*message = psprintf(ngettext("ZooKeeper session lost after no server answered for the session timeout: %d lock was lost",
-										 "ZooKeeper session lost after no server answered for the session timeout: %d locks were lost",
-										 n), n);
-			break;
-		case ZK_LOSS_TTL:
-			*message = psprintf(_("ZooKeeper lease on lock \"%s\" ran out"), path);
-			break;
-		case ZK_LOSS_DELETED:
-		case ZK_LOSS_NONE:
-			if (strcmp(what, "lease") == 0)
-				*message = psprintf(_("ZooKeeper lease on lock \"%s\" was lost"),
-									path);
-			else
-				*message = psprintf(_("ZooKeeper lock \"%s\" was lost"), path);
-			break;
-	}
-	*detail = psprintf(_("Lost: %s. The running statement was cancelled because zklock.on_lock_loss is \"cancel\"."),
-					   ZkUtf8ForMessage(list.data));
-	pfree(znode);
-	return true;
-}
-
-/*
  * zk_loss_emit_log
  *		A statement was cancelled (57014) while the loss watch's cancel was
  *		pending: report the lost locks instead, as 08006.  Runs inside
@@ -143,7 +89,7 @@ zk_loss_emit_log(ErrorData *edata)
 		char	   *message;
 		char	   *detail;
 
-		if (zk_loss_texts(&message, &detail))
+		if (ZkLockDescribeLosses(&message, &detail))
 		{
 			edata->sqlerrcode = ERRCODE_CONNECTION_FAILURE;
 			edata->message = message;
@@ -172,7 +118,7 @@ zk_loss_check_statement(void)
 	if (!ZkLossWatchPending())
 		return;
 	if (zklock_on_lock_loss == ZK_ON_LOSS_CANCEL &&
-		zk_loss_texts(&message, &detail))
+		ZkLockDescribeLosses(&message, &detail))
 		ZkLossWatchMarkReported();
 	ZkLockAbsorbLosses();
 	if (message != NULL)
