@@ -46,7 +46,9 @@
  * completion thread runs the watcher and the exists completions.  They
  * follow client/bridge.c's thread rules: plain memory under this file's
  * own mutex, the thread-safe client library, and kill(); no PostgreSQL
- * call.  The only lock order is this file's mutex, then the bridge's.
+ * call.  (They also read one word of shared memory, the backend's
+ * pg_stat_activity state, to leave a backend between statements alone.)
+ * The only lock order is this file's mutex, then the bridge's.
  *
  * Record lifetime.  A ZkHeldNode is malloc'd; 'refs' counts its
  * registration and each watch or request that names it as context; a
@@ -66,6 +68,7 @@
 #include "common/hashfn.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
+#include "utils/backend_status.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -120,6 +123,8 @@ static struct
 	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
 	bool		cancel;			/* zklock.on_lock_loss = cancel */
 	pid_t		pid;			/* the backend's */
+	volatile BackendState *activity;	/* its pg_stat_activity state, in
+										 * shared memory; NULL: unknown */
 	dlist_head	nodes;			/* registered ZkHeldNodes */
 	dlist_head	to_arm;			/* those whose watch is due, by arm_at */
 	dlist_head	deadlines;		/* those that are leases */
@@ -223,6 +228,22 @@ zk_stop_holder_locked(void)
 {
 	if (!watch.cancel || watch.cancel_sent || watch.pid == 0)
 		return;
+
+	/*
+	 * A backend between statements is not cancelled: its next statement
+	 * raises the ERROR (sql/loss_cancel.c), a COMMIT fails its check.  The
+	 * loss was noted before this look, and a statement starts by saying it
+	 * runs, then looks for losses: either this look sees it run, or it
+	 * sees the loss.
+	 */
+	if (watch.activity != NULL)
+	{
+		BackendState state = *watch.activity;
+
+		if (state == STATE_IDLE || state == STATE_IDLEINTRANSACTION ||
+			state == STATE_IDLEINTRANSACTION_ABORTED)
+			return;
+	}
 	watch.cancel_sent = true;
 	(void) kill(watch.pid, SIGINT);
 }
@@ -511,6 +532,9 @@ zk_watchdog_start(void)
 	pthread_mutex_lock(&watch.mutex);
 	watch.stop = false;
 	watch.pid = MyProcPid;
+	/* without track_activities the state says nothing: cancel always */
+	watch.activity = (MyBEEntry != NULL && pgstat_track_activities) ?
+		&MyBEEntry->st_state : NULL;
 	pthread_mutex_unlock(&watch.mutex);
 
 	sigfillset(&all_signals);

@@ -17,11 +17,12 @@
  * that lost its lock running.  One that names query_canceled does; the
  * next statement then raises the ERROR below.
  *
- * PostgreSQL ignores a cancel that arrives while the backend waits for a
- * command.  So every statement (ExecutorStart, and ProcessUtility except
- * transaction control and DISCARD, which must stay possible) first looks
- * for a loss that no ERROR has named yet and raises it.  The look is a
- * flag read without a lock while nothing was lost.
+ * A backend between statements is not cancelled (PostgreSQL would ignore
+ * it while waiting for a command anyway).  So every statement
+ * (ExecutorStart, and ProcessUtility except transaction control and
+ * DISCARD, which must stay possible) first looks for a loss that no ERROR
+ * has named yet and raises it; COMMIT's own check fails for it.  The look
+ * is a flag read without a lock while nothing was lost.
  *
  * Either way the holds layer then forgets the named losses quietly
  * (ZkLockAbsorbLosses), and the transaction can no longer COMMIT.
@@ -31,6 +32,7 @@
 #include "postgres.h"
 
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "utils/elog.h"
@@ -155,7 +157,18 @@ zk_loss_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 
-	if (!IsA(parsetree, TransactionStmt) && !IsA(parsetree, DiscardStmt))
+	if (IsA(parsetree, TransactionStmt))
+	{
+		/*
+		 * A loss's cancel that has not struck yet would fail this statement
+		 * before it ends the transaction, and leave the block aborted: let
+		 * COMMIT's own check report the loss instead (it fails, and ends
+		 * the transaction), and ROLLBACK run.
+		 */
+		if (QueryCancelPending && ZkLossWatchCancelSent())
+			QueryCancelPending = false;
+	}
+	else if (!IsA(parsetree, DiscardStmt))
 		zk_loss_check_statement();
 	if (zk_prev_process_utility)
 		zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
