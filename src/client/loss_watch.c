@@ -119,6 +119,8 @@ static struct
 	pthread_cond_t cond;		/* wakes the watchdog */
 	pthread_t	thread;
 	bool		running;		/* the watchdog runs */
+	bool		start_failed;	/* it could not be started: no new try
+								 * (nor WARNING) until the session ends */
 	bool		stop;			/* asks it to end */
 	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
 	bool		cancel;			/* zklock.on_lock_loss = cancel */
@@ -544,6 +546,7 @@ zk_watchdog_start(void)
 
 	pthread_mutex_lock(&watch.mutex);
 	watch.running = (rc == 0);
+	watch.start_failed = (rc != 0);
 	pthread_mutex_unlock(&watch.mutex);
 	if (rc != 0)
 		ereport(WARNING,
@@ -611,6 +614,7 @@ ZkLossWatchForget(void)
 	dlist_init(&watch.deadlines);
 	watch.nlost = 0;
 	watch.cancel_sent = false;
+	watch.start_failed = false;
 	zk_loss_hint = watch.session_reported ? 1 : 0;
 	pthread_mutex_unlock(&watch.mutex);
 
@@ -746,7 +750,7 @@ ZkLossWatchRegister(const char *znode, const char *path, const char *what,
 	zk_node_arm_later_locked(node, ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
 	if (deadline != 0)
 		dlist_push_tail(&watch.deadlines, &node->deadline_link);
-	start = !watch.running;
+	start = !watch.running && !watch.start_failed;
 	/* a sleeping watchdog is woken only if it would sleep past this node */
 	wake = watch.running &&
 		(watch.wake_at > node->arm_at ||
