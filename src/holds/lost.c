@@ -130,7 +130,7 @@ ZkLockDescribeLosses(char **message, char **detail)
 	const char *what;
 	char	   *path;
 	char	   *znode;
-	const char *why = _("The running statement was cancelled because zklock.on_lock_loss is \"cancel\".");
+	const char *why = _("The statement was stopped because zklock.on_lock_loss is \"cancel\".");
 	int			n = ZkLossWatchDescribe(&kind, &what, &path, &znode);
 
 	if (n == 0)

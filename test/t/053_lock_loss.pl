@@ -103,7 +103,7 @@ for my $st (@statements)
 	$s->query_safe(q{SELECT zk_lock('/loss/del')});
 	my ($err, $secs) = cancel_by_deletion($s, '/loss/del', $sql);
 	error_is($err, '08006',
-		qr{ZooKeeper lock "/loss/del" was lost\nDETAIL:  Its node "/zklock/loss/del/[^"]+" no longer exists\. The running statement was cancelled because zklock\.on_lock_loss is "cancel"\.},
+		qr{ZooKeeper lock "/loss/del" was lost\nDETAIL:  Its node "/zklock/loss/del/[^"]+" no longer exists\. The statement was stopped because zklock\.on_lock_loss is "cancel"\.},
 		"$what: cancelled with 08006 naming the lost lock");
 	ok($secs < 1.0, sprintf("$what: ended %.2f s after the deletion (< 1 s)", $secs));
 	$worst_deletion = $secs if $secs > $worst_deletion;
