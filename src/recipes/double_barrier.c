@@ -86,6 +86,7 @@
 #include "miscadmin.h"
 #include "utils/json.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/barrier.h"
 #include "common/contender.h"
 #include "recipes/attempt.h"
@@ -567,6 +568,10 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 			while (!zk_view_read(node, ready, view))
 				ZkWaitConnected();
 		}
+		/* a path another kind uses is refused (cluster/path_kind.c) */
+		ZkPathKindCheck(path, ZK_KIND_DOUBLE_BARRIER,
+						(const char *const *) view->names, view->n);
+
 		/*
 		 * Open before we came: a round without us, unless that round is
 		 * over (see the file header).  (Opened after our create, or between

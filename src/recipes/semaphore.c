@@ -65,6 +65,7 @@
 
 #include "common/contender.h"
 #include "cluster/deadlock.h"
+#include "cluster/path_kind.h"
 #include "cluster/wait_record.h"
 #include "recipes/deadlock_timer.h"
 #include "recipes/attempt.h"
@@ -93,6 +94,7 @@ typedef struct ZkSemAttempt
 
 static int	zk_recorded_limit(const char *node, const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
+static void zk_check_kind(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
 						   int *npermits);
 static void zk_create_permit(ZkSemAttempt *s, int *npermits);
@@ -169,6 +171,23 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 		ZkOpFree(ZkSetData(args->sem_node, json, (int) strlen(json)));
 		pfree(json);
 	}
+}
+
+/*
+ * zk_check_kind
+ *		Refuse (22023) a semaphore on a path that a recipe of another kind
+ *		uses (cluster/path_kind.c).  The read of the semaphore node (data_op)
+ *		counts its children: a semaphore's node has two, "locks" and
+ *		"leases", so only a node with more is read again (the one request
+ *		this check may cost, never on a semaphore's own path).
+ */
+static void
+zk_check_kind(ZkSemAttempt *s, ZkOp *data_op)
+{
+	if (data_op->rc != ZOK || data_op->stat.numChildren <= 2)
+		return;
+	ZkPathKindCheckNode(s->args->sem_node, s->args->sem_path,
+						ZK_KIND_SEMAPHORE);
 }
 
 /*
@@ -285,6 +304,8 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *npermits)
 			*npermits = npermit;
 			PG_TRY();
 			{
+				/* the kind first: the limit is recorded on none but ours */
+				zk_check_kind(s, data_op);
 				zk_check_limit(s, data_op);
 			}
 			PG_FINALLY();
