@@ -168,13 +168,13 @@ ZkPathKindCheck(const char *path, ZkPathKind asked,
 }
 
 /*
- * ZkPathKindCheckNode
- *		As ZkPathKindCheck, reading the children of 'node' (one request,
+ * ZkPathKindOfNode
+ *		As ZkPathKindOther, reading the children of 'node' (one request,
  *		riding out lost connections); a node that does not exist is used
  *		by nobody.  For the recipes that have not read them anyway.
  */
-void
-ZkPathKindCheckNode(const char *node, const char *path, ZkPathKind asked)
+ZkPathKind
+ZkPathKindOfNode(const char *node, ZkPathKind asked)
 {
 	for (;;)
 	{
@@ -189,15 +189,27 @@ ZkPathKindCheckNode(const char *node, const char *path, ZkPathKind asked)
 												op->nchildren, asked);
 
 			ZkOpFree(op);
-			if (found != ZK_KIND_NONE)
-				ZkPathKindRefuse(path, asked, found);
-			return;
+			return found;
 		}
 		ZkOpFree(op);
 		if (rc == ZNONODE)
-			return;
+			return ZK_KIND_NONE;
 		if (!ZkIsConnectionLoss(rc))
 			ZkRaiseForRc(rc);
 		ZkWaitConnected();
 	}
+}
+
+/*
+ * ZkPathKindCheckNode
+ *		As ZkPathKindCheck, reading the children of 'node'
+ *		(ZkPathKindOfNode).
+ */
+void
+ZkPathKindCheckNode(const char *node, const char *path, ZkPathKind asked)
+{
+	ZkPathKind	found = ZkPathKindOfNode(node, asked);
+
+	if (found != ZK_KIND_NONE)
+		ZkPathKindRefuse(path, asked, found);
 }

@@ -27,6 +27,7 @@ extern ZkPathKind ZkPathKindOther(const char *const *names, int n,
 								  ZkPathKind asked);
 extern void ZkPathKindCheck(const char *path, ZkPathKind asked,
 							const char *const *names, int n);
+extern ZkPathKind ZkPathKindOfNode(const char *node, ZkPathKind asked);
 extern void ZkPathKindCheckNode(const char *node, const char *path,
 								ZkPathKind asked);
 extern void ZkPathKindRefuse(const char *path, ZkPathKind asked,

@@ -659,5 +659,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	if (entry == NULL)
 		return false;
 	ZkEntryAddHold(entry, ZK_SCOPE_SESSION);
+	/* exit ends the membership as a leave would (holds/release.c) */
+	ZkMembersAtExitRegister();
 	return true;
 }

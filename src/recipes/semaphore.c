@@ -180,14 +180,46 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
  *		counts its children: a semaphore's node has two, "locks" and
  *		"leases", so only a node with more is read again (the one request
  *		this check may cost, never on a semaphore's own path).
+ *
+ * Our nodes were made by then, with the "locks" and "leases" nodes they
+ * needed, which would make the path look like a semaphore's to the next
+ * lock until the server reaps them: before the refusal one multi deletes
+ * our two nodes and those two, which goes through only if nothing else is
+ * in them (else the caller's abandonment deletes ours).
  */
 static void
 zk_check_kind(ZkSemAttempt *s, ZkOp *data_op)
 {
+	ZkPathKind	found;
+	ZkMultiReq	reqs[4];
+	ZkOp	   *op;
+
 	if (data_op->rc != ZOK || data_op->stat.numChildren <= 2)
 		return;
-	ZkPathKindCheckNode(s->args->sem_node, s->args->sem_path,
-						ZK_KIND_SEMAPHORE);
+	found = ZkPathKindOfNode(s->args->sem_node, ZK_KIND_SEMAPHORE);
+	if (found == ZK_KIND_NONE)
+		return;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].path = s->mutex->znode;
+	reqs[1].path = s->permit->znode;
+	reqs[2].path = s->locks_node;
+	reqs[3].path = s->permits_node;
+	for (int i = 0; i < 4; i++)
+	{
+		reqs[i].kind = ZK_MULTI_DELETE;
+		reqs[i].version = -1;
+	}
+	op = ZkMulti(4, reqs);
+	ZkOpWait(op);
+	if (op->rc == ZOK)
+	{
+		zk_forget_node(s->mutex);
+		zk_forget_node(s->permit);
+		s->mutex->create_sent = s->permit->create_sent = false;
+	}
+	ZkOpFree(op);
+	ZkPathKindRefuse(s->args->sem_path, ZK_KIND_SEMAPHORE, found);
 }
 
 /*
