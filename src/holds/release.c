@@ -20,7 +20,10 @@
  *
  * Only session holds are released here; transaction holds go at the end
  * of their (sub)transaction (holds/commit.c).  A double barrier's
- * membership is left by its own call, whose recipe deletes the node.
+ * membership is left by its own call, whose recipe deletes the node; DISCARD
+ * ALL and backend exit end it as that call would, without waiting for the
+ * other members (zk_depart_members): the round's "ready" goes with its last
+ * member, which a delete of the member's node alone would leave behind.
  *
  * The batch lives in ZkLockContext and only grows to the largest batch,
  * which zklock.max_locks_per_backend bounds.
