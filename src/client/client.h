@@ -131,6 +131,15 @@ typedef int (*ZkLocksHeldHook) (void);
  */
 typedef void (*ZkSettingsHook) (void);
 
+/* the settings that choose the session (ZkSessionOpenedWith) */
+typedef enum ZkSessionSetting
+{
+	ZK_SESSION_SETTING_HOSTS,
+	ZK_SESSION_SETTING_AUTH,
+	ZK_SESSION_SETTING_AUTH_FILE,
+	ZK_SESSION_SETTING_TIMEOUT
+} ZkSessionSetting;
+
 /* what ZkSessionConfirmAlive found */
 typedef enum ZkAliveResult
 {
@@ -151,6 +160,8 @@ extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
 extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
 extern void ZkSessionEnsure(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
+extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
+								int timeout_ms);
 
 /* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,

@@ -85,6 +85,7 @@ extern ZkLockEntry *ZkEntryAdoptGuard(const char *path, ZkLockMode mode,
 									  ZkLockEntry *other);
 extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
 extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);
+extern void ZkMembersAtExitRegister(void);
 extern bool ZkHoldsXactLocks(void);
 extern void ZkReleaseXactHolds(int from_level);
 extern void ZkPromoteXactHolds(int level);

@@ -114,6 +114,8 @@ typedef struct ZkDeferredValue
 static const ZkDeferredValue *deferred_values[ZK_NUM_HELD_SETTINGS];
 
 static bool refuse_change(ZkHeldSetting setting);
+static bool session_value(ZkHeldSetting setting, const char *strval,
+						  int intval);
 static ZkDeferredValue *make_deferred(GucSource source, int intval,
 									  const char *strval);
 static bool check_string_change(ZkHeldSetting setting, char **newval,
@@ -152,7 +154,38 @@ refuse_change(ZkHeldSetting setting)
 	GUC_check_errmsg("parameter \"%s\" cannot be changed while this backend holds ZooKeeper locks",
 					 held_setting_names[setting]);
 	GUC_check_errdetail("The locks were taken in this backend's ZooKeeper session with the current value.");
-	GUC_check_errhint("Release the locks first (zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks; zk_locks lists what is held), or keep the current value.");
+	GUC_check_errhint("Release the locks first (zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks; zk_locks lists what is held), or keep the value the session was opened with.");
+	return false;
+}
+
+/*
+ * session_value
+ *		Is this value of 'setting' the one the open ZooKeeper session was
+ *		opened with?  A SET to it changes nothing the held locks depend on,
+ *		even while the current value differs (the end of a SET LOCAL, or a
+ *		RESET, changed it after the session was opened): it is how a
+ *		backend gets back to its session (the 55000 of client/connect.c says
+ *		so).  zklock.root chooses no session.
+ */
+static bool
+session_value(ZkHeldSetting setting, const char *strval, int intval)
+{
+	switch (setting)
+	{
+		case ZK_SETTING_HOSTS:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_HOSTS, strval, 0);
+		case ZK_SETTING_AUTH:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH, strval, 0);
+		case ZK_SETTING_AUTH_FILE:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH_FILE, strval,
+									   0);
+		case ZK_SETTING_SESSION_TIMEOUT:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL,
+									   intval);
+		case ZK_SETTING_ROOT:
+		case ZK_NUM_HELD_SETTINGS:
+			break;
+	}
 	return false;
 }
 
@@ -182,7 +215,8 @@ make_deferred(GucSource source, int intval, const char *strval)
  * check_string_change
  *		The locks-held rule for a new value of a string setting, given the
  *		current one.  Without locks, or without a change, the value passes.
- *		While locks are held: a SET is refused; a value from the
+ *		While locks are held: a SET is refused, unless it sets the value
+ *		the open session was opened with (session_value); a value from the
  *		configuration file (a reload, or PGC_S_DEFAULT when the reload
  *		removed the setting) is replaced by the current value, with the
  *		file's value as its extra (see note_deferred); anything else passes
@@ -198,6 +232,8 @@ check_string_change(ZkHeldSetting setting, char **newval, void **extra,
 
 	if (current == NULL || *newval == NULL || strcmp(*newval, current) == 0 ||
 		ZkLockCount() == 0)
+		return true;
+	if (source == PGC_S_SESSION && session_value(setting, *newval, 0))
 		return true;
 	if (source == PGC_S_SESSION)
 		return refuse_change(setting);
@@ -426,6 +462,9 @@ check_zklock_session_timeout(int *newval, void **extra, GucSource source)
 	ZkDeferredValue *deferred;
 
 	if (*newval == zklock_session_timeout || ZkLockCount() == 0)
+		return true;
+	if (source == PGC_S_SESSION &&
+		session_value(ZK_SETTING_SESSION_TIMEOUT, NULL, *newval))
 		return true;
 	if (source == PGC_S_SESSION)
 		return refuse_change(ZK_SETTING_SESSION_TIMEOUT);
