@@ -443,6 +443,8 @@ zk_depart_members(int64 deadline_ms)
 		entry = ZkEntryLookup(paths[i], ZK_MODE_MEMBER);
 		if (entry == NULL)
 			continue;
+		/* our own delete is no loss (client/loss_watch.c) */
+		ZkLossWatchRelease(entry->znode);
 		if (!ZkDoubleBarrierDepart(ZkLockNodePath(paths[i]), entry->znode,
 								   deadline_ms) &&
 			!proc_exit_inprogress)
