@@ -239,6 +239,7 @@ extern void ZkLossWatchRegister(const char *znode, const char *path,
 extern void ZkLossWatchRelease(const char *znode);
 extern bool ZkLossWatchPending(void);
 extern bool ZkLossWatchCancelSent(void);
+extern bool ZkLossWatchHoldOff(bool hold);
 extern int	ZkLossWatchDescribe(ZkLossKind *kind, const char **what,
 								char **path, char **znode);
 extern void ZkLossWatchMarkReported(void);

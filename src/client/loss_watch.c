@@ -124,6 +124,8 @@ static struct
 	bool		stop;			/* asks it to end */
 	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
 	bool		cancel;			/* zklock.on_lock_loss = cancel */
+	bool		held_off;		/* the statement running reports losses
+								 * itself (ZkLossWatchHoldOff) */
 	pid_t		pid;			/* the backend's */
 	volatile BackendState *activity;	/* its pg_stat_activity state, in
 										 * shared memory; NULL: unknown */
@@ -228,7 +230,7 @@ zk_node_lost_locked(ZkHeldNode *node, ZkLossKind kind)
 static void
 zk_stop_holder_locked(void)
 {
-	if (!watch.cancel || watch.cancel_sent || watch.pid == 0)
+	if (!watch.cancel || watch.cancel_sent || watch.held_off || watch.pid == 0)
 		return;
 
 	/*
@@ -790,6 +792,26 @@ ZkLossWatchRelease(const char *znode)
 	dlist_push_tail(&watch.orphans, &node->link);
 	zk_node_unref_locked(node);
 	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchHoldOff
+ *		The statement that starts (true) reports losses itself, and must not
+ *		be cancelled for one: COMMIT checks its locks, ROLLBACK and DISCARD
+ *		must stay possible; or it ended (false).  Returns whether a cancel
+ *		was sent for a loss no ERROR named yet, which the caller may take
+ *		back before it strikes.
+ */
+bool
+ZkLossWatchHoldOff(bool hold)
+{
+	bool		sent;
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.held_off = hold;
+	sent = watch.cancel_sent;
+	pthread_mutex_unlock(&watch.mutex);
+	return sent;
 }
 
 /*

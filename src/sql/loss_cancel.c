@@ -18,11 +18,12 @@
  * next statement then raises the ERROR below.
  *
  * A backend between statements is not cancelled (PostgreSQL would ignore
- * it while waiting for a command anyway).  So every statement
- * (ExecutorStart, and ProcessUtility except transaction control and
- * DISCARD, which must stay possible) first looks for a loss that no ERROR
- * has named yet and raises it; COMMIT's own check fails for it.  The look
- * is a flag read without a lock while nothing was lost.
+ * it while waiting for a command anyway), nor one running a transaction
+ * control statement or DISCARD, which report losses themselves and must
+ * stay possible.  So every other statement (ExecutorStart, ProcessUtility)
+ * first looks for a loss that no ERROR has named yet and raises it;
+ * COMMIT's own check fails for it.  The look is a flag read without a
+ * lock while nothing was lost.
  *
  * Either way the holds layer then forgets the named losses quietly
  * (ZkLockAbsorbLosses), and the transaction can no longer COMMIT.
@@ -156,24 +157,36 @@ zk_loss_process_utility(PlannedStmt *pstmt, const char *queryString,
 						DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	bool		held_off = IsA(parsetree, TransactionStmt) ||
+		IsA(parsetree, DiscardStmt);
 
-	if (IsA(parsetree, TransactionStmt))
+	if (held_off)
 	{
 		/*
-		 * A loss's cancel that has not struck yet would fail this statement
-		 * before it ends the transaction, and leave the block aborted: let
-		 * COMMIT's own check report the loss instead (it fails, and ends
-		 * the transaction), and ROLLBACK run.
+		 * These report losses themselves (COMMIT fails its check and ends
+		 * the transaction, DISCARD ALL warns) and must stay possible: no
+		 * cancel while they run, and one sent that has not struck yet is
+		 * taken back, since it would fail the statement before it ends the
+		 * transaction and leave the block aborted.
 		 */
-		if (QueryCancelPending && ZkLossWatchCancelSent())
+		if (ZkLossWatchHoldOff(true) && QueryCancelPending)
 			QueryCancelPending = false;
 	}
-	else if (!IsA(parsetree, DiscardStmt))
-		zk_loss_check_statement();
-	if (zk_prev_process_utility)
-		zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
 	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+		zk_loss_check_statement();
+	PG_TRY();
+	{
+		if (zk_prev_process_utility)
+			zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree,
+									context, params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (held_off)
+			(void) ZkLossWatchHoldOff(false);
+	}
+	PG_END_TRY();
 }
