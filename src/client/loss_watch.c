@@ -361,12 +361,13 @@ ZkLossWatchSessionEvent(int state)
  *		One look of the watchdog at time 'now': the out-of-touch rule, the
  *		leases' deadlines, and the watches due (up to ZK_LOSS_ARM_BATCH,
  *		each with a reference, into 'batch', for the caller to send without
- *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken),
- *		and sets *give_up when the session must be counted as expired.
+ *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken).
+ *		(The session itself is counted as expired by the backend, at its
+ *		next call, by the same rule: ZkSessionGiveUpOutOfTouch.)
  */
 static int64
 zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
-						ZkHeldNode **batch, int *nbatch, bool *give_up)
+						ZkHeldNode **batch, int *nbatch)
 {
 	int64		next = PG_INT64_MAX;
 	bool		connected = view->open && !view->lost &&
@@ -375,7 +376,6 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 	bool		any = false;
 
 	*nbatch = 0;
-	*give_up = false;
 	if (dlist_is_empty(&watch.nodes))
 		return next;
 
@@ -385,10 +385,7 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 		int64		give_up_at = view->disconnected_at + timeout;
 
 		if (now >= give_up_at)
-		{
 			zk_session_lost_locked(ZK_LOSS_OUT_OF_TOUCH);
-			*give_up = true;
-		}
 		else
 			next = Min(next, give_up_at);
 	}
@@ -447,7 +444,6 @@ zk_watchdog_main(void *arg)
 		zhandle_t  *zh;
 		int			timeout;
 		int			nbatch;
-		bool		give_up;
 		int64		next;
 
 		/* the bridge's mutex is taken after this file's, never before */
@@ -455,9 +451,7 @@ zk_watchdog_main(void *arg)
 		zh = ZkBridgeJobHandle();
 		timeout = zh ? zoo_recv_timeout(zh) : 0;
 		next = zk_watchdog_pass_locked(&view, timeout, ZkNowMs(),
-									   batch, &nbatch, &give_up);
-		if (give_up)
-			ZkBridgeMarkExpired();
+									   batch, &nbatch);
 
 		if (nbatch > 0)
 		{
