@@ -124,6 +124,13 @@ for my $verify ('on', 'off')
 	$s->query_safe('BEGIN');
 	$s->query_safe(q{SELECT zk_xact_lock('/loss/v')});
 	my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
+	# without verify_on_commit, what COMMIT knows is what the loss watch
+	# saw: the holder watches a node it has held for 250 ms, so the
+	# deletion's notice comes ahead of any later answer
+	ok(wait_for(sub { (zk_watches($zk)->{$znode} // 0) >= 1 }, 10,
+			'the holder to watch its node'),
+		"verify_on_commit = $verify: the holder watches its node")
+	  if $verify eq 'off';
 	delete_node_externally($znode);
 	$s->query_safe(q{INSERT INTO work VALUES ('writer')});
 	($res, $err) = bg_query($s, 'COMMIT');

@@ -205,7 +205,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my ($out, $err) = bg_query($s, q{SELECT pg_sleep(60)});
 	my $secs = time() - $t0;
 	error_is($err, '08006',
-		qr{ZooKeeper lease on lock "/loss/lease" ran out\nDETAIL:  Its ttl passed since this transaction took or renewed it\. The running statement was cancelled},
+		qr{ZooKeeper lease on lock "/loss/lease" ran out\nDETAIL:  Its ttl passed since this transaction took or renewed it\. The statement was stopped},
 		'lease ttl: the statement is cancelled with 08006');
 	ok($secs < 1.5 + 1.0, sprintf('lease ttl: within ttl + 1 s of the grant (%.2f s)', $secs));
 	figure(lease_grant_to_cancel_ms => int($secs * 1000));
@@ -280,7 +280,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $secs = time() - $t0;
 	tcp_proxy_cmd($proxy, 'heal zk');
 	error_is($err, '08006',
-		qr{ZooKeeper session expired: 1 lock was lost\nDETAIL:  No ZooKeeper server answered for longer than the session timeout\. Lost: "/loss/cut" \(exclusive, session\)\. The running statement was cancelled},
+		qr{ZooKeeper session expired: 1 lock was lost\nDETAIL:  No ZooKeeper server answered for longer than the session timeout\. Lost: "/loss/cut" \(exclusive, session\)\. The statement was stopped},
 		'cut off: the statement is cancelled with 08006');
 	# the client library notices a silent server after 2/3 of the timeout,
 	# and the session has certainly expired one timeout after that
