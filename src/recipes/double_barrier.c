@@ -73,8 +73,17 @@
  * would keep otherwise.  Leavers watch participants with a getData, which
  * sets no watch on a node already gone.
  *
- * However an enter or leave ends, and when the backend exits (its
- * session's ephemeral node goes), the member has left.
+ * However an enter or leave ends, the member has left.  A member that
+ * goes without leaving (DISCARD ALL, backend exit) departs
+ * (ZkDoubleBarrierDepart): it leaves as a leave does, without waiting for
+ * the others.  Its node goes; if no other participant of its round
+ * remains, "ready" goes with it in the same multi, as the last leaver's
+ * does; and the multi writes the barrier node on the version read, so of
+ * two members departing at once one sees the other gone and removes
+ * "ready".  A member that cannot depart (the session expired, the backend
+ * was killed, the connection stayed down past zklock.connect_timeout)
+ * loses its node with its session, and "ready" stays until the next
+ * member to enter finds its round over and removes it (see "Entering").
  *
  *-------------------------------------------------------------------------
  */
@@ -86,6 +95,7 @@
 #include "miscadmin.h"
 #include "utils/json.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/barrier.h"
 #include "common/contender.h"
 #include "recipes/attempt.h"
@@ -132,6 +142,8 @@ static int	zk_delete_versioned(const char *node, int version,
 static int	zk_name_cmp(const void *a, const void *b);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 static int	zk_round_parse(const char *ready, const ZkOp *rd, char ***names);
+static int	zk_depart_once(const char *node, const char *ready,
+						   const char *znode, int64 deadline_ms);
 
 static int
 zk_name_cmp(const void *a, const void *b)
@@ -510,6 +522,10 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 
 		if (!have_view)
 			zk_view_look(node, ready, view);
+		/* a path another kind uses is refused (cluster/path_kind.c) */
+		ZkPathKindCheck(path, ZK_KIND_DOUBLE_BARRIER,
+						(const char *const *) view->names, view->n);
+
 		/*
 		 * Open before we came: a round without us, unless that round is
 		 * over (see the file header).  (Opened after our create, or between
@@ -1073,4 +1089,135 @@ ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 		ZkRaiseLockTimeout(ZK_WAITED_FOR_LEAVE, path);
 	ZkOperationPop(&oc);
 	return step != ZK_LEAVE_TIMED_OUT;
+}
+
+/*
+ * zk_depart_once
+ *		One look at the barrier and one multi of a departure (see
+ *		ZkDoubleBarrierDepart): ZOK once our node is gone (with "ready" if
+ *		we were the last of our round), ZBADVERSION or ZNONODE to look
+ *		again, ZOPERATIONTIMEOUT if deadline_ms passed, else the error
+ *		(a lost connection included).  Raises nothing of its own.
+ */
+static int
+zk_depart_once(const char *node, const char *ready, const char *znode,
+			   int64 deadline_ms)
+{
+	const char *our_name = znode + strlen(node) + 1;
+	ZkOp	   *rd = ZkGetData(ready, ZK_NO_WATCH);
+	ZkOp	   *ch = ZkGetChildren(node);
+	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	bool		ours_there = false;
+	bool		others = false;
+	bool		ready_there;
+	int			version;
+	int			rc;
+
+	/* answers come in order: once the last is in, so are the others */
+	if (!ZkOpWaitUntil(gd, deadline_ms))
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+		return ZOPERATIONTIMEOUT;
+	}
+	rc = (rd->rc == ZOK || rd->rc == ZNONODE) ? ch->rc : rd->rc;
+	if (rc == ZOK)
+		rc = gd->rc;
+	if (rc != ZOK)
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+		return rc == ZNONODE ? ZOK : rc;	/* the barrier node is gone */
+	}
+	ready_there = (rd->rc == ZOK);
+	version = gd->stat.version;
+	if (ready_there)
+	{
+		char	  **listed = NULL;
+		int			nlisted = zk_round_parse(ready, rd, &listed);
+
+		/*
+		 * The others of our round: those the "ready" lists; without a list
+		 * we trust, every other participant counts (ours is a zklock round,
+		 * and so listed, unless another client rewrote it: "ready" then
+		 * stays for the next member to enter, see the file header).
+		 */
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			const char *c = ch->children[i];
+
+			if (strcmp(c, READY_NODE) == 0)
+				continue;
+			if (strcmp(c, our_name) == 0)
+				ours_there = true;
+			else if (nlisted < 0 ||
+					 (nlisted > 0 &&
+					  bsearch(&c, listed, nlisted, sizeof(char *),
+							  zk_name_cmp) != NULL))
+				others = true;
+		}
+	}
+	else
+	{
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			if (strcmp(ch->children[i], our_name) == 0)
+				ours_there = true;
+		}
+	}
+	ZkOpFree(rd);
+	ZkOpFree(ch);
+	ZkOpFree(gd);
+
+	if (ready_there && !others)
+	{
+		/* the last of our round: "ready" and ours, at once */
+		rc = zk_delete_versioned(node, version, ready,
+								 ours_there ? znode : NULL, NULL);
+	}
+	else if (ours_there)
+		rc = zk_delete_versioned(node, version, znode, NULL, NULL);
+	else
+		rc = ZOK;				/* ours is gone, "ready" is not ours to take */
+	return rc;
+}
+
+/*
+ * ZkDoubleBarrierDepart
+ *		A member that goes without leaving (DISCARD ALL, backend exit)
+ *		leaves as a leave does, without waiting for the others (see the
+ *		file header): its node 'znode' goes, and "ready" with it if no
+ *		other participant of its round remains.  Gives up at deadline_ms
+ *		and returns false, our node then perhaps still there (the caller
+ *		deletes it, or the session's end does).  Raises no ERROR of its
+ *		own, so that it may run at backend exit (with interrupts held, as
+ *		they are there, the waits end only by their answer or the
+ *		deadline).
+ */
+bool
+ZkDoubleBarrierDepart(const char *node, const char *znode, int64 deadline_ms)
+{
+	char	   *ready = psprintf("%s/%s", node, READY_NODE);
+	bool		departed = false;
+
+	for (;;)
+	{
+		int			rc = zk_depart_once(node, ready, znode, deadline_ms);
+
+		if (rc == ZOK)
+		{
+			departed = true;
+			break;
+		}
+		if (ZkNowMs() >= deadline_ms)
+			break;
+		if (rc == ZBADVERSION || rc == ZNONODE)
+			continue;			/* another member moved: look again */
+		if (!ZkIsConnectionLoss(rc) || !ZkWaitConnectedUntil(deadline_ms))
+			break;
+	}
+	pfree(ready);
+	return departed;
 }

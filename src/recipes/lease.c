@@ -81,6 +81,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "cluster/path_kind.h"
 #include "common/contender.h"
 #include "recipes/lease.h"
 #include "recipes/attempt.h"
@@ -511,6 +512,9 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 
 		sent_at = zk_lease_create(at, largs->ttl_ms, &t);
 		mtime = t;
+		/* the queue read with the create (cluster/path_kind.c) */
+		ZkPathKindCheck(largs->lock_path, ZK_KIND_LOCK,
+						(const char *const *) at->names, at->nnames);
 		if (largs->wait_ms != 0 && zk_lease_blocked(at))
 		{
 			zk_lease_add_waiter(at);

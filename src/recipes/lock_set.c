@@ -32,6 +32,7 @@
 
 #include "miscadmin.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/attempt.h"
 #include "recipes/lock_set.h"
 #include "common/operation_context.h"
@@ -140,6 +141,11 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 				found += at[i]->znode != NULL ? 1 : 0;
 			zk_raise_set_incomplete(n, found);
 		}
+		/* each queue as the set's create found it (cluster/path_kind.c) */
+		for (int i = 0; i < n; i++)
+			ZkPathKindCheck(args[i].lock_path, ZK_KIND_LOCK,
+							(const char *const *) at[i]->names,
+							at[i]->nnames);
 		waits_before = ZkWatchWaitCount();
 		for (int i = 0; i < n && granted; i++)
 		{

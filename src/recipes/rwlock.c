@@ -40,6 +40,7 @@
 
 #include "miscadmin.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/attempt.h"
 #include "recipes/rwlock.h"
 #include "common/operation_context.h"
@@ -66,6 +67,9 @@ ZkAcquire(const ZkAcquireArgs *args, ZkGrant *grant)
 	PG_TRY();
 	{
 		(void) ZkAttemptCreateLocks(&at, 1, NULL);
+		/* the queue as the create found it: no request of its own */
+		ZkPathKindCheck(args->lock_path, ZK_KIND_LOCK,
+						(const char *const *) at->names, at->nnames);
 		ZkOperationSet(&oc, ZK_OPER_WAIT_LOCK, args->lock_path);
 		granted = ZkAttemptWait(at, grant);
 	}

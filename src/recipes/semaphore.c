@@ -65,6 +65,7 @@
 
 #include "common/contender.h"
 #include "cluster/deadlock.h"
+#include "cluster/path_kind.h"
 #include "cluster/wait_record.h"
 #include "recipes/deadlock_timer.h"
 #include "recipes/attempt.h"
@@ -92,6 +93,7 @@ typedef struct ZkSemAttempt
 
 static int	zk_recorded_limit(const char *node, const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
+static void zk_check_kind(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
 						   int *npermits);
 static void zk_create_permit(ZkSemAttempt *s, int *npermits);
@@ -168,6 +170,55 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 		ZkOpFree(ZkSetData(args->sem_node, json, (int) strlen(json)));
 		pfree(json);
 	}
+}
+
+/*
+ * zk_check_kind
+ *		Refuse (22023) a semaphore on a path that a recipe of another kind
+ *		uses (cluster/path_kind.c).  The read of the semaphore node (data_op)
+ *		counts its children: a semaphore's node has two, "locks" and
+ *		"leases", so only a node with more is read again (the one request
+ *		this check may cost, never on a semaphore's own path).
+ *
+ * Our nodes were made by then, with the "locks" and "leases" nodes they
+ * needed, which would make the path look like a semaphore's to the next
+ * lock until the server reaps them: before the refusal one multi deletes
+ * our two nodes and those two, which goes through only if nothing else is
+ * in them (else the caller's abandonment deletes ours).
+ */
+static void
+zk_check_kind(ZkSemAttempt *s, ZkOp *data_op)
+{
+	ZkPathKind	found;
+	ZkMultiReq	reqs[4];
+	ZkOp	   *op;
+
+	if (data_op->rc != ZOK || data_op->stat.numChildren <= 2)
+		return;
+	found = ZkPathKindOfNode(s->args->sem_node, ZK_KIND_SEMAPHORE);
+	if (found == ZK_KIND_NONE)
+		return;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].path = s->mutex->znode;
+	reqs[1].path = s->permit->znode;
+	reqs[2].path = s->locks_node;
+	reqs[3].path = s->permits_node;
+	for (int i = 0; i < 4; i++)
+	{
+		reqs[i].kind = ZK_MULTI_DELETE;
+		reqs[i].version = -1;
+	}
+	op = ZkMulti(4, reqs);
+	ZkOpWait(op);
+	if (op->rc == ZOK)
+	{
+		zk_forget_node(s->mutex);
+		zk_forget_node(s->permit);
+		s->mutex->create_sent = s->permit->create_sent = false;
+	}
+	ZkOpFree(op);
+	ZkPathKindRefuse(s->args->sem_path, ZK_KIND_SEMAPHORE, found);
 }
 
 /*
@@ -250,6 +301,8 @@ zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *npermits)
 	*npermits = s->permit->siblings;
 	PG_TRY();
 	{
+		/* the kind first: the limit is recorded on none but ours */
+		zk_check_kind(s, res.side);
 		zk_check_limit(s, res.side);
 	}
 	PG_FINALLY();

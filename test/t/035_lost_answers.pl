@@ -136,7 +136,7 @@ ok(wait_for(sub { count('/la/h2') == 2 }, 10, 'queued'),
 # the set watches the holder's node once it has recovered its nodes and
 # waits: only then is the count final
 my $held = $h->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/la/h2'});
-ok(wait_for(sub { (zk_watches($zk)->{$held} // 0) >= 1 }, 10, 'set waits'),
+ok(wait_for(sub { (zk_watches_by_others($zk)->{$held} // 0) >= 1 }, 10, 'set waits'),
 	'the set, recovered, watches the holder\'s node');
 is(count('/la/h1') . ' ' . count('/la/h2'), '1 2',
 	'and stays so: one node of the set on each path, no orphan');
