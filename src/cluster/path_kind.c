@@ -176,28 +176,17 @@ ZkPathKindCheck(const char *path, ZkPathKind asked,
 ZkPathKind
 ZkPathKindOfNode(const char *node, ZkPathKind asked)
 {
-	for (;;)
-	{
-		ZkOp	   *op = ZkGetChildren(node);
-		int			rc;
+	ZkOp	   *op = ZkGetChildrenAnswered(node);
+	int			rc = op->rc;
+	ZkPathKind	found = ZK_KIND_NONE;
 
-		ZkOpWait(op);
-		rc = op->rc;
-		if (rc == ZOK)
-		{
-			ZkPathKind	found = ZkPathKindOther((const char *const *) op->children,
-												op->nchildren, asked);
-
-			ZkOpFree(op);
-			return found;
-		}
-		ZkOpFree(op);
-		if (rc == ZNONODE)
-			return ZK_KIND_NONE;
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
-	}
+	if (rc == ZOK)
+		found = ZkPathKindOther((const char *const *) op->children,
+								op->nchildren, asked);
+	ZkOpFree(op);
+	if (rc != ZOK && rc != ZNONODE)
+		ZkRaiseForRc(rc);
+	return found;
 }
 
 /*
