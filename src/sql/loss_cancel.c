@@ -35,7 +35,6 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
-#include "tcop/utility.h"
 #include "utils/elog.h"
 
 #include "sql/loss_cancel.h"
@@ -45,22 +44,15 @@
 
 static emit_log_hook_type zk_prev_emit_log = NULL;
 static ExecutorStart_hook_type zk_prev_executor_start = NULL;
-static ProcessUtility_hook_type zk_prev_process_utility = NULL;
 
 static void zk_loss_emit_log(ErrorData *edata);
 static void zk_loss_executor_start(QueryDesc *queryDesc, int eflags);
-static void zk_loss_process_utility(PlannedStmt *pstmt,
-									const char *queryString,
-									bool readOnlyTree,
-									ProcessUtilityContext context,
-									ParamListInfo params,
-									QueryEnvironment *queryEnv,
-									DestReceiver *dest, QueryCompletion *qc);
 
 /*
  * ZkInstallLossCancelHooks
- *		Chain our hooks in front of the previous ones.  Called once, from
- *		_PG_init.
+ *		Chain our hooks in front of the previous ones (utility statements
+ *		come through sql/discard.c's ProcessUtility hook).  Called once,
+ *		from _PG_init.
  */
 void
 ZkInstallLossCancelHooks(void)
@@ -69,8 +61,6 @@ ZkInstallLossCancelHooks(void)
 	emit_log_hook = zk_loss_emit_log;
 	zk_prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = zk_loss_executor_start;
-	zk_prev_process_utility = ProcessUtility_hook;
-	ProcessUtility_hook = zk_loss_process_utility;
 }
 
 /*
@@ -146,47 +136,40 @@ zk_loss_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 /*
- * zk_loss_process_utility
- *		Check for a loss, unless the statement ends or controls the
- *		transaction or is a DISCARD, then run it.
+ * ZkLossUtilityBegin
+ *		Before a utility statement (the ProcessUtility hook, sql/discard.c):
+ *		check for a loss, unless the statement is one that reports losses
+ *		itself and must stay possible (transaction control, DISCARD).
+ *		Returns whether it is one: the caller then calls ZkLossUtilityEnd
+ *		however the statement ends.
  */
-static void
-zk_loss_process_utility(PlannedStmt *pstmt, const char *queryString,
-						bool readOnlyTree, ProcessUtilityContext context,
-						ParamListInfo params, QueryEnvironment *queryEnv,
-						DestReceiver *dest, QueryCompletion *qc)
+bool
+ZkLossUtilityBegin(Node *parsetree)
 {
-	Node	   *parsetree = pstmt->utilityStmt;
-	bool		held_off = IsA(parsetree, TransactionStmt) ||
-		IsA(parsetree, DiscardStmt);
-
-	if (held_off)
+	if (!IsA(parsetree, TransactionStmt) && !IsA(parsetree, DiscardStmt))
 	{
-		/*
-		 * These report losses themselves (COMMIT fails its check and ends
-		 * the transaction, DISCARD ALL warns) and must stay possible: no
-		 * cancel while they run, and one sent that has not struck yet is
-		 * taken back, since it would fail the statement before it ends the
-		 * transaction and leave the block aborted.
-		 */
-		if (ZkLossWatchHoldOff(true) && QueryCancelPending)
-			QueryCancelPending = false;
-	}
-	else
 		zk_loss_check_statement();
-	PG_TRY();
-	{
-		if (zk_prev_process_utility)
-			zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree,
-									context, params, queryEnv, dest, qc);
+		return false;
 	}
-	PG_FINALLY();
-	{
-		if (held_off)
-			(void) ZkLossWatchHoldOff(false);
-	}
-	PG_END_TRY();
+
+	/*
+	 * COMMIT fails its check and ends the transaction, DISCARD ALL warns:
+	 * no cancel while they run, and one sent that has not struck yet is
+	 * taken back, since it would fail the statement before it ends the
+	 * transaction and leave the block aborted.
+	 */
+	if (ZkLossWatchHoldOff(true) && QueryCancelPending)
+		QueryCancelPending = false;
+	return true;
+}
+
+/*
+ * ZkLossUtilityEnd
+ *		A statement ZkLossUtilityBegin held cancels off for ended.  Never
+ *		raises.
+ */
+void
+ZkLossUtilityEnd(void)
+{
+	(void) ZkLossWatchHoldOff(false);
 }
