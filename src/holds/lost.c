@@ -150,7 +150,7 @@ ZkLockDescribeLosses(char **message, char **detail)
 											 "ZooKeeper session expired: %d locks were lost",
 											 nlocks), nlocks);
 				if (kind == ZK_LOSS_OUT_OF_TOUCH)
-					*detail = psprintf(_("No ZooKeeper server answered for longer than the session timeout. Lost: %s. %s"),
+					*detail = psprintf(_("Lost: %s. No ZooKeeper server answered for longer than the session timeout. %s"),
 									   held.data, why);
 				else
 					*detail = psprintf(_("Lost: %s. %s"), held.data, why);

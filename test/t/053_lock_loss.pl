@@ -280,7 +280,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $secs = time() - $t0;
 	tcp_proxy_cmd($proxy, 'heal zk');
 	error_is($err, '08006',
-		qr{ZooKeeper session expired: 1 lock was lost\nDETAIL:  No ZooKeeper server answered for longer than the session timeout\. Lost: "/loss/cut" \(exclusive, session\)\. The statement was stopped},
+		qr{ZooKeeper session expired: 1 lock was lost\nDETAIL:  Lost: "/loss/cut" \(exclusive, session\)\. No ZooKeeper server answered for longer than the session timeout\. The statement was stopped},
 		'cut off: the statement is cancelled with 08006');
 	# the client library notices a silent server after 2/3 of the timeout,
 	# and the session has certainly expired one timeout after that
