@@ -63,6 +63,30 @@ ZkSessionSetSettingsHook(ZkSettingsHook hook)
 }
 
 /*
+ * ZkSessionCloseIfLost
+ *		Close the session if it is lost (expired, or out of touch past the
+ *		session timeout, as ZkSessionEnsure judges), telling the lock table
+ *		through the lost hook; open no new one: the next zklock call does.
+ *		For a statement that reported the loss and need not use zklock.
+ */
+void
+ZkSessionCloseIfLost(void)
+{
+	ZkBridgeView view;
+
+	if (ZkBridgeHandle() == NULL)
+		return;
+	ZkBridgeLook(NULL, &view);
+	if (view.lost)
+		zk_close_handle(false);
+	else if (view.disconnected_at != 0 && ZkNowMs() >= ZkSessionGiveUpAt(&view))
+		zk_close_handle(true);
+	else
+		return;
+	ZkSessionReportLost();
+}
+
+/*
  * ZkSessionEnsure
  *		Make sure the backend has a usable session: open one at the first
  *		call, replace one whose settings changed, and report an expired one

@@ -115,10 +115,14 @@ zk_loss_check_statement(void)
 		ZkLossWatchMarkReported();
 	ZkLockAbsorbLosses();
 	if (message != NULL)
+	{
+		/* a lost session is closed now, as the next zklock call would */
+		ZkSessionCloseIfLost();
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg_internal("%s", message),
 				 errdetail_internal("%s", detail)));
+	}
 }
 
 /*
