@@ -45,7 +45,7 @@ ZkCollectHeldEvents(void)
 
 	if (ZkHeldLocks == NULL)
 		return;
-	ZkLockAbsorbLosses();
+	(void) ZkLockAbsorbLosses();
 	n = ZkTakeDeletedHeld(&paths, &deleted);
 	for (int i = 0; i < n; i++)
 	{
@@ -68,9 +68,10 @@ ZkCollectHeldEvents(void)
  *		ERROR (which aborted the transaction).  A loss not named yet
  *		(zklock.on_lock_loss = error) marks its entry lost, for the next
  *		call on it or the COMMIT to raise; a lost session is the session
- *		layer's to report, at the next call.
+ *		layer's to report, at the next call.  Returns whether a lost session
+ *		whose loss an ERROR named was taken: the caller may close it.
  */
-void
+bool
 ZkLockAbsorbLosses(void)
 {
 	char	  **znodes;
@@ -80,7 +81,7 @@ ZkLockAbsorbLosses(void)
 	int			n;
 
 	if (ZkHeldLocks == NULL || !ZkLossWatchPending())
-		return;
+		return false;
 	n = ZkLossWatchTake(&znodes, &reported, &session);
 	for (int i = 0; i < n; i++)
 	{
@@ -112,6 +113,7 @@ ZkLockAbsorbLosses(void)
 	/* the ERROR that named them aborted the transaction that held them */
 	if (dropped > 0)
 		ZkStatLocksLost(dropped);
+	return session == ZK_SESSION_LOSS_REPORTED;
 }
 
 /*
@@ -269,7 +271,7 @@ ZkLocksLost(void)
 	ZkDropBatchedReleases();
 
 	/* a loss the cancelled statement named already goes quietly */
-	ZkLockAbsorbLosses();
+	(void) ZkLockAbsorbLosses();
 	n = ZkLockList(&rows);
 	if (n == 0)
 		return;

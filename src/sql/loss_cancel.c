@@ -113,16 +113,14 @@ zk_loss_check_statement(void)
 	if (zklock_on_lock_loss == ZK_ON_LOSS_CANCEL &&
 		ZkLockDescribeLosses(&message, &detail))
 		ZkLossWatchMarkReported();
-	ZkLockAbsorbLosses();
-	if (message != NULL)
-	{
-		/* a lost session is closed now, as the next zklock call would */
+	/* a lost session named by an ERROR is closed now (counted expired) */
+	if (ZkLockAbsorbLosses())
 		ZkSessionCloseIfLost();
+	if (message != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg_internal("%s", message),
 				 errdetail_internal("%s", detail)));
-	}
 }
 
 /*
