@@ -102,6 +102,8 @@ SELECT zk_lease_lock('/lease/m', '1 month') AS tm \gset
 SELECT data::json->>'ttl_ms' AS ttl_ms FROM zk_lock_queue('/lease/m');
 SELECT zk_lease_unlock('/lease/m', :tm);
 BEGIN;
+-- (its ttl runs out at once: the statements go on, zklock.on_lock_loss = error)
+SET LOCAL zklock.on_lock_loss = error;
 SELECT zk_lease_lock('/lease/m', '0.5 ms') AS tm \gset
 SELECT data::json->>'ttl_ms' AS ttl_ms FROM zk_lock_queue('/lease/m');
 SELECT zk_lease_unlock('/lease/m', :tm) IS NOT NULL AS answered;
@@ -109,9 +111,11 @@ COMMIT;
 
 -- A transaction that took a lease cannot COMMIT once its ttl may have
 -- run out.  Taking a lease is not undone by ROLLBACK: the lease is there
--- until released or expired.
+-- until released or expired.  (With zklock.on_lock_loss = cancel, the
+-- default, the pg_sleep itself would be cancelled when the ttl runs out.)
 \set VERBOSITY terse
 BEGIN;
+SET LOCAL zklock.on_lock_loss = error;
 SELECT zk_lease_lock('/lease/x', '300 ms') AS tx \gset
 SELECT pg_sleep(0.4);
 COMMIT;

@@ -26,9 +26,10 @@
  *	 the connection is back even while the backend sits idle waiting for
  *	 its client.
  *
- * This is the only file that includes <pthread.h> and takes the mutex.  The
- * rest of the session layer reads the shared state through ZkBridgeLook and
- * changes it through the functions below.  bridge.zh, which only the
+ * This is the only file that takes the bridge's mutex (client/loss_watch.c,
+ * the other file that includes <pthread.h>, has its own, taken before this
+ * one, never after).  The rest of the session layer reads the shared state
+ * through ZkBridgeLook and changes it through the functions below.  bridge.zh, which only the
  * backend writes, the backend reads without the mutex.
  *
  *-------------------------------------------------------------------------

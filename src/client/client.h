@@ -9,8 +9,9 @@
  * the client library's threads, and what runs there), client/session.c
  * (the session's state and errors), client/wait.c (the one latch wait),
  * client/request.c (the requests), client/jobs.c (the background deletes,
- * their waits, the guard, the session's watcher) and client/connect.c
- * (opening and closing the session).  Each includes the headers of the
+ * their waits, the guard, the session's watcher), client/loss_watch.c
+ * (the held nodes watched for their loss, and the watchdog thread) and
+ * client/connect.c (opening and closing the session).  Each includes the headers of the
  * files below it only.
  *
  * The errors of the waits and of ZkRaiseForRc name no operation: the
@@ -130,6 +131,15 @@ typedef int (*ZkLocksHeldHook) (void);
  */
 typedef void (*ZkSettingsHook) (void);
 
+/* the settings that choose the session (ZkSessionOpenedWith) */
+typedef enum ZkSessionSetting
+{
+	ZK_SESSION_SETTING_HOSTS,
+	ZK_SESSION_SETTING_AUTH,
+	ZK_SESSION_SETTING_AUTH_FILE,
+	ZK_SESSION_SETTING_TIMEOUT
+} ZkSessionSetting;
+
 /* what ZkSessionConfirmAlive found */
 typedef enum ZkAliveResult
 {
@@ -149,15 +159,16 @@ extern const char *ZkRcName(int rc);
 extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
 extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
 extern void ZkSessionEnsure(void);
+extern void ZkSessionCloseIfLost(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
+extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
+								int timeout_ms);
 
 /* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
 					  int flags, bool protect);
 extern ZkOp *ZkCreateTtl(const char *path, const char *data, int datalen,
 						  int64 ttl_ms);
-extern ZkOp *ZkCreateCounted(const char *path, const char *data, int datalen,
-							 const char *parent);
 extern ZkOp *ZkCreateSet(int n, const char *const *paths,
 						 const char *const *datas, const int *datalens,
 						 const char *const *parents);
@@ -183,6 +194,16 @@ extern void ZkOpFree(ZkOp *op);
 extern void ZkOpsAbandon(int nest_level);
 extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
+extern bool ZkAwaitReconnect(int rc);
+extern ZkOp *ZkGetChildrenAnswered(const char *path);
+extern ZkOp *ZkGetChildrenSynced(const char *path);
+extern ZkOp *ZkGetDataAnswered(const char *path, ZkWatchKind watch);
+extern ZkOp *ZkExistsAnswered(const char *path);
+extern int	ZkDeleteAnswered(const char *path, int version, bool *resent);
+extern void ZkDeleteSync(const char *path);
+extern ZkOp *ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent);
+extern ZkOp *ZkCreateAnswered(const char *path, const char *data, int datalen,
+							  int flags, bool *resent);
 extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);
@@ -201,5 +222,37 @@ extern ZkOp *ZkGuardRemove(bool want_answer);
 /* held nodes' watch events (client/bridge.c) */
 extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
 extern int	ZkHeldNodeEvent(const char *path);
+
+/* how a hold was lost, as the loss watch found it */
+typedef enum ZkLossKind
+{
+	ZK_LOSS_NONE,
+	ZK_LOSS_DELETED,			/* another client deleted its node */
+	ZK_LOSS_SESSION,			/* the session expired */
+	ZK_LOSS_OUT_OF_TOUCH,		/* disconnected past the session timeout */
+	ZK_LOSS_TTL					/* a lease's ttl ran out */
+} ZkLossKind;
+
+/* what became of the session, as ZkLossWatchTake tells */
+typedef enum ZkSessionLoss
+{
+	ZK_SESSION_LOSS_NONE,
+	ZK_SESSION_LOSS_UNREPORTED, /* lost, no ERROR said so yet */
+	ZK_SESSION_LOSS_REPORTED	/* lost, and an ERROR named its holds */
+} ZkSessionLoss;
+
+/* the loss watch: holds whose loss stops the statement (client/loss_watch.c) */
+extern void ZkLossWatchSetCancel(bool cancel);
+extern void ZkLossWatchRegister(const char *znode, const char *path,
+								const char *what, int64 deadline);
+extern void ZkLossWatchRelease(const char *znode);
+extern bool ZkLossWatchPending(void);
+extern bool ZkLossWatchCancelSent(void);
+extern bool ZkLossWatchHoldOff(bool hold);
+extern int	ZkLossWatchDescribe(ZkLossKind *kind, const char **what,
+								char **path, char **znode);
+extern void ZkLossWatchMarkReported(void);
+extern int	ZkLossWatchTake(char ***znodes, bool **reported,
+							ZkSessionLoss *session);
 
 #endif							/* CLIENT_CLIENT_H */

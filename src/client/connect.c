@@ -26,6 +26,7 @@
 #include "client/bridge.h"
 #include "client/credentials.h"
 #include "client/jobs.h"
+#include "client/loss_watch.h"
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
@@ -59,6 +60,30 @@ void
 ZkSessionSetSettingsHook(ZkSettingsHook hook)
 {
 	zk_settings_hook = hook;
+}
+
+/*
+ * ZkSessionCloseIfLost
+ *		Close the session if it is lost (expired, or out of touch past the
+ *		session timeout, as ZkSessionEnsure judges), telling the lock table
+ *		through the lost hook; open no new one: the next zklock call does.
+ *		For a statement that reported the loss and need not use zklock.
+ */
+void
+ZkSessionCloseIfLost(void)
+{
+	ZkBridgeView view;
+
+	if (ZkBridgeHandle() == NULL)
+		return;
+	ZkBridgeLook(NULL, &view);
+	if (view.lost)
+		zk_close_handle(false);
+	else if (view.disconnected_at != 0 && ZkNowMs() >= ZkSessionGiveUpAt(&view))
+		zk_close_handle(true);
+	else
+		return;
+	ZkSessionReportLost();
 }
 
 /*
@@ -125,7 +150,7 @@ ZkSessionEnsure(void)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks"),
 						 errdetail("zklock.hosts, zklock.auth, zklock.auth_file or zklock.session_timeout changed since the session was opened."),
-						 errhint("Release the locks first: zk_unlock_all() releases session locks, and transaction locks go when their transaction ends (COMMIT or ROLLBACK); the next zklock call then opens a session with the new settings. zk_locks lists what is held.")));
+						 errhint("Set the changed setting back to the value this session was opened with (SET is allowed for that while locks are held), or release the locks first: zk_unlock_all() releases session locks, and transaction locks go when their transaction ends (COMMIT or ROLLBACK); the next zklock call then opens a session with the new settings. zk_locks lists what is held.")));
 			zk_close_handle(false);
 		}
 		else
@@ -293,9 +318,12 @@ zk_close_handle(bool given_up)
 	if (ZkBridgeHandle() == NULL)
 		return;
 
+	/* the watchdog sends requests: it ends before the handle does */
+	ZkLossWatchStop();
 	expired = ZkBridgeClose(&deferred);
 	ZkJobsDrop(&deferred);
 	ZkBridgeForget();
+	ZkLossWatchForget();
 	if (expired || given_up)
 		ZkStatSessionExpired();
 	zk_release_fds();

@@ -33,6 +33,7 @@
 
 #include "client/bridge.h"
 #include "client/jobs.h"
+#include "client/loss_watch.h"
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
@@ -456,8 +457,8 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
  * ZkSessionWatcher
  *		The session's watcher (the handle's default watcher): the bridge
  *		records the session event, and the jobs that waited for the
- *		connection to come back are sent again, without the bridge's mutex.
- *		Runs on the completion thread.
+ *		connection to come back are sent again, without the bridge's mutex;
+ *		the loss watch learns of an expiry.  Runs on the completion thread.
  */
 void
 ZkSessionWatcher(zhandle_t *zh, int type, int state, const char *path,
@@ -469,6 +470,7 @@ ZkSessionWatcher(zhandle_t *zh, int type, int state, const char *path,
 		return;
 	ZkBridgeSessionEvent(state, &resend);
 	ZkJobsSend(&resend);
+	ZkLossWatchSessionEvent(state);
 }
 
 /*

@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "lib/ilist.h"
 
 #include "client/bridge.h"
@@ -132,29 +133,6 @@ ZkCreateTtl(const char *path, const char *data, int datalen, int64 ttl_ms)
 }
 
 /*
- * ZkCreateCounted
- *		Create an ephemeral-sequential node under 'parent' and learn, in the
- *		same round trip, how many children the parent has right after: one
- *		ZooKeeper multi of the create and a setData of the parent (empty
- *		data, any version), whose answer carries the parent's Stat.  When
- *		that count is 1, the node is alone and its queue need not be read:
- *		an uncontended lock costs one write.  The op's stat.czxid is the
- *		node's czxid (the multi's zxid); op->parent_children the count.
- *
- * The parent's data is overwritten with nothing: lock nodes carry no data
- * in any recipe zklock shares a queue with.
- */
-ZkOp *
-ZkCreateCounted(const char *path, const char *data, int datalen,
-				const char *parent)
-{
-	const char *datas[1] = {data};
-	int			datalens[1] = {datalen};
-
-	return ZkCreateSet(1, &path, datas, datalens, &parent);
-}
-
-/*
  * ZkCreateSet
  *		Create n ephemeral-sequential nodes in one ZooKeeper multi: all or
  *		none, one transaction, so they all get the same czxid.  With
@@ -162,6 +140,13 @@ ZkCreateCounted(const char *path, const char *data, int datalen,
  *		parent, whose Stat tells how many children it has right after
  *		(ZkCreateSetResult); without, the multi holds only the creates.
  *		Nodes are protected like ZkCreate's when authenticated.
+ *
+ * A counted create is how an uncontended lock costs one write: a count of
+ * one means the node is alone, and its queue need not be read.  With one
+ * node, the op itself carries the answer too: op->value the created path,
+ * op->stat.czxid its czxid (the multi's zxid), op->parent_children the
+ * count.  The parent's data is overwritten with nothing: lock nodes carry
+ * no data in any recipe zklock shares a queue with.
  */
 ZkOp *
 ZkCreateSet(int n, const char *const *paths, const char *const *datas,
@@ -606,6 +591,236 @@ bool
 ZkWaitConnectedUntil(int64 deadline_ms)
 {
 	return ZkWaitOrRaise(ZK_FOR_CONNECTED, NULL, deadline_ms);
+}
+
+/*
+ * ZkAwaitReconnect
+ *		If 'rc' is a lost connection, wait until the session is connected
+ *		again (bounded as ZkWaitConnected is) and return true: the caller
+ *		then sends its requests again, after whatever recovery they need
+ *		(a create's, by its protection prefix).  False for any other 'rc',
+ *		at once.
+ */
+bool
+ZkAwaitReconnect(int rc)
+{
+	if (!ZkIsConnectionLoss(rc))
+		return false;
+	ZkWaitConnected();
+	return true;
+}
+
+/* a request that zk_send_answered may send more than once */
+typedef enum ZkRepeatKind
+{
+	ZK_REPEAT_CHILDREN,
+	ZK_REPEAT_GET,
+	ZK_REPEAT_EXISTS,
+	ZK_REPEAT_DELETE,
+	ZK_REPEAT_MULTI,
+	ZK_REPEAT_CREATE
+} ZkRepeatKind;
+
+typedef struct ZkRepeat
+{
+	ZkRepeatKind kind;
+	const char *path;
+	const char *data;			/* ZK_REPEAT_CREATE */
+	int			datalen;
+	int			arg;			/* watch kind, version, or create flags */
+	int			n;				/* ZK_REPEAT_MULTI */
+	const ZkMultiReq *reqs;
+} ZkRepeat;
+
+/*
+ * zk_send_repeat
+ *		Send the request 'r' describes, once.
+ */
+static ZkOp *
+zk_send_repeat(const ZkRepeat *r)
+{
+	switch (r->kind)
+	{
+		case ZK_REPEAT_CHILDREN:
+			return ZkGetChildren(r->path);
+		case ZK_REPEAT_GET:
+			return ZkGetData(r->path, (ZkWatchKind) r->arg);
+		case ZK_REPEAT_EXISTS:
+			return ZkExists(r->path);
+		case ZK_REPEAT_DELETE:
+			return ZkDelete(r->path, r->arg);
+		case ZK_REPEAT_MULTI:
+			return ZkMulti(r->n, r->reqs);
+		case ZK_REPEAT_CREATE:
+			return ZkCreate(r->path, r->data, r->datalen, r->arg, true);
+	}
+	pg_unreachable();
+}
+
+/*
+ * zk_send_answered
+ *		Send the request 'r' describes and wait for its answer; on a lost
+ *		connection, wait until the session is connected again and send it
+ *		again.  Returns the answered op (never a lost connection), which
+ *		the caller frees.  *resent (unless NULL) is set if the request was
+ *		sent more than once: a write sent before may have been applied.
+ */
+static ZkOp *
+zk_send_answered(const ZkRepeat *r, bool *resent)
+{
+	if (resent != NULL)
+		*resent = false;
+	for (;;)
+	{
+		ZkOp	   *op;
+
+		CHECK_FOR_INTERRUPTS();
+		op = zk_send_repeat(r);
+		ZkOpWait(op);
+		if (!ZkIsConnectionLoss(op->rc))
+			return op;
+		ZkOpFree(op);
+		if (resent != NULL)
+			*resent = true;
+		ZkWaitConnected();
+	}
+}
+
+/*
+ * ZkGetChildrenAnswered, ZkGetDataAnswered, ZkExistsAnswered
+ *		A read sent, and sent again after each lost connection, until it is
+ *		answered: the answered op (its rc is never a lost connection), which
+ *		the caller frees.
+ */
+ZkOp *
+ZkGetChildrenAnswered(const char *path)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_CHILDREN,.path = path};
+
+	return zk_send_answered(&r, NULL);
+}
+
+ZkOp *
+ZkGetDataAnswered(const char *path, ZkWatchKind watch)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_GET,.path = path,.arg = (int) watch};
+
+	return zk_send_answered(&r, NULL);
+}
+
+ZkOp *
+ZkExistsAnswered(const char *path)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_EXISTS,.path = path};
+
+	return zk_send_answered(&r, NULL);
+}
+
+/*
+ * ZkGetChildrenSynced
+ *		A getChildren behind a sync, both sent again after each lost
+ *		connection, until answered: the answered getChildren (never a lost
+ *		connection), which the caller frees.  Pipelined: one round trip.
+ *
+ * A server that the session reconnects to has seen every write the
+ * session saw answered, and maybe no more: a write whose answer was lost
+ * on another server may be applied by the leader and not yet by this
+ * one, and a plain read would not show it.  The sync makes the server
+ * catch up with the leader first.
+ */
+ZkOp *
+ZkGetChildrenSynced(const char *path)
+{
+	for (;;)
+	{
+		ZkOp	   *sync;
+		ZkOp	   *list;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		sync = ZkSync("/");
+		list = ZkGetChildren(path);
+		ZkOpWait(list);
+		rc = ZkOpResult(sync);
+		if (!ZkIsConnectionLoss(rc) && !ZkIsConnectionLoss(list->rc))
+		{
+			if (rc != ZOK)
+			{
+				ZkOpFree(list);
+				ZkRaiseForRc(rc);
+			}
+			return list;
+		}
+		ZkOpFree(list);
+		ZkWaitConnected();
+	}
+}
+
+/*
+ * ZkDeleteAnswered
+ *		Delete a node (if its version is 'version'; -1: any) and wait for
+ *		the answer, sending the delete again after each lost connection.
+ *		Returns its result code, never a lost connection; *resent (unless
+ *		NULL) says whether it was sent more than once, when ZNONODE may mean
+ *		that an earlier one was applied.
+ */
+int
+ZkDeleteAnswered(const char *path, int version, bool *resent)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_DELETE,.path = path,.arg = version};
+
+	return ZkOpResult(zk_send_answered(&r, resent));
+}
+
+/*
+ * ZkDeleteSync
+ *		Delete a node and wait until ZooKeeper applied it, riding out lost
+ *		connections; a node already gone is fine.  Any other refusal is
+ *		raised.
+ */
+void
+ZkDeleteSync(const char *path)
+{
+	int			rc = ZkDeleteAnswered(path, -1, NULL);
+
+	if (rc != ZOK && rc != ZNONODE)
+		ZkRaiseForRc(rc);
+}
+
+/*
+ * ZkMultiAnswered
+ *		A multi (ZkMulti) sent again after each lost connection: the
+ *		answered op, which the caller frees.  The caller's requests must be
+ *		safe to repeat (a setData on a version, a delete that may find its
+ *		node gone); *resent (unless NULL) says whether it was sent more
+ *		than once.
+ */
+ZkOp *
+ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_MULTI,.n = n,.reqs = reqs};
+
+	return zk_send_answered(&r, resent);
+}
+
+/*
+ * ZkCreateAnswered
+ *		Create a node with a fixed name (no sequence; protected as
+ *		ZkCreate's 'protect' does), sending the create again after each
+ *		lost connection.  Returns the answered op, which the caller frees;
+ *		*resent (unless NULL) says whether it was sent more than once, when
+ *		ZNODEEXISTS may mean that an earlier one was applied.  Queue nodes
+ *		are not created so: their retry needs the attempt's recovery by
+ *		prefix (recipes/attempt.c).
+ */
+ZkOp *
+ZkCreateAnswered(const char *path, const char *data, int datalen, int flags,
+				 bool *resent)
+{
+	ZkRepeat	r = {.kind = ZK_REPEAT_CREATE,.path = path,.data = data,
+	.datalen = datalen,.arg = flags};
+
+	return zk_send_answered(&r, resent);
 }
 
 /*

@@ -169,6 +169,43 @@ ZkSessionSettingsChanged(void)
 }
 
 /*
+ * ZkSessionOpenedWith
+ *		Was the open session made with this value of 'setting' ('value' for
+ *		zklock.hosts, zklock.auth, zklock.auth_file, where an empty value is
+ *		none; 'timeout_ms' for zklock.session_timeout)?  False without an
+ *		open session.  A value the session was made with may be set again
+ *		while locks are held: it changes nothing the locks depend on.
+ */
+bool
+ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
+					int timeout_ms)
+{
+	const char *had = NULL;
+
+	if (zk_session_hosts == NULL)
+		return false;
+	switch (setting)
+	{
+		case ZK_SESSION_SETTING_TIMEOUT:
+			return timeout_ms == zk_session_timeout_requested;
+		case ZK_SESSION_SETTING_HOSTS:
+			had = zk_session_hosts;
+			break;
+		case ZK_SESSION_SETTING_AUTH:
+			had = zk_session_auth;
+			break;
+		case ZK_SESSION_SETTING_AUTH_FILE:
+			had = zk_session_auth_file;
+			break;
+	}
+	if (value != NULL && value[0] == '\0')
+		value = NULL;
+	if (value == NULL || had == NULL)
+		return value == had;
+	return strcmp(value, had) == 0;
+}
+
+/*
  * ZkSessionGiveUpAt
  *		When a session out of touch with ZooKeeper has certainly expired at
  *		the server: the time the connection was lost plus the session

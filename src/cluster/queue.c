@@ -87,15 +87,7 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 	ZkOperationContext oc;
 
 	ZkOperationPush(&oc, ZK_OPER_READ_QUEUE, lock_path);
-	for (;;)
-	{
-		list = ZkGetChildren(lock_node);
-		ZkOpWait(list);
-		if (!ZkIsConnectionLoss(list->rc))
-			break;
-		ZkOpFree(list);
-		ZkWaitConnected();
-	}
+	list = ZkGetChildrenAnswered(lock_node);
 	if (list->rc == ZNONODE)
 	{
 		ZkOpFree(list);

@@ -147,8 +147,8 @@ zk_scan_send(ZkScan *scan, ZkReq *req)
  *		sleeping until a batch of them is in (ZK_SCAN_BATCH).  Handlers may
  *		push more.  A request that met a lost connection is sent again
  *		once every outstanding one has come back and the session is
- *		connected again (ZkWaitConnected raises zklock's documented ERROR if it
- *		does not come back while the session may live).  Handlers run in
+ *		connected again (ZkAwaitReconnect raises zklock's documented ERROR
+ *		if it does not come back while the session may live).  Handlers run in
  *		scan->cxt; what they allocate there for one request they free.
  */
 void
@@ -162,7 +162,7 @@ ZkScanRun(ZkScan *scan)
 		ZkOp	   *op;
 
 		CHECK_FOR_INTERRUPTS();
-		while (!scan->reconnect && scan->nsent < scan->window &&
+		while (scan->reconnect == ZOK && scan->nsent < scan->window &&
 			   !dlist_is_empty(&scan->tosend))
 		{
 			req = dlist_container(ZkReq, node,
@@ -171,10 +171,9 @@ ZkScanRun(ZkScan *scan)
 		}
 		if (dlist_is_empty(&scan->sent))
 		{
-			if (scan->reconnect)
+			if (ZkAwaitReconnect(scan->reconnect))
 			{
-				ZkWaitConnected();
-				scan->reconnect = false;
+				scan->reconnect = ZOK;
 				continue;
 			}
 			if (dlist_is_empty(&scan->tosend))
@@ -202,7 +201,7 @@ ZkScanRun(ZkScan *scan)
 			ZkOpFree(op);
 			req->op = NULL;
 			dlist_push_head(&scan->tosend, &req->node);
-			scan->reconnect = true;
+			scan->reconnect = op->rc;
 			continue;
 		}
 		req->done(scan, req, op);

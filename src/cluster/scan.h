@@ -106,7 +106,8 @@ struct ZkScan
 	dlist_head	sent;			/* outstanding, oldest first */
 	int			nsent;
 	int			window;			/* most requests outstanding at once */
-	bool		reconnect;		/* a lost connection: drain, wait, resend */
+	int			reconnect;		/* a lost connection's code (else ZOK):
+								 * drain, wait, resend */
 	int			nrefused;		/* nodes left out: ZNOAUTH */
 	uint64		nrequests;
 	int			npaths;

@@ -185,7 +185,8 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid,
  * zk_find_blockers
  *		The owners of the nodes ahead of each target that still exist (one
  *		pipelined round trip), leaving out our own nodes.  *out is palloc'd;
- *		returns how many, or -1 if the connection was lost meanwhile.
+ *		returns how many, or ZCONNECTIONLOSS (negative) if the connection
+ *		was lost meanwhile.
  *
  * A lease's node (recipes/lease.c) is persistent and belongs to no session.
  * While its lease waits, though, it has an ephemeral child of its taker's
@@ -272,7 +273,7 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self,
 	}
 	pfree(ops);
 	pfree(lease_targets);
-	return n < 0 ? -1 : n;
+	return n < 0 ? ZCONNECTIONLOSS : n;
 }
 
 /*
@@ -296,7 +297,7 @@ ZkWaitRecordPublish(const ZkWaitDesc *wait)
 	path = zk_record_path_of(st.session_id);
 	/* a lost connection: wait for it as the wait itself would, then again */
 	while ((nb = zk_find_blockers(wait, st.session_id, &blockers)) < 0)
-		ZkWaitConnected();
+		(void) ZkAwaitReconnect(nb);
 	data = zk_build_record(wait, blockers, nb);
 
 	for (;;)
@@ -304,9 +305,8 @@ ZkWaitRecordPublish(const ZkWaitDesc *wait)
 		ZkOp	   *op;
 		int			rc;
 
-		CHECK_FOR_INTERRUPTS();
-		op = ZkCreate(path, data, (int) strlen(data), ZOO_EPHEMERAL, true);
-		ZkOpWait(op);
+		op = ZkCreateAnswered(path, data, (int) strlen(data), ZOO_EPHEMERAL,
+							  NULL);
 		rc = op->rc;
 		czxid = op->stat.czxid;
 		ZkOpFree(op);
@@ -335,8 +335,6 @@ ZkWaitRecordPublish(const ZkWaitDesc *wait)
 			(void) ZkOpWaitQuiet(op, zklock_connect_timeout);
 			ZkOpFree(op);
 		}
-		else if (ZkIsConnectionLoss(rc))
-			ZkWaitConnected();
 		else
 			ZkRaiseForRc(rc);
 	}

@@ -74,6 +74,14 @@ extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
 extern bool zklock_verify_on_commit;
 extern int	zklock_max_locks_per_backend;
 extern bool zklock_guess_fresh_paths;
+extern int	zklock_on_lock_loss;	/* ZkOnLockLoss */
+
+/* What a lost hold does to the running statement (zklock.on_lock_loss). */
+typedef enum ZkOnLockLoss
+{
+	ZK_ON_LOSS_CANCEL,			/* cancels it, with the lost locks' ERROR */
+	ZK_ON_LOSS_ERROR			/* nothing: the next call and COMMIT fail */
+} ZkOnLockLoss;
 
 extern const char *ZkLockModeName(ZkLockMode mode);
 extern const char *ZkLockScopeName(ZkLockScope scope);

@@ -631,8 +631,9 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
  *		Enter the double barrier at path (recipes/double_barrier.c) as one of
  *		`members'; wait_ms as for ZkLockAcquire.  The membership is an entry
  *		of mode "member", held until zk_double_barrier_leave, DISCARD ALL or
- *		the backend's exit (its node is ephemeral).  A backend is one member
- *		of a barrier at most.
+ *		the backend's exit (the last two depart as a leave would,
+ *		holds/release.c; its node is ephemeral, so an expired session ends
+ *		it too).  A backend is one member of a barrier at most.
  */
 bool
 ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
@@ -659,5 +660,7 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 	if (entry == NULL)
 		return false;
 	ZkEntryAddHold(entry, ZK_SCOPE_SESSION);
+	/* exit ends the membership as a leave would (holds/release.c) */
+	ZkMembersAtExitRegister();
 	return true;
 }

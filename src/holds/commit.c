@@ -63,6 +63,7 @@ static int	zk_maxleases_touched = 0;
 
 static void zk_forget_touched_leases(void);
 static bool zk_lease_ran_out(const ZkLeaseTouch *t, int64 now);
+static int64 zk_lease_end(const ZkLeaseTouch *t);
 static void zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now);
 static void zk_leases_pre_commit(void);
 static void zk_locks_pre_commit(void);
@@ -110,14 +111,35 @@ ZkTouchLease(const char *path, const ZkLeaseInfo *info)
 											 sizeof(ZkLeaseTouch) * newmax);
 			zk_maxleases_touched = newmax;
 		}
-		t = &zk_leases_touched[zk_nleases_touched++];
+		t = &zk_leases_touched[zk_nleases_touched];
 		t->path = MemoryContextStrdup(ZkLockContext, path);
 		t->znode = MemoryContextStrdup(ZkLockContext, info->znode);
 		t->sent_at = 0;
+		zk_nleases_touched++;
 	}
 	t->token = info->token;
 	t->ttl_ms = info->ttl_ms;
 	t->sent_at = Max(t->sent_at, info->sent_at);
+
+	/* its ttl or its deletion stops the statement (client/loss_watch.c) */
+	ZkLossWatchRegister(t->znode, t->path, gettext_noop("lease"),
+						zk_lease_end(t));
+}
+
+/*
+ * ZkUnwatchTouchedLease
+ *		The lease 'token' on a path is about to be deleted by this backend:
+ *		its deletion is no loss.
+ */
+void
+ZkUnwatchTouchedLease(const char *path, int64 token)
+{
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		if (zk_leases_touched[i].token == token &&
+			strcmp(zk_leases_touched[i].path, path) == 0)
+			ZkLossWatchRelease(zk_leases_touched[i].znode);
+	}
 }
 
 /*
@@ -133,6 +155,7 @@ ZkForgetTouchedLease(const char *path, int64 token)
 		if (zk_leases_touched[i].token == token &&
 			strcmp(zk_leases_touched[i].path, path) == 0)
 		{
+			ZkLossWatchRelease(zk_leases_touched[i].znode);
 			pfree(zk_leases_touched[i].path);
 			pfree(zk_leases_touched[i].znode);
 			zk_leases_touched[i] = zk_leases_touched[--zk_nleases_touched];
@@ -151,6 +174,7 @@ zk_forget_touched_leases(void)
 {
 	for (int i = 0; i < zk_nleases_touched; i++)
 	{
+		ZkLossWatchRelease(zk_leases_touched[i].znode);
 		pfree(zk_leases_touched[i].path);
 		pfree(zk_leases_touched[i].znode);
 	}
@@ -172,6 +196,22 @@ zk_lease_ran_out(const ZkLeaseTouch *t, int64 now)
 	int64		end;
 
 	return pg_add_s64_overflow(t->sent_at, t->ttl_ms, &end) || now >= end;
+}
+
+/*
+ * zk_lease_end
+ *		When the ttl of a lease this transaction took or renewed runs out,
+ *		counted from the send time of the request (monotonic ms), for the
+ *		loss watch: at once if the sum overflows, as zk_lease_ran_out has it.
+ */
+static int64
+zk_lease_end(const ZkLeaseTouch *t)
+{
+	int64		end;
+
+	if (pg_add_s64_overflow(t->sent_at, t->ttl_ms, &end))
+		return 1;
+	return end;
 }
 
 /*

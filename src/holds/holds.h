@@ -63,6 +63,8 @@ extern bool ZkLockLeaseRelease(const char *path, int64 token);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
+extern bool ZkLockAbsorbLosses(void);
+extern bool ZkLockDescribeLosses(char **message, char **detail);
 extern int	ZkLockReadQueue(const char *path, int max_rows,
 							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,

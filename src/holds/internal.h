@@ -85,6 +85,7 @@ extern ZkLockEntry *ZkEntryAdoptGuard(const char *path, ZkLockMode mode,
 									  ZkLockEntry *other);
 extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
 extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);
+extern void ZkMembersAtExitRegister(void);
 extern bool ZkHoldsXactLocks(void);
 extern void ZkReleaseXactHolds(int from_level);
 extern void ZkPromoteXactHolds(int level);
@@ -110,5 +111,6 @@ extern void ZkLocksLost(void);
 extern void ZkNoteXactLostLocks(void);
 extern void ZkTouchLease(const char *path, const struct ZkLeaseInfo *info);
 extern void ZkForgetTouchedLease(const char *path, int64 token);
+extern void ZkUnwatchTouchedLease(const char *path, int64 token);
 
 #endif							/* HOLDS_INTERNAL_H */

@@ -45,6 +45,7 @@ ZkCollectHeldEvents(void)
 
 	if (ZkHeldLocks == NULL)
 		return;
+	(void) ZkLockAbsorbLosses();
 	n = ZkTakeDeletedHeld(&paths, &deleted);
 	for (int i = 0; i < n; i++)
 	{
@@ -56,6 +57,132 @@ ZkCollectHeldEvents(void)
 		if (deleted[i])
 			entry->lost = true;
 	}
+}
+
+/*
+ * ZkLockAbsorbLosses
+ *		Take the losses the loss watch found (client/loss_watch.c).  A loss
+ *		an ERROR has named already (the cancelled statement's, or the next
+ *		statement's) is forgotten quietly: a deleted node's entry goes, and
+ *		a lost session takes every entry, as ZkLocksLost would without its
+ *		ERROR (which aborted the transaction).  A loss not named yet
+ *		(zklock.on_lock_loss = error) marks its entry lost, for the next
+ *		call on it or the COMMIT to raise; a lost session is the session
+ *		layer's to report, at the next call.  Returns whether a lost session
+ *		whose loss an ERROR named was taken: the caller may close it.
+ */
+bool
+ZkLockAbsorbLosses(void)
+{
+	char	  **znodes;
+	bool	   *reported;
+	ZkSessionLoss session;
+	int			dropped = 0;
+	int			n;
+
+	if (ZkHeldLocks == NULL || !ZkLossWatchPending())
+		return false;
+	n = ZkLossWatchTake(&znodes, &reported, &session);
+	for (int i = 0; i < n; i++)
+	{
+		ZkLockEntry *entry = ZkEntryForZnode(znodes[i]);
+
+		if (entry == NULL || entry->lost)
+			continue;			/* a lease's, or known already */
+		if (reported[i])
+		{
+			ZkEntryDrop(entry, false);
+			dropped++;
+		}
+		else
+			entry->lost = true;
+	}
+	if (session == ZK_SESSION_LOSS_REPORTED)
+	{
+		HASH_SEQ_STATUS status;
+		ZkLockEntry *entry;
+
+		ZkDropBatchedReleases();
+		hash_seq_init(&status, ZkHeldLocks);
+		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+		{
+			ZkEntryDrop(entry, false);
+			dropped++;
+		}
+	}
+	/* the ERROR that named them aborted the transaction that held them */
+	if (dropped > 0)
+		ZkStatLocksLost(dropped);
+	return session == ZK_SESSION_LOSS_REPORTED;
+}
+
+/*
+ * ZkLockDescribeLosses
+ *		The message and DETAIL (palloc'd in the current memory context) of
+ *		the ERROR that names the losses the loss watch found and no ERROR
+ *		named yet, in the words of the errors that report them at the next
+ *		call or at COMMIT, plus the reason the statement ends.  Returns
+ *		false when there is none.  Runs inside error reporting too: only
+ *		allocates.
+ */
+bool
+ZkLockDescribeLosses(char **message, char **detail)
+{
+	ZkLossKind	kind;
+	const char *what;
+	char	   *path;
+	char	   *znode;
+	const char *why = _("The statement was stopped because zklock.on_lock_loss is \"cancel\".");
+	int			n = ZkLossWatchDescribe(&kind, &what, &path, &znode);
+
+	if (n == 0)
+		return false;
+	switch (kind)
+	{
+		case ZK_LOSS_SESSION:
+		case ZK_LOSS_OUT_OF_TOUCH:
+			{
+				StringInfoData held;
+				ZkLockInfo *rows;
+				int			nlocks = ZkLockList(&rows);
+
+				initStringInfo(&held);
+				ZkDescribeHeld(&held);
+				*message = psprintf(ngettext("ZooKeeper session expired: %d lock was lost",
+											 "ZooKeeper session expired: %d locks were lost",
+											 nlocks), nlocks);
+				if (kind == ZK_LOSS_OUT_OF_TOUCH)
+					*detail = psprintf(_("Lost: %s. No ZooKeeper server answered for longer than the session timeout. %s"),
+									   held.data, why);
+				else
+					*detail = psprintf(_("Lost: %s. %s"), held.data, why);
+				break;
+			}
+		case ZK_LOSS_TTL:
+			*message = psprintf(_("ZooKeeper lease on lock \"%s\" ran out"),
+								ZkUtf8ForMessage(path));
+			*detail = psprintf(_("Its ttl passed since this transaction took or renewed it. %s"),
+							   why);
+			break;
+		case ZK_LOSS_DELETED:
+		case ZK_LOSS_NONE:
+			if (strcmp(what, "lease") == 0)
+				*message = psprintf(_("ZooKeeper lease on lock \"%s\" was lost"),
+									ZkUtf8ForMessage(path));
+			else
+				*message = psprintf(_("ZooKeeper lock \"%s\" was lost"),
+									ZkUtf8ForMessage(path));
+			if (n > 1)
+				*detail = psprintf(ngettext("Its node \"%s\" no longer exists. %d lock of this backend was lost that way. %s",
+											"Its node \"%s\" no longer exists. %d locks of this backend were lost that way. %s",
+											n),
+								   ZkUtf8ForMessage(znode), n, why);
+			else
+				*detail = psprintf(_("Its node \"%s\" no longer exists. %s"),
+								   ZkUtf8ForMessage(znode), why);
+			break;
+	}
+	return true;
 }
 
 /*
@@ -83,6 +210,8 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost)
 	}
 	ZkStatLocksLost(dropped);
 	ZkNoteXactLostLocks();
+	/* this ERROR names the losses (a cancel sent for them ends with it) */
+	ZkLossWatchMarkReported();
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("ZooKeeper lock \"%s\" was lost", ZkUtf8ForMessage(path)),
@@ -109,6 +238,7 @@ ZkReportExpiredLocks(int elevel, int nlocks)
 	ZkLockEntry *entry;
 
 	ZkDropBatchedReleases();
+	ZkLossWatchMarkReported();
 	initStringInfo(&list);
 	ZkDescribeHeld(&list);
 	ZkStatLocksLost((int) hash_get_num_entries(ZkHeldLocks));
@@ -140,6 +270,8 @@ ZkLocksLost(void)
 	/* nodes released before the expiry went with the session */
 	ZkDropBatchedReleases();
 
+	/* a loss the cancelled statement named already goes quietly */
+	(void) ZkLockAbsorbLosses();
 	n = ZkLockList(&rows);
 	if (n == 0)
 		return;

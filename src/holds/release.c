@@ -20,7 +20,10 @@
  *
  * Only session holds are released here; transaction holds go at the end
  * of their (sub)transaction (holds/commit.c).  A double barrier's
- * membership is left by its own call, whose recipe deletes the node.
+ * membership is left by its own call, whose recipe deletes the node; DISCARD
+ * ALL and backend exit end it as that call would, without waiting for the
+ * other members (zk_depart_members): the round's "ready" goes with its last
+ * member, which a delete of the member's node alone would leave behind.
  *
  * The batch lives in ZkLockContext and only grows to the largest batch,
  * which zklock.max_locks_per_backend bounds.
@@ -50,6 +53,11 @@ static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit);
 static bool zk_release_paths(const char *const *paths, int n, bool permit);
 static void zk_release_session_holds(bool members);
+static void zk_depart_members(int64 deadline_ms);
+static void zk_members_at_exit(int code, Datum arg);
+
+/* zk_members_at_exit is registered (at the first membership) */
+static bool zk_members_exit_registered = false;
 
 /*
  * ZkReserveReleases
@@ -81,12 +89,15 @@ ZkReserveReleases(int nentries)
 /*
  * ZkBatchRelease
  *		Take over a released node's path (palloc'd in ZkLockContext) until
- *		ZkFlushReleases sends its delete.  Room was reserved when its entry
- *		was added (ZkReserveReleases): nothing is allocated here.
+ *		ZkFlushReleases sends its delete, and stop watching it for a loss.
+ *		Room was reserved when its entry was added (ZkReserveReleases):
+ *		nothing is allocated here.
  */
 void
 ZkBatchRelease(char *znode)
 {
+	/* our own delete is no loss (client/loss_watch.c) */
+	ZkLossWatchRelease(znode);
 	if (zk_nreleased == zk_maxreleased)
 	{
 		/* no room (never expected): delete it alone rather than allocate */
@@ -395,7 +406,84 @@ ZkLockDiscardAll(void)
 	}
 
 	ZkCollectHeldEvents();
+	zk_depart_members(ZkNowMs() + zklock_connect_timeout);
 	zk_release_session_holds(true);
+}
+
+/*
+ * zk_depart_members
+ *		End every double barrier membership of the backend as a leave
+ *		would, without waiting for the other members
+ *		(ZkDoubleBarrierDepart): the member's node goes, and the round's
+ *		"ready" with it when no other participant of the round remains.
+ *		DISCARD ALL and backend exit.  A member that could not depart by
+ *		deadline_ms has its node deleted in the background (at exit, by
+ *		the session's close).
+ */
+static void
+zk_depart_members(int64 deadline_ms)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+	char	  **paths;
+	int			n = 0;
+
+	if (ZkHeldLocks == NULL || hash_get_num_entries(ZkHeldLocks) == 0)
+		return;
+	/* the members first: the departures may raise, the table stays sound */
+	paths = palloc(sizeof(char *) * hash_get_num_entries(ZkHeldLocks));
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (entry->key.mode == ZK_MODE_MEMBER && entry->znode != NULL)
+			paths[n++] = pstrdup(entry->key.path);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		entry = ZkEntryLookup(paths[i], ZK_MODE_MEMBER);
+		if (entry == NULL)
+			continue;
+		/* our own delete is no loss (client/loss_watch.c) */
+		ZkLossWatchRelease(entry->znode);
+		if (!ZkDoubleBarrierDepart(ZkLockNodePath(paths[i]), entry->znode,
+								   deadline_ms) &&
+			!proc_exit_inprogress)
+			ZkDeleteInBackground(entry->znode);
+		ZkEntryDrop(entry, false);
+	}
+}
+
+/*
+ * zk_members_at_exit
+ *		before_shmem_exit callback: the backend exits; its double barrier
+ *		memberships end as a leave would (zk_depart_members), before the
+ *		session is closed (client/connect.c registered its callback before
+ *		the first membership was taken, so this one runs first), within
+ *		zklock.connect_timeout.  Without a live session nothing can be
+ *		sent: the member's node goes with its session, and "ready" stays
+ *		for the next member to enter.
+ */
+static void
+zk_members_at_exit(int code, Datum arg)
+{
+	if (ZkHeldLocks == NULL || ZkSessionIsExpired())
+		return;
+	zk_depart_members(ZkNowMs() + zklock_connect_timeout);
+}
+
+/*
+ * ZkMembersAtExitRegister
+ *		A double barrier membership was taken: see that backend exit ends
+ *		it as a leave would (zk_members_at_exit).  Registered once, after
+ *		the session's own exit callback.
+ */
+void
+ZkMembersAtExitRegister(void)
+{
+	if (zk_members_exit_registered)
+		return;
+	before_shmem_exit(zk_members_at_exit, (Datum) 0);
+	zk_members_exit_registered = true;
 }
 
 /*
@@ -424,6 +512,8 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 		return false;
 	}
 	znode = pstrdup(entry->znode);
+	/* the recipe deletes our node, and reports its deletion by others */
+	ZkLossWatchRelease(znode);
 	PG_TRY();
 	{
 		result = ZkDoubleBarrierLeave(ZkLockNodePath(path), path, znode,

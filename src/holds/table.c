@@ -248,6 +248,28 @@ ZkEntryAdoptGuard(const char *path, ZkLockMode mode, ZkLockEntry *other)
 }
 
 /*
+ * zk_hold_what
+ *		What a hold of this mode is, for the loss watch's reports (a static
+ *		string, translated when reported).
+ */
+static const char *
+zk_hold_what(ZkLockMode mode)
+{
+	switch (mode)
+	{
+		case ZK_MODE_EXCLUSIVE:
+			return gettext_noop("exclusive lock");
+		case ZK_MODE_SHARED:
+			return gettext_noop("shared lock");
+		case ZK_MODE_PERMIT:
+			return gettext_noop("semaphore permit");
+		case ZK_MODE_MEMBER:
+			return gettext_noop("double barrier membership");
+	}
+	return gettext_noop("lock");
+}
+
+/*
  * zk_entry_enter
  *		ZkEntryEnter; with 'adopted' (ZkEntryAdoptGuard), the node is
  *		another entry's guard and is not deleted if the entry cannot be
@@ -286,6 +308,9 @@ zk_entry_enter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 													 other->znode);
 			entry->guard_token = other->token;
 		}
+		/* its loss stops the statement (an adopted guard is watched already) */
+		if (!adopted)
+			ZkLossWatchRegister(entry->znode, path, zk_hold_what(mode), 0);
 	}
 	PG_CATCH();
 	{
@@ -384,6 +409,14 @@ ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes)
 			ZkBatchRelease(entry->guard_znode);
 			entry->guard_znode = NULL;
 		}
+	}
+	else
+	{
+		/* lost: nothing of it is watched any more */
+		if (entry->znode)
+			ZkLossWatchRelease(entry->znode);
+		if (entry->guard_znode)
+			ZkLossWatchRelease(entry->guard_znode);
 	}
 
 	if (entry->xact_holds > 0)

@@ -124,6 +124,8 @@ ZkLockLeaseRelease(const char *path, int64 token)
 	zk_ensure_session();
 	ZkCollectHeldEvents();
 	lock_node = ZkLockNodePath(path);
+	/* our own delete is no loss of a lease this transaction touched */
+	ZkUnwatchTouchedLease(path, token);
 	st = ZkLeaseRelease(lock_node, path, token);
 	pfree(lock_node);
 	if (st != ZK_LEASE_OK)

@@ -6,10 +6,12 @@
  *		says which recipe uses which).
  *
  * An attempt begins with a fresh protection prefix "_c_<uuid>-" and the
- * path of the node it creates (ZkAttemptBegin); the recipe creates the
- * node its own way and hands it over (ZkAttemptCreated), with the queue
- * (the lock node's children, common/contender.c) as read in the same round trip
- * or read here.
+ * path of the node it creates (ZkAttemptBegin).  The create loop
+ * (ZkAttemptCreate) makes the nodes of one or several attempts in one
+ * request, each recipe saying how (counted, with a TTL, with the nodes
+ * above, with a read in the same round trip), and learns the queue (the
+ * lock node's children, common/contender.c) as read in the same round
+ * trip or read after.
  *
  * Waiting.  A writer holds the lock when no contender is before it; a
  * reader when no writer is before it.  A waiter watches the one node whose
@@ -48,10 +50,15 @@
  *
  * Connection loss.  A create whose answer was lost may or may not have made
  * a node.  After reconnecting we look for a child with our attempt's prefix
- * before creating again (ZkAttemptRecover), so an attempt never leaves an
- * orphan that would block the queue.  However an attempt ends without the
- * lock (timeout, cancel, error), ZkAttemptAbandon deletes its node; if its
- * create had not answered yet, its prefix is swept instead.
+ * before creating again (zk_attempt_recover), so an attempt never leaves an
+ * orphan that would block the queue; the children are read behind a sync,
+ * since the server we reconnected to may not have applied the lost create
+ * yet.  The queue read by that search predates any create sent after it:
+ * the queue an attempt waits by is always read after its node was made
+ * (or known to be just us), never kept from before.  However an attempt
+ * ends without the lock (timeout, cancel, error), ZkAttemptAbandon deletes
+ * its node; if its create had not answered yet, its prefix is swept
+ * instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -73,9 +80,19 @@
 #include "client/client.h"
 
 static const char *zk_last_component(const char *path);
+static bool zk_take_queue(ZkAttempt *at, ZkOp *op);
+static bool zk_collect_fresh_creates(ZkOp **makes, const char *const *nodes,
+									 int n, bool *learnt, bool *missing);
+static bool zk_attempt_recover(ZkAttempt *at);
+static void zk_attempt_created(ZkAttempt *at, const char *znode, int64 token,
+							   bool alone);
 static void zk_forget(ZkAttempt *at, int i);
 static void zk_drop_blocker(ZkAttempt *at, int b);
 static void zk_queue_alone(ZkAttempt *at);
+static void zk_queue_unknown(ZkAttempt *at);
+static bool zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b);
+static bool zk_watch_blocker(ZkAttempt *at, int b);
+static int	zk_sleep(ZkAttempt *at, int me);
 static bool zk_wait_queue(ZkAttempt *at, ZkGrant *grant);
 static int	zk_queue_detail(int position, int nqueue, const char *first,
 							bool read, const char *data, int len);
@@ -229,12 +246,12 @@ zk_last_component(const char *path)
 }
 
 /*
- * ZkAttemptTakeQueue
+ * zk_take_queue
  *		Replace our copy of the queue by a getChildren answer.  False if the
  *		answer is a lost connection (the caller reads again).
  */
-bool
-ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op)
+static bool
+zk_take_queue(ZkAttempt *at, ZkOp *op)
 {
 	MemoryContext old;
 	int			rc = op->rc;
@@ -253,6 +270,7 @@ ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op)
 		at->names[i] = pstrdup(op->children[i]);
 	at->nnames = op->nchildren;
 	at->nqueue = ZkSortContenders(at->names, op->nchildren, at->queue);
+	at->queue_known = true;
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -273,7 +291,23 @@ zk_queue_alone(ZkAttempt *at)
 	at->names[0] = pstrdup(at->name);
 	at->nnames = 1;
 	at->nqueue = ZkSortContenders(at->names, 1, at->queue);
+	at->queue_known = true;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * zk_queue_unknown
+ *		Drop our copy of the queue: it is not known until read again.
+ */
+static void
+zk_queue_unknown(ZkAttempt *at)
+{
+	MemoryContextReset(at->cxt);
+	at->names = NULL;
+	at->nnames = 0;
+	at->queue = NULL;
+	at->nqueue = 0;
+	at->queue_known = false;
 }
 
 /*
@@ -398,22 +432,14 @@ ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 void
 ZkAttemptRereadQueue(ZkAttempt *at)
 {
-	for (;;)
-	{
-		ZkOp	   *op = ZkGetChildren(at->args->lock_node);
-		bool		ok;
+	ZkOp	   *op = ZkGetChildrenAnswered(at->args->lock_node);
 
-		ZkOpWait(op);
-		ok = ZkAttemptTakeQueue(at, op);
-		ZkOpFree(op);
-		if (ok)
-			return;
-		ZkWaitConnected();
-	}
+	(void) zk_take_queue(at, op);	/* never a lost connection */
+	ZkOpFree(op);
 }
 
 /*
- * ZkCollectFreshCreates
+ * zk_collect_fresh_creates
  *		The answers to the creates of lock nodes expected to be missing
  *		(recipes/path_memory.c), sent just before the request that needs them
  *		(makes[i]; NULL where none was sent): free each, tell path memory
@@ -423,9 +449,9 @@ ZkAttemptRereadQueue(ZkAttempt *at)
  *		caller has waited for the later request: answers come in order, so
  *		these are in already.
  */
-bool
-ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes, int n,
-					  bool *learnt, bool *missing)
+static bool
+zk_collect_fresh_creates(ZkOp **makes, const char *const *nodes, int n,
+						 bool *learnt, bool *missing)
 {
 	bool		parent_missing = false;
 
@@ -508,17 +534,411 @@ ZkCreateLockParents(const char *const *lock_nodes, int n)
 		}
 		if (bad == ZOK)
 			break;
-		if (ZkIsConnectionLoss(bad))
-			ZkWaitConnected();
-		else if (bad != ZNONODE)	/* ZNONODE: a parent was reaped; again */
+		/* ZNONODE: a parent was reaped; again */
+		if (!ZkAwaitReconnect(bad) && bad != ZNONODE)
 			ZkRaiseForRc(bad);
 	}
 	pfree(ops);
 	list_free_deep(wanted);
 }
 
+/* ZkAttemptCreate's state across its rounds */
+typedef struct ZkCreateLoop
+{
+	ZkAttempt **at;
+	int			n;
+	const ZkCreateOpts *o;
+	bool		counted;		/* o->counted, until a ZNOAUTH cleared it */
+	int			nfresh;			/* o->above, then each attempt's lock node */
+	const char **fresh_nodes;
+	bool	   *make;			/* create it first in the next round */
+	bool	   *learnt;			/* path memory told how it was found */
+	ZkOp	  **makes;
+	const char **paths;			/* each attempt's node_base */
+	const char **datas;
+	int		   *lens;
+	const char **parents;		/* each attempt's lock node */
+	/* one round's requests */
+	ZkOp	   *create;
+	ZkOp	   *list;			/* the queue, read right behind the create */
+	ZkOp	   *side;
+	bool		parent_missing; /* a fresh create found a parent missing */
+} ZkCreateLoop;
+
 /*
- * ZkAttemptRecover
+ * zk_create_send
+ *		Send one round: the creates of the nodes expected to be missing,
+ *		the side read, the creates of our nodes (one multi, a plain create
+ *		when one uncounted node, a TTL create for a lease), and, when the
+ *		create answers with no count, the queue's getChildren right behind
+ *		it.  Nothing is waited for.
+ */
+static void
+zk_create_send(ZkCreateLoop *cl)
+{
+	const ZkCreateOpts *o = cl->o;
+	ZkAttempt  *first = cl->at[0];
+
+	for (int j = 0; j < cl->nfresh; j++)
+	{
+		const char *data = (j < o->nabove && o->above_data != NULL) ?
+		o->above_data[j] : "";
+
+		cl->makes[j] = cl->make[j] ?
+			ZkCreate(cl->fresh_nodes[j], data, (int) strlen(data),
+					 ZOO_CONTAINER, true) : NULL;
+	}
+	cl->side = o->side_read ? ZkGetData(o->side_read, ZK_NO_WATCH) : NULL;
+	for (int i = 0; i < cl->n; i++)
+		cl->at[i]->create_sent = true;
+	cl->list = NULL;
+	if (o->ttl_ms > 0)
+		cl->create = ZkCreateTtl(first->node_base, first->args->data,
+								 first->args->datalen, o->ttl_ms);
+	else if (cl->counted || cl->n > 1)
+		cl->create = ZkCreateSet(cl->n, cl->paths, cl->datas, cl->lens,
+								 cl->counted ? cl->parents : NULL);
+	else
+		cl->create = ZkCreate(first->node_base, first->args->data,
+							  first->args->datalen, ZOO_EPHEMERAL_SEQUENTIAL,
+							  true);
+	if (o->learn_queue && cl->n == 1 && !cl->counted)
+		cl->list = ZkGetChildren(first->args->lock_node);
+}
+
+/*
+ * zk_create_wait
+ *		Wait for a round's answers; they come in order, so once the last is
+ *		in, so are the others, and the backend is woken once.  Returns the
+ *		create's result code; the fresh creates' answers are taken.
+ */
+static int
+zk_create_wait(ZkCreateLoop *cl, ZkCreateResult *res)
+{
+	if (cl->list != NULL)
+		ZkOpWait(cl->list);
+	ZkOpWait(cl->create);
+	if (cl->side != NULL)
+		ZkOpWait(cl->side);
+	cl->parent_missing = zk_collect_fresh_creates(cl->makes, cl->fresh_nodes,
+												  cl->nfresh, cl->learnt,
+												  cl->make);
+	res->sent_at = cl->create->sent_at;
+	return cl->create->rc;
+}
+
+/*
+ * zk_read_queues
+ *		Read the queue of every attempt whose queue is not known since its
+ *		node was made (!at->queue_known: it was not alone in it), all
+ *		getChildren pipelined: one round trip (one by one after a lost
+ *		connection).
+ */
+static void
+zk_read_queues(ZkAttempt **at, int n)
+{
+	ZkOp	  **ops = palloc0(sizeof(ZkOp *) * n);
+	bool		lost = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (!at[i]->queue_known)
+			ops[i] = ZkGetChildren(at[i]->args->lock_node);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (ops[i] == NULL)
+			continue;
+		ZkOpWait(ops[i]);
+		if (!lost && !zk_take_queue(at[i], ops[i]))
+			lost = true;
+		ZkOpFree(ops[i]);
+		ops[i] = NULL;
+	}
+	pfree(ops);
+	for (int i = 0; lost && i < n; i++)
+	{
+		if (!at[i]->queue_known)
+			ZkAttemptRereadQueue(at[i]);
+	}
+}
+
+/*
+ * zk_create_made
+ *		A round's create succeeded: tell path memory about the nodes not
+ *		learnt yet, hand each attempt its node, token and count, and learn
+ *		the queues if asked to.  Frees the round's create and listing.
+ */
+static void
+zk_create_made(ZkCreateLoop *cl, ZkCreateResult *res)
+{
+	ZkOp	   *op = cl->create;
+	bool		multi = (op->kind == ZKOP_CREATE_COUNTED);
+	int64		token = op->stat.czxid;
+
+	for (int j = 0; cl->o->guess_fresh && j < cl->nfresh; j++)
+	{
+		if (!cl->learnt[j])
+			ZkLearnFresh(cl->fresh_nodes[j], false);
+	}
+	for (int i = 0; i < cl->n; i++)
+	{
+		int32		count = -1;
+		const char *znode = multi ? ZkCreateSetResult(op, i, &count) :
+		op->value;
+
+		zk_attempt_created(cl->at[i], znode, token,
+						 cl->o->learn_queue && count == 1);
+		cl->at[i]->siblings = count;
+		/* a persistent node (a lease's): the session's guard removes it */
+		if (cl->at[i]->persistent)
+			ZkGuardNode(cl->at[i]->znode);
+	}
+	res->mtime = cl->n == 1 ? op->stat.mtime : -1;
+	ZkOpFree(op);
+	cl->create = NULL;
+	if (multi && !cl->counted)
+	{
+		/* the token: the czxid every node of the multi shares */
+		ZkOp	   *ex = ZkExistsAnswered(cl->at[0]->znode);
+		int			rc = ex->rc;
+
+		token = ex->stat.czxid;
+		ZkOpFree(ex);
+		if (rc != ZOK)
+			ZkRaiseForRc(rc);
+		for (int i = 0; i < cl->n; i++)
+			cl->at[i]->token = token;
+	}
+	if (cl->list != NULL)
+	{
+		if (!zk_take_queue(cl->at[0], cl->list))
+			ZkAttemptRereadQueue(cl->at[0]);
+		ZkOpFree(cl->list);
+		cl->list = NULL;
+	}
+	else if (cl->o->learn_queue)
+		zk_read_queues(cl->at, cl->n);
+}
+
+/*
+ * zk_raise_no_ttl
+ *		The server refused to create a TTL node: it does not support them.
+ */
+static void
+zk_raise_no_ttl(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("ZooKeeper at \"%s\" does not support leases",
+					zklock_hosts),
+			 errdetail("A lease is held by a TTL node, and the server refused to create one."),
+			 errhint("Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true.")));
+}
+
+/*
+ * zk_create_refused
+ *		A round's create was refused with 'rc' (not a lost connection):
+ *		prepare the next round, or raise the refusal.
+ *
+ * ZNONODE for a lock node not seen in this attempt: it was reaped since
+ * path memory last saw it.  The refusal names only the first missing node,
+ * and the reaper may have taken others since they were last seen: every
+ * node not seen in this attempt is created in the next round, so that one
+ * more round trip does.  Any other ZNONODE: a parent of a lock node is
+ * missing (created, with every missing ancestor, before the next round).
+ * ZNOAUTH with a count asked for: maybe only a setData was refused.
+ */
+static void
+zk_create_refused(ZkCreateLoop *cl, int rc)
+{
+	const ZkCreateOpts *o = cl->o;
+	int			failed = cl->create->kind == ZKOP_CREATE_COUNTED ?
+	ZkCreateSetFailure(cl->create) : 0;
+	int			k = o->nabove + failed; /* its lock node, among the fresh */
+
+	ZkOpFree(cl->create);
+	ZkOpFree(cl->list);
+	ZkOpFree(cl->side);
+	cl->create = cl->list = cl->side = NULL;
+
+	if (rc == ZNONODE && o->guess_fresh && zklock_guess_fresh_paths &&
+		!cl->parent_missing && failed >= 0 && !cl->make[k] && !cl->learnt[k])
+	{
+		ZkLearnFresh(cl->fresh_nodes[k], true);
+		cl->learnt[k] = true;
+		for (int j = 0; j < cl->nfresh; j++)
+			cl->make[j] = !cl->learnt[j] || j == k;
+	}
+	else if (rc == ZNONODE)
+	{
+		ZkCreateLockParents(cl->parents, cl->n);
+		memset(cl->make, 0, sizeof(bool) * cl->nfresh);
+	}
+	else if (rc == ZNOAUTH && cl->counted && o->uncount_on_noauth)
+		cl->counted = false;
+	else
+	{
+		if (o->oc != NULL)
+			ZkOperationSet(o->oc, ZK_OPER_ACQUIRE_LOCK,
+						   cl->at[failed >= 0 ? failed : 0]->args->lock_path);
+		if (rc == ZUNIMPLEMENTED && o->ttl_ms > 0)
+			zk_raise_no_ttl();
+		ZkRaiseForRc(rc);
+	}
+}
+
+/*
+ * zk_create_recover
+ *		After a round whose answer was lost, once the connection is back:
+ *		the round made every node or none (one multi, or one create).  Each
+ *		attempt looks for its node by its prefix (zk_attempt_recover), which
+ *		reads its queue too.  Returns how many were found.
+ */
+static int
+zk_create_recover(ZkCreateLoop *cl)
+{
+	int			found = 0;
+
+	ZkOpFree(cl->list);
+	ZkOpFree(cl->side);
+	cl->list = cl->side = NULL;
+	for (int i = 0; i < cl->n; i++)
+	{
+		if (!zk_attempt_recover(cl->at[i]))
+			continue;
+		found++;
+		if (cl->at[i]->persistent)
+			ZkGuardNode(cl->at[i]->znode);
+	}
+	return found;
+}
+
+/*
+ * ZkAttemptCreate
+ *		Create the nodes of n attempts, each under its attempt's prefix
+ *		(node_base), as 'opts' says, all in one request: every recipe's
+ *		queue nodes are created here.  Returns ZK_CREATE_MADE with each
+ *		attempt's node (and its 'siblings' when counted), and its queue if
+ *		opts->learn_queue; *res says when the create was sent, the node's
+ *		mtime and the side read's answer.  A persistent node (a lease's) is
+ *		handed to the session's guard (ZkGuardNode) as soon as it is known.
+ *
+ * A lost answer is recovered by the prefix: after the connection is back,
+ * each attempt looks for its node (zk_attempt_recover) before anything is
+ * created again, so that no attempt ever leaves an orphan in a queue.  If
+ * every node is found, ZK_CREATE_RECOVERED (counts, mtime and the side
+ * read not known; queues known); if none, the create is sent again under
+ * the same prefix; if only some, ZK_CREATE_PARTIAL: the caller decides.
+ *
+ * Nodes expected to be missing (recipes/path_memory.c) are created by
+ * requests sent just before the create, without waiting: ZooKeeper applies
+ * a session's requests in order, so one round trip still does.  (Not in
+ * the same multi: the C client misreads the answer to a container create
+ * inside a multi.)
+ */
+ZkCreateOutcome
+ZkAttemptCreate(ZkAttempt **at, int n, const ZkCreateOpts *opts,
+				ZkCreateResult *res)
+{
+	ZkCreateLoop cl;
+	ZkCreateOutcome outcome;
+
+	memset(&cl, 0, sizeof(cl));
+	cl.at = at;
+	cl.n = n;
+	cl.o = opts;
+	cl.counted = opts->counted;
+	cl.nfresh = opts->nabove + n;
+	cl.fresh_nodes = palloc(sizeof(char *) * cl.nfresh);
+	cl.make = palloc0(sizeof(bool) * cl.nfresh);
+	cl.learnt = palloc0(sizeof(bool) * cl.nfresh);
+	cl.makes = palloc0(sizeof(ZkOp *) * cl.nfresh);
+	cl.paths = palloc(sizeof(char *) * n);
+	cl.datas = palloc(sizeof(char *) * n);
+	cl.lens = palloc(sizeof(int) * n);
+	cl.parents = cl.fresh_nodes + opts->nabove;
+	for (int j = 0; j < opts->nabove; j++)
+		cl.fresh_nodes[j] = opts->above[j];
+	for (int i = 0; i < n; i++)
+	{
+		cl.paths[i] = at[i]->node_base;
+		cl.datas[i] = at[i]->args->data;
+		cl.lens[i] = at[i]->args->datalen;
+		cl.parents[i] = at[i]->args->lock_node;
+	}
+	for (int j = 0; opts->guess_fresh && j < cl.nfresh; j++)
+		cl.make[j] = ZkGuessFresh(cl.fresh_nodes[j]);
+	memset(res, 0, sizeof(*res));
+
+	for (;;)
+	{
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		zk_create_send(&cl);
+		rc = zk_create_wait(&cl, res);
+		if (rc == ZOK)
+		{
+			res->side = cl.side;
+			zk_create_made(&cl, res);
+			outcome = ZK_CREATE_MADE;
+			break;
+		}
+		if (ZkAwaitReconnect(rc))
+		{
+			int			found;
+
+			ZkOpFree(cl.create);
+			cl.create = NULL;
+			found = zk_create_recover(&cl);
+			res->mtime = -1;
+			if (found == 0)
+				continue;		/* none made: again, same prefix */
+			outcome = found == n ? ZK_CREATE_RECOVERED : ZK_CREATE_PARTIAL;
+			break;
+		}
+		zk_create_refused(&cl, rc);
+	}
+	pfree(cl.fresh_nodes);
+	pfree(cl.make);
+	pfree(cl.learnt);
+	pfree(cl.makes);
+	pfree(cl.paths);
+	pfree(cl.datas);
+	pfree(cl.lens);
+	return outcome;
+}
+
+/*
+ * ZkAttemptCreateLocks
+ *		The lock recipe's create, of one lock's queue node or of a lock
+ *		set's nodes in one multi: each counted, so that a node alone in its
+ *		queue costs one write and no read; the queues where it is not read
+ *		in one more round trip, pipelined.  Lock nodes expected to be
+ *		missing are created first (recipes/path_memory.c).  Where a lock
+ *		node's data cannot be set (an ACL that allows creating children but
+ *		not writing the node), the creates go without the setData, and
+ *		every queue is read (for one node, in the same round trip).  With
+ *		'oc', a refused create is raised naming its own lock in it.
+ */
+ZkCreateOutcome
+ZkAttemptCreateLocks(ZkAttempt **at, int n, ZkOperationContext *oc)
+{
+	ZkCreateOpts opts;
+	ZkCreateResult res;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.counted = true;
+	opts.uncount_on_noauth = true;
+	opts.learn_queue = true;
+	opts.guess_fresh = true;
+	opts.oc = oc;
+	return ZkAttemptCreate(at, n, &opts, &res);
+}
+
+/*
+ * zk_attempt_recover
  *		After a create whose answer was lost: is there a node with our
  *		prefix among the lock node's children?  If so adopt it (and fetch
  *		its czxid) and return true; false if there is none, and the create
@@ -528,15 +948,22 @@ ZkCreateLockParents(const char *const *lock_nodes, int n)
  * a protection prefix: a lock's queue node, each node of a lock set, a
  * semaphore's mutex node and permit node.  It looks at every child, not
  * only at the queue's contenders, since a lease node is no contender.
- * The queue is read again on the way (at->queue).
+ * The queue is read again on the way (at->queue), behind a sync
+ * (ZkGetChildrenSynced): "no node with our prefix" must not be the word
+ * of a server that has not applied our create yet, or the create sent
+ * again would leave the first node an orphan ahead of ours.
  */
-bool
-ZkAttemptRecover(ZkAttempt *at)
+static bool
+zk_attempt_recover(ZkAttempt *at)
 {
 	size_t		plen = strlen(at->prefix);
+	ZkOp	   *op;
+	int			rc;
 	int			i;
 
-	ZkAttemptRereadQueue(at);
+	op = ZkGetChildrenSynced(at->args->lock_node);
+	(void) zk_take_queue(at, op);	/* never a lost connection */
+	ZkOpFree(op);
 	for (i = 0; i < at->nnames; i++)
 	{
 		if (strncmp(at->names[i], at->prefix, plen) == 0)
@@ -547,27 +974,19 @@ ZkAttemptRecover(ZkAttempt *at)
 
 	at->znode = psprintf("%s/%s", at->args->lock_node, at->names[i]);
 	at->name = zk_last_component(at->znode);
-	for (;;)
+	op = ZkExistsAnswered(at->znode);
+	rc = op->rc;
+	at->token = op->stat.czxid;
+	ZkOpFree(op);
+	if (rc == ZNONODE)
 	{
-		ZkOp	   *op = ZkExists(at->znode);
-		int			rc;
-
-		ZkOpWait(op);
-		rc = op->rc;
-		at->token = op->stat.czxid;
-		ZkOpFree(op);
-		if (rc == ZOK)
-			return true;
-		if (rc == ZNONODE)
-		{
-			/* deleted under us: cannot be trusted; start over */
-			at->znode = NULL;
-			return false;
-		}
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
+		/* deleted under us: cannot be trusted; start over */
+		at->znode = NULL;
+		return false;
 	}
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+	return true;
 }
 
 /*
@@ -589,6 +1008,121 @@ ZkAttemptWait(ZkAttempt *at, ZkGrant *grant)
 }
 
 /*
+ * zk_queue_grants
+ *		Decide from our copy of the queue: true if our node holds the lock
+ *		(zk_blocking: no conflicting node before it, or our own other node,
+ *		a downgrade's write node or an upgrade's read node, decides); else
+ *		*b is the position of the node that blocks us.  *me is our own
+ *		position.  Our node missing from the queue is an ERROR.
+ */
+static bool
+zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b)
+{
+	*me = ZkFindContender(at->queue, at->nqueue, at->name);
+	if (!at->warned_blind)
+		zk_warn_blind(at);
+	if (*me < 0)
+		ZkAttemptRaiseDisappeared(at, false);
+	*b = zk_blocking(at, *me, &grant->needs_guard);
+	return *b < 0;
+}
+
+/*
+ * zk_watch_blocker
+ *		Watch the node at position b of our queue, which blocks us, and our
+ *		own node the first time (answers come in order: one round trip).
+ *		True once the watch is set: sleep until it fires.  False when the
+ *		queue changed meanwhile (the blocker is gone, or the connection was
+ *		lost and the queue read again): decide again.
+ */
+static bool
+zk_watch_blocker(ZkAttempt *at, int b)
+{
+	ZkOp	   *own = NULL;
+	ZkOp	   *op;
+	char	   *blocker;
+	struct Stat st;
+	int			rc;
+	int			own_rc = ZOK;
+
+	if (!at->own_watched)
+		own = ZkGetData(at->znode, ZK_WATCH_HELD);
+	blocker = psprintf("%s/%s", at->args->lock_node, at->queue[b].name);
+	ZkWatchArm(blocker);
+	op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
+	ZkOpWait(op);
+	rc = op->rc;
+	st = op->stat;
+	ZkOpFree(op);
+	if (own != NULL)
+	{
+		own_rc = ZkOpResult(own);
+		if (own_rc == ZNONODE)
+			ZkAttemptRaiseDisappeared(at, false);
+		if (own_rc == ZOK)
+			at->own_watched = true;
+		else if (!ZkIsConnectionLoss(own_rc))
+			ZkRaiseForRc(own_rc);
+	}
+
+	if (rc == ZOK && ZkIsLeaseNode(st.ephemeralOwner) &&
+		!ZkIsConnectionLoss(own_rc))
+	{
+		/* a lease node: is its taker alive? (common/contender.c) */
+		rc = zk_watch_lease_node(at, blocker, &st);
+		if (rc == ZBADVERSION)
+		{
+			pfree(blocker);
+			return false;		/* granted meanwhile: evaluate again */
+		}
+	}
+	pfree(blocker);
+	if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
+	{
+		/* read again, once the connection is back */
+		ZkAttemptRereadQueue(at);
+		return false;
+	}
+	if (rc == ZNONODE)
+	{
+		/* gone already: drop it and decide again */
+		zk_drop_blocker(at, b);
+		return false;
+	}
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+	return true;
+}
+
+/*
+ * zk_sleep
+ *		Sleep until the blocker's watch fires or the attempt's deadline
+ *		passes; each time deadlock_timeout passes meanwhile, check for a
+ *		deadlock and say log_lock_waits' "still waiting" (our position is
+ *		'me').  Returns the watch's event, or 0 if the deadline passed.
+ */
+static int
+zk_sleep(ZkAttempt *at, int me)
+{
+	int			event;
+
+	while (ZkDeadlockTimerWait(at->deadline, &event))
+	{
+		/* deadlock_timeout passed: check for a deadlock, log_lock_waits */
+		if (!at->checked_deadlock)
+		{
+			/* a check cut short by a lost connection: again later */
+			at->checked_deadlock = zk_check_deadlock(at);
+			if (!at->checked_deadlock)
+				ZkDeadlockTimerAgain();
+		}
+		if (log_lock_waits && !at->logged_wait)
+			zk_log_still_waiting(at, me);
+	}
+	return event;
+}
+
+/*
  * zk_wait_queue
  *		ZkAttemptWait's loop: decide from our copy of the queue, watch the
  *		node that blocks us, sleep, and decide again.
@@ -601,102 +1135,21 @@ zk_wait_queue(ZkAttempt *at, ZkGrant *grant)
 	for (;;)
 	{
 		int			me;
-		int			b;
-		char	   *blocker;
-		ZkOp	   *own = NULL;
-		ZkOp	   *op;
-		int			rc;
-		struct Stat st;
-		int			own_rc = ZOK;
+		int			b = -1;
 		int			event;
 		int			own_event;
 
-		me = ZkFindContender(at->queue, at->nqueue, at->name);
-		if (!at->warned_blind)
-			zk_warn_blind(at);
-		if (me < 0)
-			ZkAttemptRaiseDisappeared(at, false);
-
-		b = zk_blocking(at, me, &grant->needs_guard);
-		if (b < 0)
+		if (zk_queue_grants(at, grant, &me, &b))
 		{
 			at->granted = true;
 			return true;
 		}
 		if (args->wait_ms == 0)
 			return false;
-
-		/* our own node, once; then the blocker: answers come in order */
-		if (!at->own_watched)
-			own = ZkGetData(at->znode, ZK_WATCH_HELD);
-		blocker = psprintf("%s/%s", args->lock_node, at->queue[b].name);
-		ZkWatchArm(blocker);
-		op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
-		ZkOpWait(op);
-		rc = op->rc;
-		st = op->stat;
-		ZkOpFree(op);
-		if (own != NULL)
-		{
-			ZkOpWait(own);
-			own_rc = own->rc;
-			ZkOpFree(own);
-			if (own_rc == ZNONODE)
-				ZkAttemptRaiseDisappeared(at, false);
-			if (own_rc == ZOK)
-				at->own_watched = true;
-			else if (!ZkIsConnectionLoss(own_rc))
-				ZkRaiseForRc(own_rc);
-		}
-
-		if (ZkIsConnectionLoss(rc) || ZkIsConnectionLoss(own_rc))
-		{
-			pfree(blocker);
-			ZkWaitConnected();
-			ZkAttemptRereadQueue(at);
+		if (!zk_watch_blocker(at, b))
 			continue;
-		}
-		if (rc == ZNONODE)
-		{
-			/* gone already: drop it and decide again */
-			pfree(blocker);
-			zk_drop_blocker(at, b);
-			continue;
-		}
-		if (rc != ZOK)
-			ZkRaiseForRc(rc);
-		if (ZkIsLeaseNode(st.ephemeralOwner))
-		{
-			/* a lease node: is its taker alive? (common/contender.c) */
-			rc = zk_watch_lease_node(at, blocker, &st);
-			if (rc != ZOK)
-			{
-				pfree(blocker);
-				if (rc == ZNONODE)
-					zk_drop_blocker(at, b);
-				else if (ZkIsConnectionLoss(rc))
-				{
-					ZkWaitConnected();
-					ZkAttemptRereadQueue(at);
-				}
-				continue;
-			}
-		}
-		pfree(blocker);
 
-		while (ZkDeadlockTimerWait(at->deadline, &event))
-		{
-			/* deadlock_timeout passed: check for a deadlock, log_lock_waits */
-			if (!at->checked_deadlock)
-			{
-				/* a check cut short by a lost connection: again later */
-				at->checked_deadlock = zk_check_deadlock(at);
-				if (!at->checked_deadlock)
-					ZkDeadlockTimerAgain();
-			}
-			if (log_lock_waits && !at->logged_wait)
-				zk_log_still_waiting(at, me);
-		}
+		event = zk_sleep(at, me);
 		if (event == 0)
 		{
 			if (at->is_lock_timeout)
@@ -1039,6 +1492,7 @@ ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix)
 									  &at->is_lock_timeout);
 	at->cxt = AllocSetContextCreate(CurrentMemoryContext, "zklock queue",
 									ALLOCSET_SMALL_SIZES);
+	at->siblings = -1;
 	ZkAttemptSetPrefix(at, prefix);
 	return at;
 }
@@ -1070,20 +1524,27 @@ ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
 }
 
 /*
- * ZkAttemptCreated
+ * zk_attempt_created
  *		Our node exists: remember it and its fencing token.  With 'alone'
  *		(the lock node had no other child) the queue is just us; else the
- *		caller fills the queue copy (ZkAttemptTakeQueue, or
+ *		caller fills the queue copy (zk_take_queue, or
  *		ZkAttemptRereadQueue).
+ *
+ * Whatever copy of the queue the attempt had is dropped: it was read
+ * before this node was made (by the search for a node whose create
+ * answer was lost), so it cannot hold it, and a wait that went by it
+ * would take our node for deleted.
  */
-void
-ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token, bool alone)
+static void
+zk_attempt_created(ZkAttempt *at, const char *znode, int64 token, bool alone)
 {
 	at->znode = pstrdup(znode);
 	at->name = zk_last_component(at->znode);
 	at->token = token;
 	if (alone)
 		zk_queue_alone(at);
+	else
+		zk_queue_unknown(at);
 }
 
 /*

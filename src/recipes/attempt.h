@@ -4,16 +4,19 @@
  *		One queue node's way through a lock queue: the steps of the lock
  *		recipe that the recipes built on its queue share (recipes/attempt.c).
  *
- * ZkAcquire (recipes/rwlock.c) runs one attempt from start to end.  The
- * multi-lock recipe (recipes/lock_set.c) creates the nodes of several attempts
- * in one ZooKeeper transaction and then waits with each; an attempt that
- * is one of a set ('group') reports the whole set's remaining targets to
- * deadlock detection.  A lease (recipes/lease.c) creates its TTL node itself
- * and waits with ZkAttemptWait.  The semaphore (recipes/semaphore.c) holds its
- * mutex node and its permit node as two attempts under one prefix: it
- * creates both itself, waits in the mutex queue with ZkAttemptWait, and
- * abandons both together.  The barriers use the helpers only
- * (ZkCreateLockParents, ZkWaitDeadline, ZkMakeUuid).
+ * Every recipe on a queue creates its nodes with ZkAttemptCreate, which
+ * says how (ZkCreateOpts).  ZkAcquire (recipes/rwlock.c) runs one attempt
+ * from start to end.  The multi-lock recipe (recipes/lock_set.c) creates
+ * the nodes of several attempts in one ZooKeeper transaction and then
+ * waits with each; an attempt that is one of a set ('group') reports the
+ * whole set's remaining targets to deadlock detection.  A lease
+ * (recipes/lease.c) creates its TTL node and waits with ZkAttemptWait.  The
+ * semaphore (recipes/semaphore.c) holds its mutex node and its permit node
+ * as two attempts under one prefix: it creates both in one multi, waits in
+ * the mutex queue with ZkAttemptWait, and abandons both together.  The
+ * barriers use the helpers only (ZkCreateLockParents, ZkWaitDeadline,
+ * ZkMakeUuid): a double barrier's participant node has a fixed name, no
+ * sequence, and is found again by that name, not by a prefix.
  *
  * The steps' errors name no operation: the recipe that runs them has
  * pushed its operation's context (common/operation_context.h), and sets it from
@@ -27,6 +30,7 @@
 
 #include "client/client.h"
 #include "common/contender.h"
+#include "common/operation_context.h"
 #include "common/vocabulary.h"
 #include "utils/palloc.h"
 
@@ -77,6 +81,9 @@ typedef struct ZkAttempt
 	char		prefix[ZK_PREFIX_LEN + 1];	/* "_c_<uuid>-" */
 	char	   *node_base;		/* path we create, before the sequence */
 	bool		create_sent;	/* a node with our prefix may exist */
+	int32		siblings;		/* children of the lock node right after a
+								 * counted create made our node; -1: not
+								 * known */
 	char	   *znode;			/* our node, once known */
 	const char *name;			/* its last component */
 	int64		token;
@@ -84,6 +91,9 @@ typedef struct ZkAttempt
 	int			nnames;
 	ZkContender *queue;
 	int			nqueue;
+	bool		queue_known;	/* names and queue were read (or known to
+								 * be just us) since our node was made, or
+								 * while looking for it by our prefix */
 	int64		deadline;		/* monotonic ms; 0: none */
 	bool		is_lock_timeout;	/* the deadline is lock_timeout's */
 	int64		start;			/* monotonic ms when the attempt began */
@@ -99,6 +109,50 @@ typedef struct ZkAttempt
 	int			ngroup;
 } ZkAttempt;
 
+/* How ZkAttemptCreate makes the nodes of its attempts. */
+typedef struct ZkCreateOpts
+{
+	bool		counted;		/* each create with an (empty) setData of its
+								 * lock node, whose answer counts the lock
+								 * node's children (ZkCreateSet) */
+	bool		uncount_on_noauth;	/* ZNOAUTH: the ACL may refuse only the
+									 * setData; create without it then */
+	bool		learn_queue;	/* leave each attempt's queue known: alone,
+								 * or read in the same round trip or after */
+	bool		guess_fresh;	/* create the lock nodes expected to be
+								 * missing first (recipes/path_memory.c) */
+	int			nabove;			/* nodes above the lock nodes, made with
+								 * them when expected to be missing */
+	const char *const *above;
+	const char *const *above_data;	/* their data (NULL: none) */
+	int64		ttl_ms;			/* > 0: one lease node with this TTL */
+	const char *side_read;		/* a node whose data is read in the same
+								 * round trip, just before the creates */
+	ZkOperationContext *oc;		/* if set, a refused create names its own
+								 * lock in it, as acquired */
+} ZkCreateOpts;
+
+/* How ZkAttemptCreate ended. */
+typedef enum ZkCreateOutcome
+{
+	ZK_CREATE_MADE,				/* created; counts known (siblings) */
+	ZK_CREATE_RECOVERED,		/* the answer was lost, and every node was
+								 * found by the prefix: counts not known */
+	ZK_CREATE_PARTIAL			/* the answer was lost, and only some nodes
+								 * were found: another client deleted the
+								 * others */
+} ZkCreateOutcome;
+
+/* What ZkAttemptCreate learnt besides the nodes. */
+typedef struct ZkCreateResult
+{
+	int64		sent_at;		/* monotonic ms the last create was sent */
+	int64		mtime;			/* ZK_CREATE_MADE with one node: its mtime
+								 * (ms since the epoch); else -1 */
+	ZkOp	   *side;			/* ZK_CREATE_MADE: side_read's answer, which
+								 * the caller frees; else NULL */
+} ZkCreateResult;
+
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out);
 extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
@@ -107,19 +161,18 @@ extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
 			pg_attribute_noreturn();
 extern ZkAttempt *ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix);
 extern void ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix);
-extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
-							 bool alone);
-extern bool ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op);
 extern void ZkAttemptRereadQueue(ZkAttempt *at);
-extern bool ZkAttemptRecover(ZkAttempt *at);
 extern bool ZkAttemptWait(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 			pg_attribute_noreturn();
 extern void ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptAbandon(ZkAttempt **at, int n, bool wait);
 extern void ZkAttemptFree(ZkAttempt *at);
-extern bool ZkCollectFreshCreates(ZkOp **makes, const char *const *nodes,
-								  int n, bool *learnt, bool *missing);
 extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
+extern ZkCreateOutcome ZkAttemptCreate(ZkAttempt **at, int n,
+									   const ZkCreateOpts *opts,
+									   ZkCreateResult *res);
+extern ZkCreateOutcome ZkAttemptCreateLocks(ZkAttempt **at, int n,
+											ZkOperationContext *oc);
 
 #endif							/* RECIPES_ATTEMPT_H */

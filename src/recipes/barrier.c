@@ -13,10 +13,16 @@
  * A wait is a wait like a lock's: cancel and statement_timeout end it with
  * their ERROR, lock_timeout (when no wait_ms is given) with 55P03.
  *
- * A path is either a barrier or something else (a lock, a semaphore, a
- * double barrier): raising a barrier where a lock's node exists finds the
- * node there and says it was up already, and such a node cannot be
- * removed while it has children.
+ * A path is used by one kind of recipe at a time (cluster/path_kind.c).
+ * A barrier's node has no children; one whose children are another
+ * recipe's (a lock's queue, a semaphore's nodes, a double barrier's
+ * participants) is not a barrier, and every barrier function refuses it
+ * (22023) where it meets it: raising finds the node there, waiting reads
+ * its Stat (which counts the children) anyway, removing is refused
+ * because the node has children.  So the check costs a request only on a
+ * node that has children.  A lock node its last users left empty is a
+ * node without children until ZooKeeper reaps it (a container): until
+ * then the barrier functions take it for a barrier that is up.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,6 +30,7 @@
 
 #include "miscadmin.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/barrier.h"
 #include "recipes/attempt.h"
 #include "common/operation_context.h"
@@ -48,6 +55,7 @@ zk_parent_of(const char *node)
  *		messages): true if this call created the node, false if it existed.
  *		After a lost connection a create is sent again; a node then found
  *		existing counts as ours (the first create may have been applied).
+ *		A node found there whose children are another recipe's is 22023.
  */
 bool
 ZkBarrierSet(const char *node, const char *path)
@@ -59,21 +67,24 @@ ZkBarrierSet(const char *node, const char *path)
 	ZkOperationPush(&oc, ZK_OPER_RAISE_BARRIER, path);
 	for (;;)
 	{
-		CHECK_FOR_INTERRUPTS();
-		rc = ZkOpResult(ZkCreate(node, "", 0, ZOO_PERSISTENT, true));
-		if (rc == ZOK || rc == ZNODEEXISTS)
+		bool		again;
+
+		rc = ZkOpResult(ZkCreateAnswered(node, "", 0, ZOO_PERSISTENT, &again));
+		resent |= again;
+		if (rc == ZOK)
 			break;
+		if (rc == ZNODEEXISTS)
+		{
+			/* up already, unless the node is another kind's */
+			ZkPathKindCheckNode(node, path, ZK_KIND_BARRIER);
+			break;
+		}
 		if (rc == ZNONODE)
 		{
 			char	   *parent = zk_parent_of(node);
 
 			ZkCreateLockParents((const char *const *) &parent, 1);
 			pfree(parent);
-		}
-		else if (ZkIsConnectionLoss(rc))
-		{
-			resent = true;
-			ZkWaitConnected();
 		}
 		else
 			ZkRaiseForRc(rc);
@@ -85,7 +96,8 @@ ZkBarrierSet(const char *node, const char *path)
 /*
  * ZkBarrierRemove
  *		Remove the barrier: true if this call deleted its node, false if it
- *		was not up.  A node with children is not a barrier's: 55000.
+ *		was not up.  A node with children is not a barrier's: 22023 if the
+ *		children are another recipe's, else 55000 (a lock path below it).
  */
 bool
 ZkBarrierRemove(const char *node, const char *path)
@@ -95,23 +107,20 @@ ZkBarrierRemove(const char *node, const char *path)
 	int			rc;
 
 	ZkOperationPush(&oc, ZK_OPER_REMOVE_BARRIER, path);
-	for (;;)
+	rc = ZkDeleteAnswered(node, -1, &resent);
+	if (rc == ZNOTEMPTY)
 	{
-		rc = ZkOpResult(ZkDelete(node, -1));
-		if (rc == ZOK || rc == ZNONODE)
-			break;
-		if (rc == ZNOTEMPTY)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
-							ZkUtf8ForMessage(path)),
-					 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
-							   ZkUtf8ForMessage(node))));
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		resent = true;
-		ZkWaitConnected();
+		/* another recipe's node: 22023 naming both kinds */
+		ZkPathKindCheckNode(node, path, ZK_KIND_BARRIER);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ZooKeeper barrier \"%s\" cannot be removed: its node has children",
+						ZkUtf8ForMessage(path)),
+				 errdetail("The node \"%s\" is used by a lock, a semaphore or a double barrier.",
+						   ZkUtf8ForMessage(node))));
 	}
+	if (rc != ZOK && rc != ZNONODE)
+		ZkRaiseForRc(rc);
 	ZkOperationPop(&oc);
 	return rc == ZOK || resent;
 }
@@ -135,13 +144,18 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 	{
 		ZkOp	   *op;
 		int			rc;
+		bool		has_children;
 
 		/* a data watch is set only on a node that exists: none is left */
 		ZkWatchArm(node);
 		op = ZkGetData(node, ZK_WATCH_BLOCKER);
 		ZkOpWait(op);
 		rc = op->rc;
+		has_children = (rc == ZOK && op->stat.numChildren > 0);
 		ZkOpFree(op);
+		/* a node with children may be another kind's (see the file header) */
+		if (has_children)
+			ZkPathKindCheckNode(node, path, ZK_KIND_BARRIER);
 		outcome = ZkAwaitNodeGone(rc, deadline);
 	} while (outcome == ZK_NODE_CHANGED);
 	if (outcome == ZK_NODE_WAIT_OVER && is_lock_timeout)
@@ -165,11 +179,8 @@ ZkAwaitNodeGone(int rc, int64 deadline_ms)
 {
 	if (rc == ZNONODE)
 		return ZK_NODE_GONE;
-	if (ZkIsConnectionLoss(rc))
-	{
-		ZkWaitConnected();
+	if (ZkAwaitReconnect(rc))
 		return ZK_NODE_CHANGED;
-	}
 	if (rc != ZOK)
 		ZkRaiseForRc(rc);
 

@@ -38,5 +38,7 @@ extern bool ZkDoubleBarrierEnter(const char *node, const char *path,
 								 ZkMember *member);
 extern bool ZkDoubleBarrierLeave(const char *node, const char *path,
 								 const char *znode, int64 wait_ms);
+extern bool ZkDoubleBarrierDepart(const char *node, const char *znode,
+								  int64 deadline_ms);
 
 #endif							/* RECIPES_BARRIER_H */

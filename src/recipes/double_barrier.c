@@ -73,8 +73,17 @@
  * would keep otherwise.  Leavers watch participants with a getData, which
  * sets no watch on a node already gone.
  *
- * However an enter or leave ends, and when the backend exits (its
- * session's ephemeral node goes), the member has left.
+ * However an enter or leave ends, the member has left.  A member that
+ * goes without leaving (DISCARD ALL, backend exit) departs
+ * (ZkDoubleBarrierDepart): it leaves as a leave does, without waiting for
+ * the others.  Its node goes; if no other participant of its round
+ * remains, "ready" goes with it in the same multi, as the last leaver's
+ * does; and the multi writes the barrier node on the version read, so of
+ * two members departing at once one sees the other gone and removes
+ * "ready".  A member that cannot depart (the session expired, the backend
+ * was killed, the connection stayed down past zklock.connect_timeout)
+ * loses its node with its session, and "ready" stays until the next
+ * member to enter finds its round over and removes it (see "Entering").
  *
  *-------------------------------------------------------------------------
  */
@@ -86,6 +95,7 @@
 #include "miscadmin.h"
 #include "utils/json.h"
 
+#include "cluster/path_kind.h"
 #include "recipes/barrier.h"
 #include "common/contender.h"
 #include "recipes/attempt.h"
@@ -108,7 +118,9 @@ typedef struct ZkBarrierView
 
 static void zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children,
 						 ZkOp *data);
-static bool zk_view_read(const char *node, const char *ready,
+static int	zk_view_read(const char *node, const char *ready,
+						 ZkBarrierView *view);
+static void zk_view_look(const char *node, const char *ready,
 						 ZkBarrierView *view);
 static int64 zk_enter_create(const char *node, const char *path,
 							 const char *ours, const char *ready,
@@ -118,9 +130,7 @@ static int	zk_open(const char *node, const char *ready,
 					const ZkBarrierView *view);
 static bool zk_withdraw(const char *node, const char *ours,
 						const char *ready);
-static void zk_delete_sync(const char *znode);
 static bool zk_view_has(const ZkBarrierView *view, const char *name);
-static bool zk_member_exists(const char *ours);
 static void zk_raise_member_gone(const char *znode);
 static bool zk_round_over(const char *node, const char *our_name,
 						  int64 round);
@@ -132,6 +142,8 @@ static int	zk_delete_versioned(const char *node, int version,
 static int	zk_name_cmp(const void *a, const void *b);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 static int	zk_round_parse(const char *ready, const ZkOp *rd, char ***names);
+static int	zk_depart_once(const char *node, const char *ready,
+						   const char *znode, int64 deadline_ms);
 
 static int
 zk_name_cmp(const void *a, const void *b)
@@ -223,10 +235,10 @@ zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
 /*
  * zk_view_read
  *		One round of reads of the barrier, leaving a watch on "ready" for
- *		the path armed with ZkWatchArm (the caller arms it).  False if the
- *		connection was lost (the caller reads again once it is back).
+ *		the path armed with ZkWatchArm (the caller arms it).  Returns ZOK,
+ *		or a lost connection (the caller reads again once it is back).
  */
-static bool
+static int
 zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
 {
 	ZkOp	   *ex = ZkExistsWatched(ready);
@@ -247,31 +259,20 @@ zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
 	ZkOpFree(gd);
 	if (rc != ZOK && !ZkIsConnectionLoss(rc))
 		ZkRaiseForRc(rc);
-	return rc == ZOK;
+	return rc;
 }
 
 /*
- * zk_delete_sync
- *		Delete a node and wait for the answer, riding out lost connections;
- *		a node already gone is fine.
+ * zk_view_look
+ *		Arm the watch on "ready" and read the barrier (zk_view_read) until
+ *		the reads are answered, riding out lost connections.
  */
 static void
-zk_delete_sync(const char *znode)
+zk_view_look(const char *node, const char *ready, ZkBarrierView *view)
 {
-	for (;;)
-	{
-		ZkOp	   *op = ZkDelete(znode, -1);
-		int			rc;
-
-		ZkOpWait(op);
-		rc = op->rc;
-		ZkOpFree(op);
-		if (rc == ZOK || rc == ZNONODE)
-			return;
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
-	}
+	ZkWatchArm(ready);
+	while (ZkAwaitReconnect(zk_view_read(node, ready, view)))
+		;
 }
 
 /*
@@ -287,32 +288,6 @@ zk_view_has(const ZkBarrierView *view, const char *name)
 			return true;
 	}
 	return false;
-}
-
-/*
- * zk_member_exists
- *		Does our participant node still exist?  One exists request, riding
- *		out lost connections.
- */
-static bool
-zk_member_exists(const char *ours)
-{
-	for (;;)
-	{
-		ZkOp	   *op = ZkExists(ours);
-		int			rc;
-
-		ZkOpWait(op);
-		rc = op->rc;
-		ZkOpFree(op);
-		if (rc == ZOK)
-			return true;
-		if (rc == ZNONODE)
-			return false;
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
-	}
 }
 
 /*
@@ -396,23 +371,18 @@ zk_round_over(const char *node, const char *our_name, int64 round)
 {
 	for (;;)
 	{
-		ZkOp	   *ch = ZkGetChildren(node);
+		ZkOp	   *ch = ZkGetChildrenAnswered(node);
 		ZkOp	  **ages;
 		bool		over = true;
-		bool		lost = false;
-		int			rc;
+		int			lost = ZOK; /* a lost connection, if one was met */
+		int			rc = ch->rc;
 
-		ZkOpWait(ch);
-		rc = ch->rc;
 		if (rc != ZOK)
 		{
 			ZkOpFree(ch);
 			if (rc == ZNONODE)
 				return true;
-			if (!ZkIsConnectionLoss(rc))
-				ZkRaiseForRc(rc);
-			ZkWaitConnected();
-			continue;
+			ZkRaiseForRc(rc);
 		}
 		ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
 		for (int i = 0; i < ch->nchildren; i++)
@@ -427,7 +397,7 @@ zk_round_over(const char *node, const char *our_name, int64 round)
 				continue;
 			ZkOpWait(ages[i]);
 			if (ZkIsConnectionLoss(ages[i]->rc))
-				lost = true;
+				lost = ages[i]->rc;
 			else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
 				over = false;
 			else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
@@ -436,9 +406,8 @@ zk_round_over(const char *node, const char *our_name, int64 round)
 		}
 		pfree(ages);
 		ZkOpFree(ch);
-		if (!lost)
+		if (!ZkAwaitReconnect(lost))
 			return over;
-		ZkWaitConnected();
 	}
 }
 
@@ -470,20 +439,16 @@ zk_clear_ready(const char *node, const char *ready, int64 round)
 		ZkOpFree(ex);
 		if (rc == ZNONODE)
 			return;
-		if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected();
+		if (ZkAwaitReconnect(rc))
 			continue;
-		}
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
 
 		err = zk_delete_versioned(node, version, ready, NULL, NULL);
 		if (err == ZOK || err == ZNONODE)
 			return;
-		if (ZkIsConnectionLoss(err))
-			ZkWaitConnected();
-		else if (err != ZBADVERSION)	/* changed: look again */
+		/* ZBADVERSION: changed; look again */
+		if (!ZkAwaitReconnect(err) && err != ZBADVERSION)
 			ZkRaiseForRc(err);
 	}
 }
@@ -537,36 +502,30 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 			ZkCreateLockParents(&node, 1);
 			continue;
 		}
-		if (rc == ZNODEEXISTS || ZkIsConnectionLoss(rc))
+		if (rc == ZNODEEXISTS || ZkAwaitReconnect(rc))
 		{
 			/* was an earlier create, whose answer was lost, applied? */
-			ZkOp	   *own;
+			ZkOp	   *own = ZkExistsAnswered(ours);
 
-			if (ZkIsConnectionLoss(rc))
-				ZkWaitConnected();
-			own = ZkExists(ours);
-			ZkOpWait(own);
 			rc = own->rc;
 			token = own->stat.czxid;
 			ZkOpFree(own);
-			if (rc == ZNONODE || ZkIsConnectionLoss(rc))
+			if (rc == ZNONODE)
 				continue;		/* not made: create it again */
 			if (rc != ZOK)
 				ZkRaiseForRc(rc);
-			ZkWatchArm(ready);
-			while (!zk_view_read(node, ready, view))
-				ZkWaitConnected();
+			zk_view_look(node, ready, view);
 			have_view = true;
 		}
 		else if (rc != ZOK)
 			ZkRaiseForRc(rc);
 
 		if (!have_view)
-		{
-			ZkWatchArm(ready);
-			while (!zk_view_read(node, ready, view))
-				ZkWaitConnected();
-		}
+			zk_view_look(node, ready, view);
+		/* a path another kind uses is refused (cluster/path_kind.c) */
+		ZkPathKindCheck(path, ZK_KIND_DOUBLE_BARRIER,
+						(const char *const *) view->names, view->n);
+
 		/*
 		 * Open before we came: a round without us, unless that round is
 		 * over (see the file header).  (Opened after our create, or between
@@ -579,13 +538,11 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 							 view->ready_czxid))
 		{
 			zk_clear_ready(node, ready, view->ready_czxid);
-			ZkWatchArm(ready);
-			while (!zk_view_read(node, ready, view))
-				ZkWaitConnected();
+			zk_view_look(node, ready, view);
 		}
 		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
 		{
-			zk_delete_sync(ours);
+			ZkDeleteSync(ours);
 			*created = false;
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -661,11 +618,8 @@ zk_withdraw(const char *node, const char *ours, const char *ready)
 		version = gd->stat.version;
 		ZkOpFree(ex);
 		ZkOpFree(gd);
-		if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected();
+		if (ZkAwaitReconnect(rc))
 			continue;
-		}
 		if (rc == ZNONODE)
 			return false;		/* the barrier node, and so ours, is gone */
 		if (rc != ZOK)
@@ -674,11 +628,8 @@ zk_withdraw(const char *node, const char *ours, const char *ready)
 		err = zk_delete_versioned(node, version, ours, NULL, &which);
 		if (err == ZOK)
 			return false;
-		if (ZkIsConnectionLoss(err))
-		{
-			ZkWaitConnected();
+		if (ZkAwaitReconnect(err))
 			continue;			/* ours gone then: the multi was applied */
-		}
 		if (err == ZBADVERSION)
 			continue;			/* changed meanwhile: opened? look again */
 		if (err == ZNONODE && which == 1)
@@ -742,9 +693,8 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 					entered = true;
 					break;
 				}
-				if (ZkIsConnectionLoss(rc))
-					ZkWaitConnected();
-				else if (rc != ZBADVERSION && rc != ZNONODE)
+				if (!ZkAwaitReconnect(rc) && rc != ZBADVERSION &&
+					rc != ZNONODE)
 					ZkRaiseForRc(rc);
 			}
 			else
@@ -757,8 +707,12 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 					 * "ready" was created: opened, with us counted, unless
 					 * another client deleted our node while we waited
 					 */
-					if (!zk_member_exists(ours))
+					int			own_rc = ZkOpResult(ZkExistsAnswered(ours));
+
+					if (own_rc == ZNONODE)
 						zk_raise_member_gone(ours);
+					if (own_rc != ZOK)
+						ZkRaiseForRc(own_rc);
 					entered = true;
 					break;
 				}
@@ -773,9 +727,7 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				}
 			}
 			/* something changed, or the opening failed: look again */
-			ZkWatchArm(ready);
-			while (!zk_view_read(node, ready, &view))
-				ZkWaitConnected();
+			zk_view_look(node, ready, &view);
 		}
 	}
 	PG_CATCH();
@@ -798,6 +750,281 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 	return entered;
 }
 
+/* A leave under way (ZkDoubleBarrierLeave), and what its last look saw. */
+typedef struct ZkLeave
+{
+	const char *node;			/* the barrier node */
+	const char *znode;			/* our participant node */
+	const char *our_name;		/* its last component */
+	char	   *ready;			/* <node>/ready */
+	int64		deadline;		/* of the wait; 0: none */
+	int64		round;			/* czxid of our round's "ready" */
+	char	  **listed;			/* the round's participants, if known */
+	int			nlisted;		/* -1: not known */
+	List	   *aged;			/* names whose age is known: old enough */
+	List	   *young;			/* and too young */
+	bool		ours_exists;	/* our node may exist (not deleted by us) */
+	bool		ours_unsure;	/* a delete of ours lost its answer */
+	bool		first;			/* no look taken yet */
+	/* the last look */
+	char	  **names;			/* the round's participants present */
+	int			n;
+	int			version;		/* the barrier node's data version */
+	bool		ready_left;		/* our round's "ready" is still there */
+	bool		listed_ours;	/* our node is among the children */
+} ZkLeave;
+
+/* how one step of a leave ended */
+typedef enum ZkLeaveStep
+{
+	ZK_LEAVE_AGAIN,				/* look again */
+	ZK_LEAVE_DONE,				/* every participant of the round is out */
+	ZK_LEAVE_TIMED_OUT			/* the wait is over, our node gone */
+} ZkLeaveStep;
+
+/*
+ * zk_leave_participants
+ *		From the barrier node's children 'ch', the participants of our
+ *		round into lv->names (unsorted), and whether ours is among them:
+ *		ours; everyone, before a round is known; the names "ready" listed;
+ *		else those older than "ready", each asked for its age once (all
+ *		pipelined) and remembered.  Returns ZOK, or the lost connection
+ *		that cut an age's answer (then look again).
+ */
+static int
+zk_leave_participants(ZkLeave *lv, const ZkOp *ch)
+{
+	ZkOp	  **ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
+	int			lost = ZOK;
+
+	lv->names = palloc(sizeof(char *) * Max(ch->nchildren, 1));
+	lv->n = 0;
+	lv->listed_ours = false;
+	for (int i = 0; i < ch->nchildren; i++)
+	{
+		const char *c = ch->children[i];
+		bool		keep = false;
+
+		if (strcmp(c, READY_NODE) == 0)
+			continue;
+		if (strcmp(c, lv->our_name) == 0)
+			keep = lv->listed_ours = true;
+		else if (lv->round == PG_INT64_MAX)
+			keep = true;
+		else if (lv->nlisted >= 0)
+			keep = lv->nlisted > 0 &&
+				bsearch(&c, lv->listed, lv->nlisted, sizeof(char *),
+						zk_name_cmp) != NULL;
+		else if (list_member(lv->aged, makeString((char *) c)))
+			keep = true;
+		else if (!list_member(lv->young, makeString((char *) c)))
+			ages[i] = ZkExists(psprintf("%s/%s", lv->node, c));
+		if (keep)
+			lv->names[lv->n++] = pstrdup(c);
+	}
+	for (int i = 0; i < ch->nchildren; i++)
+	{
+		char	   *c;
+
+		if (ages[i] == NULL)
+			continue;
+		ZkOpWait(ages[i]);
+		c = pstrdup(ch->children[i]);
+		if (ZkIsConnectionLoss(ages[i]->rc))
+			lost = ages[i]->rc;
+		else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < lv->round)
+		{
+			lv->aged = lappend(lv->aged, makeString(c));
+			lv->names[lv->n++] = c;
+		}
+		else if (ages[i]->rc == ZOK)
+			lv->young = lappend(lv->young, makeString(c));
+		else if (ages[i]->rc != ZNONODE)
+			ZkRaiseForRc(ages[i]->rc);
+		ZkOpFree(ages[i]);
+	}
+	pfree(ages);
+	return lost;
+}
+
+/*
+ * zk_leave_look
+ *		One look at the barrier: "ready" (the first time its data, which
+ *		lists the round; then whether it is still there), the participants
+ *		and the barrier node's version, in one round trip, plus the ages
+ *		zk_leave_participants asks for.  Returns ZOK with the look in 'lv';
+ *		ZNONODE when the barrier node is gone (so is everyone); or a lost
+ *		connection, returned once the connection is back (look again).
+ */
+static int
+zk_leave_look(ZkLeave *lv)
+{
+	ZkOp	   *rd = lv->first ? ZkGetData(lv->ready, ZK_NO_WATCH) :
+		ZkExists(lv->ready);
+	ZkOp	   *ch = ZkGetChildren(lv->node);
+	ZkOp	   *gd = ZkGetData(lv->node, ZK_NO_WATCH);
+	int			rc;
+
+	ZkOpWait(gd);
+	rc = ch->rc;
+	if (rc == ZOK)
+		rc = gd->rc;
+	if (ZkIsConnectionLoss(rd->rc) || (rd->rc != ZOK && rd->rc != ZNONODE))
+		rc = rd->rc;
+	if (rc != ZOK)
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+		if (rc != ZNONODE && !ZkAwaitReconnect(rc))
+			ZkRaiseForRc(rc);
+		return rc;
+	}
+	if (lv->first && rd->rc == ZOK)
+	{
+		lv->round = rd->stat.czxid;
+		lv->nlisted = zk_round_parse(lv->ready, rd, &lv->listed);
+	}
+	lv->ready_left = (rd->rc == ZOK && rd->stat.czxid == lv->round);
+	ZkOpFree(rd);
+	lv->first = false;
+	lv->version = gd->stat.version;
+	ZkOpFree(gd);
+
+	rc = zk_leave_participants(lv, ch);
+	ZkOpFree(ch);
+	(void) ZkAwaitReconnect(rc);
+	return rc;
+}
+
+/*
+ * zk_leave_last
+ *		We are the last participant of the round: delete "ready" (if this
+ *		round's) and our node at once, on the version of the last look.
+ *		ZK_LEAVE_AGAIN when the barrier changed meanwhile or the answer was
+ *		lost (look again); else ZK_LEAVE_DONE, our node gone.
+ */
+static ZkLeaveStep
+zk_leave_last(ZkLeave *lv)
+{
+	if (lv->round != PG_INT64_MAX)
+	{
+		int			err = zk_delete_versioned(lv->node, lv->version, lv->ready,
+											  lv->znode, NULL);
+
+		/* a lost answer: whether ours went is not known */
+		if (ZkIsConnectionLoss(err))
+			lv->ours_unsure = true;
+		if (err == ZBADVERSION || ZkAwaitReconnect(err))
+			return ZK_LEAVE_AGAIN;
+		if (err != ZOK && err != ZNONODE)
+			ZkRaiseForRc(err);
+		if (err == ZOK)
+		{
+			lv->ours_exists = false;
+			return ZK_LEAVE_DONE;
+		}
+		/* "ready" is gone already: only ours to delete */
+	}
+	ZkDeleteSync(lv->znode);
+	lv->ours_exists = false;
+	return ZK_LEAVE_DONE;
+}
+
+/*
+ * zk_leave_wait
+ *		Others of the round are still in, and we are at position 'me' of
+ *		the sorted participants: the lowest waits for the highest to go;
+ *		every other member deletes its node (in the same round trip) and
+ *		waits for the lowest.  ZK_LEAVE_AGAIN when the node waited for went
+ *		or changed (look again); ZK_LEAVE_TIMED_OUT when the wait's deadline
+ *		passed first, our node deleted.
+ */
+static ZkLeaveStep
+zk_leave_wait(ZkLeave *lv, int me)
+{
+	const char *target = (me == 0) ? lv->names[lv->n - 1] : lv->names[0];
+	char	   *target_path = psprintf("%s/%s", lv->node, target);
+	ZkOp	   *del = NULL;
+	ZkOp	   *w;
+	int			rc;
+
+	if (me != 0 && lv->ours_exists)
+		del = ZkDelete(lv->znode, -1);
+	/* a data watch: none is left on a node gone already */
+	ZkWatchArm(target_path);
+	w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
+	ZkOpWait(w);
+	rc = w->rc;
+	ZkOpFree(w);
+	pfree(target_path);
+	if (del != NULL)
+	{
+		int			drc = del->rc;
+
+		ZkOpFree(del);
+		if (drc == ZOK || drc == ZNONODE)
+			lv->ours_exists = false;
+		else if (ZkIsConnectionLoss(drc))
+			lv->ours_unsure = true;
+		else
+			ZkRaiseForRc(drc);
+	}
+	if (ZkAwaitNodeGone(rc, lv->deadline) != ZK_NODE_WAIT_OVER)
+		return ZK_LEAVE_AGAIN;	/* gone, or changed: look again */
+
+	/* the wait is over: our node goes, the others are not waited for */
+	if (lv->ours_exists)
+	{
+		ZkDeleteSync(lv->znode);
+		lv->ours_exists = false;
+	}
+	return ZK_LEAVE_TIMED_OUT;
+}
+
+/*
+ * zk_leave_step
+ *		After a look: fail if another client deleted our node, and take the
+ *		next step (see the file header).
+ */
+static ZkLeaveStep
+zk_leave_step(ZkLeave *lv)
+{
+	int			me = -1;
+
+	/*
+	 * Our node, not deleted by us, is gone: another client deleted it (a
+	 * member that waits would otherwise return true once the others are
+	 * out).  A delete of ours whose answer was lost was applied, then.
+	 */
+	if (lv->ours_exists && !lv->listed_ours)
+	{
+		if (!lv->ours_unsure)
+			zk_raise_member_gone(lv->znode);
+		lv->ours_exists = false;
+	}
+	lv->ours_unsure = false;
+	if (lv->n == 0)
+	{
+		/*
+		 * Everyone of our round is out.  Its last member deletes "ready";
+		 * if it went without doing so (it exited), we do.
+		 */
+		if (lv->ready_left)
+			zk_clear_ready(lv->node, lv->ready, lv->round);
+		return ZK_LEAVE_DONE;
+	}
+	qsort(lv->names, lv->n, sizeof(char *), zk_name_cmp);
+	for (int i = 0; i < lv->n; i++)
+	{
+		if (strcmp(lv->names[i], lv->our_name) == 0)
+			me = i;
+	}
+	if (me == 0 && lv->n == 1)
+		return zk_leave_last(lv);
+	return zk_leave_wait(lv, me);
+}
+
 /*
  * ZkDoubleBarrierLeave
  *		Leave the double barrier (see the file header): true once every
@@ -816,240 +1043,181 @@ bool
 ZkDoubleBarrierLeave(const char *node, const char *path, const char *znode,
 					 int64 wait_ms)
 {
-	const char *our_name = znode + strlen(node) + 1;
-	char	   *ready = psprintf("%s/%s", node, READY_NODE);
+	/* in memory that an ERROR's longjmp leaves as it was: PG_CATCH reads it */
+	ZkLeave    *lv = palloc0(sizeof(ZkLeave));
 	bool		is_lock_timeout;
-	int64		deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
-	int64		round = PG_INT64_MAX;	/* czxid of our round's "ready" */
-	char	  **listed = NULL;	/* the round's participants, if known */
-	int			nlisted = -1;
-	List	   *aged = NIL;		/* names whose age is known: old enough */
-	List	   *young = NIL;	/* and too young */
-	volatile bool ours_exists = true;
-	bool		ours_unsure = false;	/* a delete of ours lost its answer */
-	bool		result = true;
-	bool		first = true;
+	ZkLeaveStep step = ZK_LEAVE_DONE;
 	ZkOperationContext oc;
+
+	lv->node = node;
+	lv->znode = znode;
+	lv->our_name = znode + strlen(node) + 1;
+	lv->ready = psprintf("%s/%s", node, READY_NODE);
+	lv->deadline = ZkWaitDeadline(ZkNowMs(), wait_ms, &is_lock_timeout);
+	lv->round = PG_INT64_MAX;
+	lv->nlisted = -1;
+	lv->ours_exists = true;
+	lv->first = true;
 
 	ZkOperationPush(&oc, ZK_OPER_LEAVE_DOUBLE_BARRIER, path);
 	PG_TRY();
 	{
 		for (;;)
 		{
-			/* the first time its data; then whether it is still there */
-			ZkOp	   *rd = first ? ZkGetData(ready, ZK_NO_WATCH) :
-				ZkExists(ready);
-			ZkOp	   *ch = ZkGetChildren(node);
-			ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-			char	  **names;
-			int			n = 0;
-			int			me = -1;
-			int			version;
-			const char *target;
-			char	   *target_path;
-			ZkOp	   *del = NULL;
-			ZkOp	   *w;
-			int			rc;
-			bool		ready_left;
-			bool		listed_ours;	/* our node is among the children */
+			int			rc = zk_leave_look(lv);
 
-			ZkOpWait(gd);
-			rc = ch->rc;
-			if (rc == ZOK)
-				rc = gd->rc;
-			if (ZkIsConnectionLoss(rd->rc) ||
-				(rd->rc != ZOK && rd->rc != ZNONODE))
-				rc = rd->rc;
+			if (rc == ZNONODE)
+				break;			/* the barrier node is gone: so is everyone */
 			if (rc != ZOK)
-			{
-				ZkOpFree(rd);
-				ZkOpFree(ch);
-				ZkOpFree(gd);
-				if (rc == ZNONODE)
-					break;		/* the barrier node is gone: so is everyone */
-				if (!ZkIsConnectionLoss(rc))
-					ZkRaiseForRc(rc);
-				ZkWaitConnected();
-				continue;
-			}
-			if (first && rd->rc == ZOK)
-			{
-				round = rd->stat.czxid;
-				nlisted = zk_round_parse(ready, rd, &listed);
-			}
-			ready_left = (rd->rc == ZOK && rd->stat.czxid == round);
-			ZkOpFree(rd);
-			first = false;
-			version = gd->stat.version;
-			ZkOpFree(gd);
-
-			/* the participants of our round */
-			names = palloc(sizeof(char *) * Max(ch->nchildren, 1));
-			listed_ours = false;
-			{
-				ZkOp	  **ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
-				bool		lost = false;
-
-				for (int i = 0; i < ch->nchildren; i++)
-				{
-					const char *c = ch->children[i];
-					bool		keep = false;
-
-					if (strcmp(c, READY_NODE) == 0)
-						continue;
-					if (strcmp(c, our_name) == 0)
-						keep = listed_ours = true;
-					else if (round == PG_INT64_MAX)
-						keep = true;
-					else if (nlisted >= 0)
-						keep = nlisted > 0 &&
-							bsearch(&c, listed, nlisted, sizeof(char *),
-									zk_name_cmp) != NULL;
-					else if (list_member(aged, makeString((char *) c)))
-						keep = true;
-					else if (!list_member(young, makeString((char *) c)))
-						ages[i] = ZkExists(psprintf("%s/%s", node, c));
-					if (keep)
-						names[n++] = pstrdup(c);
-				}
-				for (int i = 0; i < ch->nchildren; i++)
-				{
-					char	   *c;
-
-					if (ages[i] == NULL)
-						continue;
-					ZkOpWait(ages[i]);
-					c = pstrdup(ch->children[i]);
-					if (ZkIsConnectionLoss(ages[i]->rc))
-						lost = true;
-					else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
-					{
-						aged = lappend(aged, makeString(c));
-						names[n++] = c;
-					}
-					else if (ages[i]->rc == ZOK)
-						young = lappend(young, makeString(c));
-					else if (ages[i]->rc != ZNONODE)
-						ZkRaiseForRc(ages[i]->rc);
-					ZkOpFree(ages[i]);
-				}
-				pfree(ages);
-				ZkOpFree(ch);
-				if (lost)
-				{
-					ZkWaitConnected();
-					continue;
-				}
-			}
-			/*
-			 * Our node, not deleted by us, is gone: another client deleted
-			 * it (a member that waits would otherwise return true once the
-			 * others are out).  A delete of ours whose answer was lost was
-			 * applied, then.
-			 */
-			if (ours_exists && !listed_ours)
-			{
-				if (!ours_unsure)
-					zk_raise_member_gone(znode);
-				ours_exists = false;
-			}
-			ours_unsure = false;
-			if (n == 0)
-			{
-				/*
-				 * Everyone of our round is out.  Its last member deletes
-				 * "ready"; if it went without doing so (it exited), we do.
-				 */
-				if (ready_left)
-					zk_clear_ready(node, ready, round);
+				continue;		/* the connection is back: look again */
+			step = zk_leave_step(lv);
+			if (step != ZK_LEAVE_AGAIN)
 				break;
-			}
-			qsort(names, n, sizeof(char *), zk_name_cmp);
-			for (int i = 0; i < n; i++)
-			{
-				if (strcmp(names[i], our_name) == 0)
-					me = i;
-			}
-			if (me == 0 && n == 1)
-			{
-				/* the last one: "ready" (if this round's) and ours, at once */
-				if (round != PG_INT64_MAX)
-				{
-					int			err = zk_delete_versioned(node, version, ready,
-														  znode, NULL);
-
-					if (err == ZBADVERSION || ZkIsConnectionLoss(err))
-					{
-						/* changed meanwhile, or unknown: look again */
-						if (ZkIsConnectionLoss(err))
-						{
-							ours_unsure = true;
-							ZkWaitConnected();
-						}
-						continue;
-					}
-					if (err != ZOK && err != ZNONODE)
-						ZkRaiseForRc(err);
-					if (err == ZOK)
-					{
-						ours_exists = false;
-						break;
-					}
-					/* "ready" is gone already: only ours to delete */
-				}
-				zk_delete_sync(znode);
-				ours_exists = false;
-				break;
-			}
-
-			/* the lowest waits for the highest; the others go first */
-			target = (me == 0) ? names[n - 1] : names[0];
-			target_path = psprintf("%s/%s", node, target);
-			if (me != 0 && ours_exists)
-				del = ZkDelete(znode, -1);
-			/* a data watch: none is left on a node gone already */
-			ZkWatchArm(target_path);
-			w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
-			ZkOpWait(w);
-			rc = w->rc;
-			ZkOpFree(w);
-			pfree(target_path);
-			if (del != NULL)
-			{
-				int			drc = del->rc;
-
-				ZkOpFree(del);
-				if (drc == ZOK || drc == ZNONODE)
-					ours_exists = false;
-				else if (ZkIsConnectionLoss(drc))
-					ours_unsure = true;
-				else
-					ZkRaiseForRc(drc);
-			}
-			if (ZkAwaitNodeGone(rc, deadline) != ZK_NODE_WAIT_OVER)
-				continue;		/* gone, or changed: look again */
-
-			/* the wait is over: our node goes, the others are not waited for */
-			if (ours_exists)
-			{
-				zk_delete_sync(znode);
-				ours_exists = false;
-			}
-			result = false;
-			break;
 		}
 	}
 	PG_CATCH();
 	{
-		if (ours_exists)
+		if (lv->ours_exists)
 			ZkDeleteInBackground(znode);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	pfree(ready);
-	if (!result && is_lock_timeout)
+	pfree(lv->ready);
+	pfree(lv);
+	if (step == ZK_LEAVE_TIMED_OUT && is_lock_timeout)
 		ZkRaiseLockTimeout(ZK_WAITED_FOR_LEAVE, path);
 	ZkOperationPop(&oc);
-	return result;
+	return step != ZK_LEAVE_TIMED_OUT;
+}
+
+/*
+ * zk_depart_once
+ *		One look at the barrier and one multi of a departure (see
+ *		ZkDoubleBarrierDepart): ZOK once our node is gone (with "ready" if
+ *		we were the last of our round), ZBADVERSION or ZNONODE to look
+ *		again, ZOPERATIONTIMEOUT if deadline_ms passed, else the error
+ *		(a lost connection included).  Raises nothing of its own.
+ */
+static int
+zk_depart_once(const char *node, const char *ready, const char *znode,
+			   int64 deadline_ms)
+{
+	const char *our_name = znode + strlen(node) + 1;
+	ZkOp	   *rd = ZkGetData(ready, ZK_NO_WATCH);
+	ZkOp	   *ch = ZkGetChildren(node);
+	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	bool		ours_there = false;
+	bool		others = false;
+	bool		ready_there;
+	int			version;
+	int			rc;
+
+	/* answers come in order: once the last is in, so are the others */
+	if (!ZkOpWaitUntil(gd, deadline_ms))
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+		return ZOPERATIONTIMEOUT;
+	}
+	rc = (rd->rc == ZOK || rd->rc == ZNONODE) ? ch->rc : rd->rc;
+	if (rc == ZOK)
+		rc = gd->rc;
+	if (rc != ZOK)
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+		ZkOpFree(gd);
+		return rc == ZNONODE ? ZOK : rc;	/* the barrier node is gone */
+	}
+	ready_there = (rd->rc == ZOK);
+	version = gd->stat.version;
+	if (ready_there)
+	{
+		char	  **listed = NULL;
+		int			nlisted = zk_round_parse(ready, rd, &listed);
+
+		/*
+		 * The others of our round: those the "ready" lists; without a list
+		 * we trust, every other participant counts (ours is a zklock round,
+		 * and so listed, unless another client rewrote it: "ready" then
+		 * stays for the next member to enter, see the file header).
+		 */
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			const char *c = ch->children[i];
+
+			if (strcmp(c, READY_NODE) == 0)
+				continue;
+			if (strcmp(c, our_name) == 0)
+				ours_there = true;
+			else if (nlisted < 0 ||
+					 (nlisted > 0 &&
+					  bsearch(&c, listed, nlisted, sizeof(char *),
+							  zk_name_cmp) != NULL))
+				others = true;
+		}
+	}
+	else
+	{
+		for (int i = 0; i < ch->nchildren; i++)
+		{
+			if (strcmp(ch->children[i], our_name) == 0)
+				ours_there = true;
+		}
+	}
+	ZkOpFree(rd);
+	ZkOpFree(ch);
+	ZkOpFree(gd);
+
+	if (ready_there && !others)
+	{
+		/* the last of our round: "ready" and ours, at once */
+		rc = zk_delete_versioned(node, version, ready,
+								 ours_there ? znode : NULL, NULL);
+	}
+	else if (ours_there)
+		rc = zk_delete_versioned(node, version, znode, NULL, NULL);
+	else
+		rc = ZOK;				/* ours is gone, "ready" is not ours to take */
+	return rc;
+}
+
+/*
+ * ZkDoubleBarrierDepart
+ *		A member that goes without leaving (DISCARD ALL, backend exit)
+ *		leaves as a leave does, without waiting for the others (see the
+ *		file header): its node 'znode' goes, and "ready" with it if no
+ *		other participant of its round remains.  Gives up at deadline_ms
+ *		and returns false, our node then perhaps still there (the caller
+ *		deletes it, or the session's end does).  Raises no ERROR of its
+ *		own, so that it may run at backend exit (with interrupts held, as
+ *		they are there, the waits end only by their answer or the
+ *		deadline).
+ */
+bool
+ZkDoubleBarrierDepart(const char *node, const char *znode, int64 deadline_ms)
+{
+	char	   *ready = psprintf("%s/%s", node, READY_NODE);
+	bool		departed = false;
+
+	for (;;)
+	{
+		int			rc = zk_depart_once(node, ready, znode, deadline_ms);
+
+		if (rc == ZOK)
+		{
+			departed = true;
+			break;
+		}
+		if (ZkNowMs() >= deadline_ms)
+			break;
+		if (rc == ZBADVERSION || rc == ZNONODE)
+			continue;			/* another member moved: look again */
+		if (!ZkIsConnectionLoss(rc) || !ZkWaitConnectedUntil(deadline_ms))
+			break;
+	}
+	pfree(ready);
+	return departed;
 }

@@ -81,6 +81,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "cluster/path_kind.h"
 #include "common/contender.h"
 #include "recipes/lease.h"
 #include "recipes/attempt.h"
@@ -282,24 +283,16 @@ zk_lease_find(const char *lock_node, int64 token)
 
 	while (name == NULL)
 	{
-		ZkOp	   *op = ZkGetChildren(lock_node);
+		ZkOp	   *op = ZkGetChildrenAnswered(lock_node);
 		ZkContender *queue;
 		int			nqueue;
 		char	   *head;
-		int			rc;
+		int			rc = op->rc;
 
-		ZkOpWait(op);
-		rc = op->rc;
 		if (rc == ZNONODE)
 		{
 			ZkOpFree(op);
 			return NULL;
-		}
-		if (ZkIsConnectionLoss(rc))
-		{
-			ZkOpFree(op);
-			ZkWaitConnected();
-			continue;
 		}
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
@@ -312,8 +305,7 @@ zk_lease_find(const char *lock_node, int64 token)
 		if (head == NULL)
 			return NULL;
 
-		op = ZkGetData(head, ZK_NO_WATCH);
-		ZkOpWait(op);
+		op = ZkGetDataAnswered(head, ZK_NO_WATCH);
 		rc = op->rc;
 		if (rc == ZOK)
 		{
@@ -349,9 +341,7 @@ zk_lease_find(const char *lock_node, int64 token)
 		}
 		ZkOpFree(op);
 		pfree(head);
-		if (ZkIsConnectionLoss(rc))
-			ZkWaitConnected();
-		else if (rc != ZNONODE) /* ZNONODE: the head went; read again */
+		if (rc != ZNONODE)		/* ZNONODE: the head went; read again */
 			ZkRaiseForRc(rc);
 	}
 	return name;
@@ -360,76 +350,27 @@ zk_lease_find(const char *lock_node, int64 token)
 /*
  * zk_lease_create
  *		Create our TTL node and read the queue, back to back: one round
- *		trip.  Returns with at->znode set and the queue known; the result
- *		is the monotonic time the create was sent, *mtime the node's
- *		modification time (ms since the Unix epoch, the server's clock).
- *		A server without TTL support is 0A000.
+ *		trip (recipes/attempt.c's create loop, which every recipe shares).
+ *		Returns with at->znode set, guarded (at->persistent), and the
+ *		queue known; the result is the monotonic time the create was sent,
+ *		*mtime the node's modification time (ms since the Unix epoch, the
+ *		server's clock; -1 when not known: the answer was lost, and the node
+ *		was found by its prefix, and then the send time bounds it).  A
+ *		server without TTL support is 0A000.
  */
 static int64
 zk_lease_create(ZkAttempt *at, int64 ttl_ms, int64 *mtime)
 {
-	const ZkAcquireArgs *args = at->args;
+	ZkCreateOpts opts;
+	ZkCreateResult res;
 
-	for (;;)
-	{
-		ZkOp	   *create;
-		ZkOp	   *list;
-		int64		sent_at;
-		int			rc;
-
-		CHECK_FOR_INTERRUPTS();
-		at->create_sent = true;
-		create = ZkCreateTtl(at->node_base, args->data, args->datalen, ttl_ms);
-		list = ZkGetChildren(args->lock_node);
-		sent_at = create->sent_at;
-
-		/* answers come in order: once the listing is in, so is the create */
-		ZkOpWait(list);
-		ZkOpWait(create);
-		rc = create->rc;
-		if (rc == ZOK)
-		{
-			bool		ok;
-
-			ZkAttemptCreated(at, create->value, create->stat.czxid, false);
-			ZkGuardNode(at->znode);
-			*mtime = create->stat.mtime;
-			ZkOpFree(create);
-			ok = ZkAttemptTakeQueue(at, list);
-			ZkOpFree(list);
-			if (!ok)
-			{
-				ZkWaitConnected();
-				ZkAttemptRereadQueue(at);
-			}
-			return sent_at;
-		}
-		ZkOpFree(create);
-		ZkOpFree(list);
-
-		if (rc == ZNONODE)
-			ZkCreateLockParents(&args->lock_node, 1);
-		else if (rc == ZUNIMPLEMENTED)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("ZooKeeper at \"%s\" does not support leases",
-							zklock_hosts),
-					 errdetail("A lease is held by a TTL node, and the server refused to create one."),
-					 errhint("Start every ZooKeeper server with -Dzookeeper.extendedTypesEnabled=true.")));
-		else if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected();
-			if (ZkAttemptRecover(at))
-			{
-				ZkGuardNode(at->znode);
-				/* its creation time is not known: the send time bounds it */
-				*mtime = -1;
-				return sent_at;
-			}
-		}
-		else
-			ZkRaiseForRc(rc);
-	}
+	memset(&opts, 0, sizeof(opts));
+	opts.learn_queue = true;
+	opts.ttl_ms = ttl_ms;
+	/* one node: made, or found by its prefix, never in part */
+	(void) ZkAttemptCreate(&at, 1, &opts, &res);
+	*mtime = res.mtime;
+	return res.sent_at;
 }
 
 /*
@@ -453,22 +394,16 @@ static void
 zk_lease_add_waiter(ZkAttempt *at)
 {
 	char	   *child = psprintf("%s/%s", at->znode, ZK_LEASE_WAITER);
+	int			rc;
 
 	/* guarded before it is sent, so that the node's delete comes after */
 	ZkGuardNode(child);
-	for (;;)
-	{
-		int			rc = ZkOpResult(ZkCreate(child, "", 0, ZOO_EPHEMERAL, true));
-
-		/* ZNODEEXISTS: made by an earlier try whose answer was lost */
-		if (rc == ZOK || rc == ZNODEEXISTS)
-			break;
-		if (rc == ZNONODE)
-			ZkAttemptRaiseDisappeared(at, true);
-		if (!ZkIsConnectionLoss(rc))
-			ZkRaiseForRc(rc);
-		ZkWaitConnected();
-	}
+	rc = ZkOpResult(ZkCreateAnswered(child, "", 0, ZOO_EPHEMERAL, NULL));
+	/* ZNODEEXISTS: made by an earlier try whose answer was lost */
+	if (rc == ZNONODE)
+		ZkAttemptRaiseDisappeared(at, true);
+	if (rc != ZOK && rc != ZNODEEXISTS)
+		ZkRaiseForRc(rc);
 	pfree(child);
 }
 
@@ -485,7 +420,11 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 	const ZkAcquireArgs *args = at->args;
 	char	   *child = psprintf("%s/%s", at->znode, ZK_LEASE_WAITER);
 	ZkMultiReq	reqs[2];
-	int64		first_sent = 0;
+	int64		first_sent = ZkNowMs();
+	ZkOp	   *op;
+	int			rc;
+	int			err;
+	int			which;
 
 	memset(reqs, 0, sizeof(reqs));
 	reqs[0].kind = ZK_MULTI_SET;
@@ -497,52 +436,38 @@ zk_lease_claim(ZkAttempt *at, int64 *mtime)
 	reqs[1].path = child;
 	reqs[1].version = -1;
 
-	for (;;)
+	/* sent again after a lost connection: the claim may have been applied */
+	op = ZkMultiAnswered(2, reqs, NULL);
+	rc = op->rc;
+	if (rc == ZOK)
 	{
-		ZkOp	   *op = ZkMulti(2, reqs);
-		int			rc;
-		int			err;
-		int			which;
+		*mtime = op->stat.mtime;
+		ZkOpFree(op);
+		pfree(child);
+		return first_sent;
+	}
+	which = ZkMultiFailure(op, &err);
+	ZkOpFree(op);
+	if (which == 1 && err == ZNONODE)
+	{
+		/* the child is gone: an earlier claim whose answer was lost? */
+		ZkOp	   *ex = ZkExistsAnswered(at->znode);
+		bool		claimed;
 
-		if (first_sent == 0)
-			first_sent = op->sent_at;
-		ZkOpWait(op);
-		rc = op->rc;
-		if (rc == ZOK)
+		claimed = (ex->rc == ZOK && ex->stat.version > 0 &&
+				   ex->stat.numChildren == 0);
+		*mtime = ex->stat.mtime;
+		ZkOpFree(ex);
+		if (claimed)
 		{
-			*mtime = op->stat.mtime;
-			ZkOpFree(op);
 			pfree(child);
 			return first_sent;
 		}
-		which = ZkMultiFailure(op, &err);
-		ZkOpFree(op);
-		if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected();
-			continue;
-		}
-		if (which == 1 && err == ZNONODE && first_sent != 0)
-		{
-			/* the child is gone: an earlier claim whose answer was lost? */
-			ZkOp	   *ex = ZkExists(at->znode);
-			bool		claimed;
-
-			ZkOpWait(ex);
-			claimed = (ex->rc == ZOK && ex->stat.version > 0 &&
-					   ex->stat.numChildren == 0);
-			*mtime = ex->stat.mtime;
-			ZkOpFree(ex);
-			if (claimed)
-			{
-				pfree(child);
-				return first_sent;
-			}
-		}
-		if (err == ZNONODE)
-			ZkAttemptRaiseDisappeared(at, true);
-		ZkRaiseForRc(err);
 	}
+	if (err == ZNONODE)
+		ZkAttemptRaiseDisappeared(at, true);
+	ZkRaiseForRc(err);
+	return first_sent;			/* not reached */
 }
 
 /*
@@ -587,6 +512,9 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 
 		sent_at = zk_lease_create(at, largs->ttl_ms, &t);
 		mtime = t;
+		/* the queue read with the create (cluster/path_kind.c) */
+		ZkPathKindCheck(largs->lock_path, ZK_KIND_LOCK,
+						(const char *const *) at->names, at->nnames);
 		if (largs->wait_ms != 0 && zk_lease_blocked(at))
 		{
 			zk_lease_add_waiter(at);
@@ -627,6 +555,131 @@ ZkLeaseAcquire(const ZkLeaseArgs *largs, ZkLeaseInfo *info)
 }
 
 /*
+ * zk_lease_renew_ttl
+ *		After a renewal's write: the ttl to count with, ours, or the
+ *		shortest its data recorded (the server keeps it to itself; see the
+ *		file header), into name->ttl_ms.  'verdict' and 'reason' are what
+ *		the data read before the write said (a fast renewal read none); data
+ *		that did not record a ttl is named in a WARNING.
+ */
+static void
+zk_lease_renew_ttl(ZkLeaseName *name, bool fast, ZkDataVerdict verdict,
+				   int64 data_ttl, const char *reason)
+{
+	if (name->ttl_ours)
+	{
+		if (!fast && verdict != ZK_DATA_OK)
+			ZkWarnNodeData(name->znode, reason,
+						   "The renewal has written this backend's own data back to it, with the ttl the lease was taken with.");
+	}
+	else if (verdict == ZK_DATA_OK)
+		name->ttl_ms = Min(name->ttl_ms, data_ttl);
+	else
+		ZkWarnNodeData(name->znode, reason,
+					   "The renewal has written back the data it read before, and counts with the ttl recorded there.");
+}
+
+/*
+ * zk_lease_renew_write
+ *		Renew the lease 'name' once: write its data back, preceded, unless
+ *		our own grant or renewal bounds its last modification, by a read of
+ *		it in the same round trip.  Returns false when the connection was
+ *		lost (once it is back; the caller looks the lease up and renews
+ *		again: a write applied twice does no harm).  Else sets *status:
+ *		ZK_LEASE_NONE if the node is gone; ZK_LEASE_EXPIRED if the lease
+ *		had outlived its TTL (its node is deleted then); ZK_LEASE_OK, with
+ *		*info describing it.
+ */
+static bool
+zk_lease_renew_write(ZkLeaseName *name, int64 token, ZkLeaseInfo *info,
+					 ZkLeaseStatus *status)
+{
+	ZkOp	   *get;
+	ZkOp	   *set;
+	int			get_rc;
+	int			rc;
+	struct Stat before;
+	struct Stat after;
+	ZkDataVerdict verdict = ZK_DATA_OK;
+	int64		data_ttl = -1;
+	char	   *reason = NULL;
+	int64		sent_at;
+	bool		fast;
+
+	memset(&before, 0, sizeof(before));
+
+	/*
+	 * Our own grant or renewal bounds the last modification, if we know the
+	 * ttl (see the file header).
+	 */
+	fast = (name->ttl_ours && name->sent_at > 0 &&
+			ZkNowMs() - name->sent_at < name->ttl_ms / 2);
+
+	/* the read is answered before the write is applied */
+	get = fast ? NULL : ZkGetData(name->znode, ZK_NO_WATCH);
+	set = ZkSetData(name->znode, name->data, name->datalen);
+	sent_at = set->sent_at;
+	if (get != NULL)
+		ZkOpWait(get);
+	ZkOpWait(set);
+	get_rc = get != NULL ? get->rc : ZOK;
+	rc = set->rc;
+	if (get != NULL)
+	{
+		before = get->stat;
+		if (get_rc == ZOK)
+			verdict = ZkReadLeaseTtl(get->value, get->value_len,
+									 &data_ttl, &reason);
+		ZkOpFree(get);
+	}
+	after = set->stat;
+	ZkOpFree(set);
+
+	if (ZkIsConnectionLoss(get_rc) || ZkIsConnectionLoss(rc))
+	{
+		/* a write applied twice does no harm: ask again, reading */
+		name->sent_at = 0;
+		(void) ZkAwaitReconnect(ZkIsConnectionLoss(rc) ? rc : get_rc);
+		return false;
+	}
+	if (get_rc == ZNONODE || rc == ZNONODE)
+	{
+		zk_lease_forget(name);
+		*status = ZK_LEASE_NONE;
+		return true;
+	}
+	if (get_rc != ZOK)
+		ZkRaiseForRc(get_rc);
+	if (rc != ZOK)
+		ZkRaiseForRc(rc);
+
+	zk_lease_renew_ttl(name, fast, verdict, data_ttl, reason);
+	if (reason != NULL)
+		pfree(reason);
+	info->ttl_ms = name->ttl_ms;
+
+	if (fast ? zk_lease_outlived(name->sent_at, ZkNowMs(), info->ttl_ms) :
+		zk_lease_outlived(before.mtime, after.mtime, info->ttl_ms))
+	{
+		/* past its TTL already: the reaper may have chosen it */
+		char	   *znode = pstrdup(name->znode);
+
+		zk_lease_forget(name);
+		ZkDeleteSync(znode);
+		pfree(znode);
+		*status = ZK_LEASE_EXPIRED;
+		return true;
+	}
+	name->sent_at = sent_at;
+	info->znode = pstrdup(name->znode);
+	info->token = token;
+	info->sent_at = sent_at;
+	info->expires_at = zk_lease_expiry(after.mtime, info->ttl_ms);
+	*status = ZK_LEASE_OK;
+	return true;
+}
+
+/*
  * ZkLeaseRenew
  *		Renew the lease with this token on the lock: its TTL runs again
  *		from now.  ZK_LEASE_NONE if no such lease holds the lock;
@@ -644,17 +697,6 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 	for (;;)
 	{
 		ZkLeaseName *name = zk_lease_find(lock_node, token);
-		ZkOp	   *get;
-		ZkOp	   *set;
-		int			get_rc;
-		int			rc;
-		struct Stat before;
-		struct Stat after;
-		ZkDataVerdict verdict = ZK_DATA_OK;
-		int64		data_ttl = -1;
-		char	   *reason = NULL;
-		int64		sent_at;
-		bool		fast;
 
 		if (name == NULL)
 		{
@@ -672,104 +714,8 @@ ZkLeaseRenew(const char *lock_node, const char *lock_path, int64 token,
 							   name->no_ttl ? name->no_ttl :
 							   "does not record the lease's ttl_ms")));
 		}
-
-		memset(&before, 0, sizeof(before));
-
-		/*
-		 * Our own grant or renewal bounds the last modification, if we know
-		 * the ttl (see the file header).
-		 */
-		fast = (name->ttl_ours && name->sent_at > 0 &&
-				ZkNowMs() - name->sent_at < name->ttl_ms / 2);
-
-		/* the read is answered before the write is applied */
-		get = fast ? NULL : ZkGetData(name->znode, ZK_NO_WATCH);
-		set = ZkSetData(name->znode, name->data, name->datalen);
-		sent_at = set->sent_at;
-		if (get != NULL)
-			ZkOpWait(get);
-		ZkOpWait(set);
-		get_rc = get != NULL ? get->rc : ZOK;
-		rc = set->rc;
-		if (get != NULL)
-		{
-			before = get->stat;
-			if (get_rc == ZOK)
-				verdict = ZkReadLeaseTtl(get->value, get->value_len,
-										 &data_ttl, &reason);
-			ZkOpFree(get);
-		}
-		after = set->stat;
-		ZkOpFree(set);
-
-		if (ZkIsConnectionLoss(get_rc) || ZkIsConnectionLoss(rc))
-		{
-			/* a write applied twice does no harm: ask again, reading */
-			name->sent_at = 0;
-			ZkWaitConnected();
-			continue;
-		}
-		if (get_rc == ZNONODE || rc == ZNONODE)
-		{
-			zk_lease_forget(name);
-			status = ZK_LEASE_NONE;
+		if (zk_lease_renew_write(name, token, info, &status))
 			break;
-		}
-		if (get_rc != ZOK)
-			ZkRaiseForRc(get_rc);
-		if (rc != ZOK)
-			ZkRaiseForRc(rc);
-
-		/*
-		 * The ttl: ours, or the shortest its data recorded (the server keeps
-		 * it to itself; see the file header).
-		 */
-		if (name->ttl_ours)
-		{
-			if (!fast && verdict != ZK_DATA_OK)
-				ZkWarnNodeData(name->znode, reason,
-							   "The renewal has written this backend's own data back to it, with the ttl the lease was taken with.");
-		}
-		else if (verdict == ZK_DATA_OK)
-			name->ttl_ms = Min(name->ttl_ms, data_ttl);
-		else
-			ZkWarnNodeData(name->znode, reason,
-						   "The renewal has written back the data it read before, and counts with the ttl recorded there.");
-		if (reason != NULL)
-			pfree(reason);
-		info->ttl_ms = name->ttl_ms;
-
-		if (fast ? zk_lease_outlived(name->sent_at, ZkNowMs(), info->ttl_ms) :
-			zk_lease_outlived(before.mtime, after.mtime, info->ttl_ms))
-		{
-			/* past its TTL already: the reaper may have chosen it */
-			char	   *znode = pstrdup(name->znode);
-
-			zk_lease_forget(name);
-			for (;;)
-			{
-				ZkOp	   *del = ZkDelete(znode, -1);
-
-				ZkOpWait(del);
-				rc = del->rc;
-				ZkOpFree(del);
-				if (!ZkIsConnectionLoss(rc))
-					break;
-				ZkWaitConnected();
-			}
-			if (rc != ZOK && rc != ZNONODE)
-				ZkRaiseForRc(rc);
-			pfree(znode);
-			status = ZK_LEASE_EXPIRED;
-			break;
-		}
-		name->sent_at = sent_at;
-		info->znode = pstrdup(name->znode);
-		info->token = token;
-		info->sent_at = sent_at;
-		info->expires_at = zk_lease_expiry(after.mtime, info->ttl_ms);
-		status = ZK_LEASE_OK;
-		break;
 	}
 	ZkOperationPop(&oc);
 	return status;
@@ -787,38 +733,20 @@ ZkLeaseStatus
 ZkLeaseRelease(const char *lock_node, const char *lock_path, int64 token)
 {
 	ZkOperationContext oc;
-	bool		resent = false;
-	bool		released;
+	ZkLeaseName *name;
+	bool		released = false;
 
 	ZkOperationPush(&oc, ZK_OPER_RELEASE_LEASE, lock_path);
-	for (;;)
+	name = zk_lease_find(lock_node, token);
+	if (name != NULL)
 	{
-		ZkLeaseName *name = zk_lease_find(lock_node, token);
-		ZkOp	   *op;
-		int			rc;
+		bool		resent;
+		int			rc = ZkDeleteAnswered(name->znode, -1, &resent);
 
-		if (name == NULL)
-		{
-			released = resent;
-			break;
-		}
-		op = ZkDelete(name->znode, -1);
-		ZkOpWait(op);
-		rc = op->rc;
-		ZkOpFree(op);
-		if (ZkIsConnectionLoss(rc))
-		{
-			resent = true;
-			ZkWaitConnected();
-			continue;
-		}
 		zk_lease_forget(name);
-		if (rc == ZOK || rc == ZNONODE)
-		{
-			released = (rc == ZOK || resent);
-			break;
-		}
-		ZkRaiseForRc(rc);
+		if (rc != ZOK && rc != ZNONODE)
+			ZkRaiseForRc(rc);
+		released = (rc == ZOK || resent);
 	}
 	ZkOperationPop(&oc);
 	return released ? ZK_LEASE_OK : ZK_LEASE_NONE;

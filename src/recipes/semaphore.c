@@ -51,7 +51,7 @@
  * one protection prefix, abandoned together (ZkAttemptAbandon): however an
  * acquisition ends without the permit, its nodes go.  After a create whose
  * answer was lost, both nodes are looked for by that prefix before
- * anything is created again (ZkAttemptRecover, the step every recipe
+ * anything is created again (ZkAttemptCreate, the loop every recipe
  * shares), so an orphan permit never counts against the limit: the multi
  * made both nodes (they are ours, and the permits are counted again) or
  * neither (the multi is sent again under the same prefix).
@@ -65,12 +65,12 @@
 
 #include "common/contender.h"
 #include "cluster/deadlock.h"
+#include "cluster/path_kind.h"
 #include "cluster/wait_record.h"
 #include "recipes/deadlock_timer.h"
 #include "recipes/attempt.h"
 #include "common/node_data.h"
 #include "common/operation_context.h"
-#include "recipes/path_memory.h"
 #include "recipes/semaphore.h"
 #include "common/text_encoding.h"
 #include "client/client.h"
@@ -93,6 +93,7 @@ typedef struct ZkSemAttempt
 
 static int	zk_recorded_limit(const char *node, const char *data, int len);
 static void zk_check_limit(ZkSemAttempt *s, ZkOp *data_op);
+static void zk_check_kind(ZkSemAttempt *s, ZkOp *data_op);
 static bool zk_create_both(ZkSemAttempt *s, bool *mutex_alone,
 						   int *npermits);
 static void zk_create_permit(ZkSemAttempt *s, int *npermits);
@@ -172,6 +173,55 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 }
 
 /*
+ * zk_check_kind
+ *		Refuse (22023) a semaphore on a path that a recipe of another kind
+ *		uses (cluster/path_kind.c).  The read of the semaphore node (data_op)
+ *		counts its children: a semaphore's node has two, "locks" and
+ *		"leases", so only a node with more is read again (the one request
+ *		this check may cost, never on a semaphore's own path).
+ *
+ * Our nodes were made by then, with the "locks" and "leases" nodes they
+ * needed, which would make the path look like a semaphore's to the next
+ * lock until the server reaps them: before the refusal one multi deletes
+ * our two nodes and those two, which goes through only if nothing else is
+ * in them (else the caller's abandonment deletes ours).
+ */
+static void
+zk_check_kind(ZkSemAttempt *s, ZkOp *data_op)
+{
+	ZkPathKind	found;
+	ZkMultiReq	reqs[4];
+	ZkOp	   *op;
+
+	if (data_op->rc != ZOK || data_op->stat.numChildren <= 2)
+		return;
+	found = ZkPathKindOfNode(s->args->sem_node, ZK_KIND_SEMAPHORE);
+	if (found == ZK_KIND_NONE)
+		return;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].path = s->mutex->znode;
+	reqs[1].path = s->permit->znode;
+	reqs[2].path = s->locks_node;
+	reqs[3].path = s->permits_node;
+	for (int i = 0; i < 4; i++)
+	{
+		reqs[i].kind = ZK_MULTI_DELETE;
+		reqs[i].version = -1;
+	}
+	op = ZkMulti(4, reqs);
+	ZkOpWait(op);
+	if (op->rc == ZOK)
+	{
+		zk_forget_node(s->mutex);
+		zk_forget_node(s->permit);
+		s->mutex->create_sent = s->permit->create_sent = false;
+	}
+	ZkOpFree(op);
+	ZkPathKindRefuse(s->args->sem_path, ZK_KIND_SEMAPHORE, found);
+}
+
+/*
  * zk_forget_node
  *		The attempt no longer has a node (it was deleted, or is swept).
  */
@@ -205,123 +255,62 @@ zk_new_prefix(ZkSemAttempt *s)
 /*
  * zk_create_both
  *		Create our mutex node and our permit node in one multi, behind a read
- *		of the semaphore node (the recorded limit).  Sets *mutex_alone if
- *		our mutex node is alone in its queue, and *npermits to the number of
- *		permit nodes right after ours was made.  False if the answer was
- *		lost (the caller finds our nodes by our prefix).
+ *		of the semaphore node (the recorded limit), by recipes/attempt.c's
+ *		create loop.  Sets *mutex_alone if our mutex node is alone in its
+ *		queue, and *npermits to the number of permit nodes right after ours
+ *		was made (PG_INT32_MAX when not known: the answer was lost, and both
+ *		nodes were found by our prefix).  False if only one of them was
+ *		found: another client deleted the other.
  *
  * The semaphore's nodes expected to be missing (recipes/path_memory.c) are
- * created by requests sent just before, without waiting, as recipes/rwlock.c
- * does for a lock node: the semaphore node with the recorded limit as its
- * data, its locks node, its permits node.
+ * created by requests sent just before, without waiting, as for a lock
+ * node: the semaphore node with the recorded limit as its data, its locks
+ * node, its permits node.
  */
 static bool
 zk_create_both(ZkSemAttempt *s, bool *mutex_alone, int *npermits)
 {
-	const ZkSemaphoreArgs *args = s->args;
-	const char *paths[2];
-	const char *datas[2];
-	int			lens[2];
-	const char *parents[2];
-	char	   *limit = zk_limit_data(args->max_leases);
-	const char *nodes[3];
-	bool		make[3];
-	bool		learnt[3] = {false, false, false};	/* told recipes/path_memory.c */
+	char	   *limit = zk_limit_data(s->args->max_leases);
+	const char *above[1] = {s->args->sem_node};
+	const char *above_data[1] = {limit};
+	ZkAttempt  *both[2] = {s->mutex, s->permit};
+	ZkCreateOpts opts;
+	ZkCreateResult res;
+	ZkCreateOutcome outcome;
 
-	paths[0] = s->mutex->node_base;
-	paths[1] = s->permit->node_base;
-	datas[0] = datas[1] = args->data;
-	lens[0] = lens[1] = args->datalen;
-	parents[0] = s->locks_node;
-	parents[1] = s->permits_node;
-	nodes[0] = args->sem_node;
-	nodes[1] = s->locks_node;
-	nodes[2] = s->permits_node;
-	for (int i = 0; i < 3; i++)
-		make[i] = ZkGuessFresh(nodes[i]);
-
-	for (;;)
+	memset(&opts, 0, sizeof(opts));
+	opts.counted = true;
+	opts.guess_fresh = true;
+	opts.nabove = 1;
+	opts.above = above;
+	opts.above_data = above_data;
+	opts.side_read = s->args->sem_node;
+	outcome = ZkAttemptCreate(both, 2, &opts, &res);
+	pfree(limit);
+	if (outcome == ZK_CREATE_PARTIAL)
+		return false;
+	if (outcome == ZK_CREATE_RECOVERED)
 	{
-		ZkOp	   *makes[3] = {NULL, NULL, NULL};
-		ZkOp	   *data_op;
-		ZkOp	   *op;
-		int			rc;
-		int			failed;
-		bool		parent_missing = false;
-
-		CHECK_FOR_INTERRUPTS();
-		for (int i = 0; i < 3; i++)
-		{
-			if (make[i])
-				makes[i] = ZkCreate(nodes[i], i == 0 ? limit : "",
-									i == 0 ? (int) strlen(limit) : 0,
-									ZOO_CONTAINER, true);
-		}
-		data_op = ZkGetData(args->sem_node, ZK_NO_WATCH);
-		s->mutex->create_sent = s->permit->create_sent = true;
-		op = ZkCreateSet(2, paths, datas, lens, parents);
-
-		/* answers come in order: once the multi's is in, so are the others */
-		ZkOpWait(op);
-		ZkOpWait(data_op);
-		parent_missing = ZkCollectFreshCreates(makes, nodes, 3, learnt, make);
-		rc = op->rc;
-		if (rc == ZOK)
-		{
-			int32		nmutex;
-			int32		npermit;
-
-			for (int i = 0; i < 3; i++)
-			{
-				if (!learnt[i])
-					ZkLearnFresh(nodes[i], false);
-			}
-			ZkAttemptCreated(s->mutex, ZkCreateSetResult(op, 0, &nmutex),
-							 op->stat.czxid, false);
-			ZkAttemptCreated(s->permit, ZkCreateSetResult(op, 1, &npermit),
-							 op->stat.czxid, false);
-			ZkOpFree(op);
-			*mutex_alone = (nmutex == 1);
-			*npermits = npermit;
-			PG_TRY();
-			{
-				zk_check_limit(s, data_op);
-			}
-			PG_FINALLY();
-			{
-				ZkOpFree(data_op);
-			}
-			PG_END_TRY();
-			pfree(limit);
-			return true;
-		}
-		failed = ZkCreateSetFailure(op);
-		ZkOpFree(op);
-		ZkOpFree(data_op);
-		if (rc == ZNONODE && !parent_missing && failed >= 0 &&
-			!learnt[1 + failed] && zklock_guess_fresh_paths)
-		{
-			/* that node is gone, maybe the semaphore's too: make them */
-			ZkLearnFresh(nodes[1 + failed], true);
-			learnt[1 + failed] = true;
-			make[1 + failed] = true;
-			make[0] = !learnt[0];
-		}
-		else if (rc == ZNONODE)
-		{
-			/* the semaphore node or one of its parents is missing */
-			ZkCreateLockParents(parents, 2);
-			make[0] = make[1] = make[2] = false;
-		}
-		else if (ZkIsConnectionLoss(rc))
-		{
-			ZkWaitConnected();
-			pfree(limit);
-			return false;
-		}
-		else
-			ZkRaiseForRc(rc);
+		/* the mutex is ours if no contender is before our node */
+		*mutex_alone = (ZkFindContender(s->mutex->queue, s->mutex->nqueue,
+										s->mutex->name) == 0);
+		*npermits = PG_INT32_MAX;	/* not known: count them */
+		return true;
 	}
+	*mutex_alone = (s->mutex->siblings == 1);
+	*npermits = s->permit->siblings;
+	PG_TRY();
+	{
+		/* the kind first: the limit is recorded on none but ours */
+		zk_check_kind(s, res.side);
+		zk_check_limit(s, res.side);
+	}
+	PG_FINALLY();
+	{
+		ZkOpFree(res.side);
+	}
+	PG_END_TRY();
+	return true;
 }
 
 /*
@@ -345,47 +334,22 @@ zk_wait_mutex(ZkSemAttempt *s)
 /*
  * zk_create_permit
  *		Holding the mutex: create our permit node, learning the count of
- *		permit nodes in the same round trip.
+ *		permit nodes in the same round trip (PG_INT32_MAX when not known:
+ *		the answer was lost, and the node was found by its prefix).
  */
 static void
 zk_create_permit(ZkSemAttempt *s, int *npermits)
 {
-	const ZkSemaphoreArgs *args = s->args;
+	ZkCreateOpts opts;
+	ZkCreateResult res;
 
-	for (;;)
-	{
-		ZkOp	   *op;
-		int			rc;
-
-		CHECK_FOR_INTERRUPTS();
-		s->permit->create_sent = true;
-		op = ZkCreateCounted(s->permit->node_base, args->data, args->datalen,
-							 s->permits_node);
-		ZkOpWait(op);
-		rc = op->rc;
-		if (rc == ZOK)
-		{
-			ZkAttemptCreated(s->permit, op->value, op->stat.czxid, false);
-			*npermits = op->parent_children;
-			ZkOpFree(op);
-			return;
-		}
-		ZkOpFree(op);
-		if (rc == ZNONODE)
-			ZkCreateLockParents((const char **) &s->permits_node, 1);
-		else if (ZkIsConnectionLoss(rc))
-		{
-			/* the permit may exist: find it before creating it again */
-			ZkWaitConnected();
-			if (ZkAttemptRecover(s->permit))
-			{
-				*npermits = PG_INT32_MAX; /* not known: count them */
-				return;
-			}
-		}
-		else
-			ZkRaiseForRc(rc);
-	}
+	memset(&opts, 0, sizeof(opts));
+	opts.counted = true;
+	/* one node: made, or found by its prefix, never in part */
+	if (ZkAttemptCreate(&s->permit, 1, &opts, &res) == ZK_CREATE_MADE)
+		*npermits = s->permit->siblings;
+	else
+		*npermits = PG_INT32_MAX;	/* not known: count them */
 }
 
 /*
@@ -469,8 +433,10 @@ zk_wait_count(ZkSemAttempt *s)
 		}
 		if (ZkIsConnectionLoss(op->rc) || ZkIsConnectionLoss(mutex_rc))
 		{
+			int			lost = ZkIsConnectionLoss(op->rc) ? op->rc : mutex_rc;
+
 			ZkOpFree(op);
-			ZkWaitConnected();
+			(void) ZkAwaitReconnect(lost);
 			continue;
 		}
 		if (op->rc != ZOK && op->rc != ZNONODE)
@@ -545,32 +511,17 @@ zk_sem_acquire(ZkSemAttempt *s)
 	int			npermits;
 	bool		granted;
 
+	/*
+	 * After a lost answer both nodes are looked for by our prefix before
+	 * anything is created again, so that no orphan permit ever counts
+	 * against the limit.  The multi made both or neither: one found without
+	 * the other was deleted by another client: sweep, start afresh.
+	 */
 	while (!zk_create_both(s, &mutex_alone, &npermits))
 	{
-		/*
-		 * The answer was lost.  The multi made both nodes or neither: find
-		 * them by our prefix before creating anything again, so that no
-		 * orphan permit ever counts against the limit.
-		 */
-		bool		have_mutex = ZkAttemptRecover(s->mutex);
-		bool		have_permit = ZkAttemptRecover(s->permit);
-
-		if (have_mutex && have_permit)
-		{
-			/* the mutex is ours if no contender is before our node */
-			mutex_alone = (ZkFindContender(s->mutex->queue, s->mutex->nqueue,
-										   s->mutex->name) == 0);
-			npermits = PG_INT32_MAX;	/* not known: count them */
-			break;
-		}
-		if (have_mutex || have_permit)
-		{
-			/* another client deleted one of them: sweep, start afresh */
-			zk_forget_node(s->mutex);
-			zk_forget_node(s->permit);
-			zk_new_prefix(s);
-		}
-		/* else neither was made: send the multi again, same prefix */
+		zk_forget_node(s->mutex);
+		zk_forget_node(s->permit);
+		zk_new_prefix(s);
 	}
 
 	if (!mutex_alone)

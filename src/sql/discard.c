@@ -14,8 +14,9 @@
  * (a member that leaves with its connection cannot be left behind) and
  * forgets the lease names the backend remembers.
  *
- * A ProcessUtility hook, installed when the library is loaded (a backend
- * that never loaded zklock holds no zklock lock).  It lets the statement
+ * zklock's one ProcessUtility hook, installed when the library is loaded
+ * (a backend that never loaded zklock holds no zklock lock); it also
+ * lets sql/loss_cancel.c look at each utility statement for a lost lock.  It lets the statement
  * run first, through the previous hook or standard_ProcessUtility, and
  * acts only once that returned: a DISCARD ALL that fails (inside a
  * transaction block) releases nothing, and DISCARD PLANS, SEQUENCES and
@@ -33,6 +34,7 @@
 #include "tcop/utility.h"
 
 #include "sql/discard.h"
+#include "sql/loss_cancel.h"
 #include "holds/holds.h"
 
 static ProcessUtility_hook_type zk_prev_process_utility = NULL;
@@ -58,8 +60,9 @@ ZkInstallDiscardHook(void)
 
 /*
  * zk_process_utility
- *		Run the statement; after a DISCARD ALL that succeeded, release every
- *		session hold of the backend.
+ *		Run the statement (looked at first for a lost lock, or kept from
+ *		being cancelled for one: sql/loss_cancel.c); after a DISCARD ALL
+ *		that succeeded, release every session hold of the backend.
  */
 static void
 zk_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -70,14 +73,24 @@ zk_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		discard_all = IsA(parsetree, DiscardStmt) &&
 		((DiscardStmt *) parsetree)->target == DISCARD_ALL;
+	bool		held_off = ZkLossUtilityBegin(parsetree);
 
-	if (zk_prev_process_utility)
-		zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	PG_TRY();
+	{
+		if (zk_prev_process_utility)
+			zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree,
+									context, params, queryEnv, dest, qc);
 
-	if (discard_all)
-		ZkLockDiscardAll();
+		if (discard_all)
+			ZkLockDiscardAll();
+	}
+	PG_FINALLY();
+	{
+		if (held_off)
+			ZkLossUtilityEnd();
+	}
+	PG_END_TRY();
 }

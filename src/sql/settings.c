@@ -45,6 +45,7 @@
 #include "utils/guc.h"
 
 #include "sql/discard.h"
+#include "sql/loss_cancel.h"
 #include "common/paths.h"
 #include "holds/holds.h"
 #include "common/stats.h"
@@ -61,6 +62,14 @@ static const struct config_enum_entry node_style_options[] = {
 	{"latch", ZK_STYLE_LATCH, false},
 	{NULL, 0, false}
 };
+
+static const struct config_enum_entry on_lock_loss_options[] = {
+	{"cancel", ZK_ON_LOSS_CANCEL, false},
+	{"error", ZK_ON_LOSS_ERROR, false},
+	{NULL, 0, false}
+};
+
+static void assign_zklock_on_lock_loss(int newval, void *extra);
 
 /*
  * The settings whose change waits while the backend holds locks, and their
@@ -105,6 +114,8 @@ typedef struct ZkDeferredValue
 static const ZkDeferredValue *deferred_values[ZK_NUM_HELD_SETTINGS];
 
 static bool refuse_change(ZkHeldSetting setting);
+static bool session_value(ZkHeldSetting setting, const char *strval,
+						  int intval);
 static ZkDeferredValue *make_deferred(GucSource source, int intval,
 									  const char *strval);
 static bool check_string_change(ZkHeldSetting setting, char **newval,
@@ -143,7 +154,38 @@ refuse_change(ZkHeldSetting setting)
 	GUC_check_errmsg("parameter \"%s\" cannot be changed while this backend holds ZooKeeper locks",
 					 held_setting_names[setting]);
 	GUC_check_errdetail("The locks were taken in this backend's ZooKeeper session with the current value.");
-	GUC_check_errhint("Release the locks first (zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks; zk_locks lists what is held), or keep the current value.");
+	GUC_check_errhint("Release the locks first (zk_unlock_all() releases session locks, COMMIT or ROLLBACK transaction locks; zk_locks lists what is held), or keep the value the session was opened with.");
+	return false;
+}
+
+/*
+ * session_value
+ *		Is this value of 'setting' the one the open ZooKeeper session was
+ *		opened with?  A SET to it changes nothing the held locks depend on,
+ *		even while the current value differs (the end of a SET LOCAL, or a
+ *		RESET, changed it after the session was opened): it is how a
+ *		backend gets back to its session (the 55000 of client/connect.c says
+ *		so).  zklock.root chooses no session.
+ */
+static bool
+session_value(ZkHeldSetting setting, const char *strval, int intval)
+{
+	switch (setting)
+	{
+		case ZK_SETTING_HOSTS:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_HOSTS, strval, 0);
+		case ZK_SETTING_AUTH:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH, strval, 0);
+		case ZK_SETTING_AUTH_FILE:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH_FILE, strval,
+									   0);
+		case ZK_SETTING_SESSION_TIMEOUT:
+			return ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL,
+									   intval);
+		case ZK_SETTING_ROOT:
+		case ZK_NUM_HELD_SETTINGS:
+			break;
+	}
 	return false;
 }
 
@@ -173,7 +215,8 @@ make_deferred(GucSource source, int intval, const char *strval)
  * check_string_change
  *		The locks-held rule for a new value of a string setting, given the
  *		current one.  Without locks, or without a change, the value passes.
- *		While locks are held: a SET is refused; a value from the
+ *		While locks are held: a SET is refused, unless it sets the value
+ *		the open session was opened with (session_value); a value from the
  *		configuration file (a reload, or PGC_S_DEFAULT when the reload
  *		removed the setting) is replaced by the current value, with the
  *		file's value as its extra (see note_deferred); anything else passes
@@ -189,6 +232,8 @@ check_string_change(ZkHeldSetting setting, char **newval, void **extra,
 
 	if (current == NULL || *newval == NULL || strcmp(*newval, current) == 0 ||
 		ZkLockCount() == 0)
+		return true;
+	if (source == PGC_S_SESSION && session_value(setting, *newval, 0))
 		return true;
 	if (source == PGC_S_SESSION)
 		return refuse_change(setting);
@@ -418,6 +463,9 @@ check_zklock_session_timeout(int *newval, void **extra, GucSource source)
 
 	if (*newval == zklock_session_timeout || ZkLockCount() == 0)
 		return true;
+	if (source == PGC_S_SESSION &&
+		session_value(ZK_SETTING_SESSION_TIMEOUT, NULL, *newval))
+		return true;
 	if (source == PGC_S_SESSION)
 		return refuse_change(ZK_SETTING_SESSION_TIMEOUT);
 	if (source != PGC_S_FILE && source != PGC_S_DEFAULT)
@@ -470,27 +518,13 @@ assign_zklock_auth_file(const char *newval, void *extra)
 }
 
 /*
- * _PG_init
- *		Define the settings, ask for the statistics' shared memory when
- *		loaded at server start, register the transaction callbacks, and
- *		install the DISCARD ALL hook and the session layer's settings hook.
- *		Nothing else: no thread, no connection.
+ * zk_define_session_settings
+ *		The settings of the ZooKeeper session: where the servers are, the
+ *		root of zklock's nodes, and the session's timeouts.
  */
-void
-_PG_init(void)
+static void
+zk_define_session_settings(void)
 {
-	/* the statistics' shared memory, when loaded at server start */
-	ZkStatRequestShmem();
-
-	/*
-	 * zklock's one pair of transaction callbacks, registered here and only
-	 * here: at abort they hand the requests an ERROR left to the client
-	 * threads, then release the transaction's holds, in that order.  They
-	 * cost nothing in a backend that holds nothing.
-	 */
-	RegisterXactCallback(ZkLockXactCallback, NULL);
-	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
-
 	DefineCustomStringVariable("zklock.hosts",
 							   "ZooKeeper servers the backend connects to.",
 							   "A comma-separated list of host:port pairs, as the ZooKeeper client takes it.",
@@ -527,7 +561,15 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+}
 
+/*
+ * zk_define_credential_settings
+ *		The settings that give the session its digest credentials.
+ */
+static void
+zk_define_credential_settings(void)
+{
 	/* its check hook never refuses a value by repeating it */
 	DefineCustomStringVariable("zklock.auth",
 							   "ZooKeeper digest credentials, as user:password.",
@@ -547,7 +589,15 @@ _PG_init(void)
 							   GUC_SUPERUSER_ONLY,
 							   check_zklock_auth_file, assign_zklock_auth_file,
 							   NULL);
+}
 
+/*
+ * zk_define_lock_settings
+ *		The settings of how locks are taken, held and released.
+ */
+static void
+zk_define_lock_settings(void)
+{
 	DefineCustomBoolVariable("zklock.synchronous_release",
 							 "Makes lock releases wait until ZooKeeper has applied them.",
 							 "When on, zk_unlock, zk_unlock_all and the release of transaction locks at COMMIT or ROLLBACK return only once the delete of the queue node is confirmed, so any lock attempt that starts afterwards, on any server, finds the lock free. When off, the delete is sent in the background.",
@@ -594,19 +644,26 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							 NULL, NULL, NULL);
 
-	MarkGUCPrefixReserved("zklock");
+	DefineCustomEnumVariable("zklock.on_lock_loss",
+							 "What a lost ZooKeeper lock does to the statement that is running.",
+							 "cancel: as soon as the backend knows a hold of its own is gone (its session expired or was out of touch past the session timeout, another client deleted its node, or a lease this transaction took or renewed ran out or was deleted), the running statement is cancelled with an ERROR naming the lost locks; an idle backend gets that ERROR at its next statement. error: only the next zklock call and COMMIT fail.",
+							 &zklock_on_lock_loss,
+							 ZK_ON_LOSS_CANCEL,
+							 on_lock_loss_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, assign_zklock_on_lock_loss, NULL);
+}
 
-	/* DISCARD ALL releases session holds, as pg_advisory_unlock_all() */
-	ZkInstallDiscardHook();
-
-	/* a reload's values that waited for the locks to go */
-	ZkSessionSetSettingsHook(apply_deferred_settings);
-
-	/*
-	 * Until a backend loads this library, a zklock.auth given in the
-	 * configuration is an ordinary placeholder setting that any user can
-	 * read with SHOW.  Only preloading closes that gap: say so.
-	 */
+/*
+ * zk_warn_auth_not_preloaded
+ *		Until a backend loads this library, a zklock.auth given in the
+ *		configuration is an ordinary placeholder setting that any user can
+ *		read with SHOW.  Only preloading closes that gap: say so.
+ */
+static void
+zk_warn_auth_not_preloaded(void)
+{
 	if (!process_shared_preload_libraries_in_progress &&
 		zklock_auth != NULL && zklock_auth[0] != '\0' &&
 		(session_preload_libraries_string == NULL ||
@@ -615,4 +672,55 @@ _PG_init(void)
 				(errmsg("zklock.auth is set, but zklock is not preloaded"),
 				 errdetail("In a backend that has not loaded zklock, zklock.auth is an ordinary placeholder setting that any user can read."),
 				 errhint("Add zklock to shared_preload_libraries or session_preload_libraries.")));
+}
+
+/*
+ * _PG_init
+ *		Define the settings, ask for the statistics' shared memory when
+ *		loaded at server start, register the transaction callbacks, and
+ *		install the DISCARD ALL hook, the hooks that stop a statement whose
+ *		locks were lost, and the session layer's settings hook.
+ *		Nothing else: no thread, no connection.
+ */
+void
+_PG_init(void)
+{
+	/* the statistics' shared memory, when loaded at server start */
+	ZkStatRequestShmem();
+
+	/*
+	 * zklock's one pair of transaction callbacks, registered here and only
+	 * here: at abort they hand the requests an ERROR left to the client
+	 * threads, then release the transaction's holds, in that order.  They
+	 * cost nothing in a backend that holds nothing.
+	 */
+	RegisterXactCallback(ZkLockXactCallback, NULL);
+	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
+
+	zk_define_session_settings();
+	zk_define_credential_settings();
+	zk_define_lock_settings();
+
+	MarkGUCPrefixReserved("zklock");
+
+	/* DISCARD ALL releases session holds, as pg_advisory_unlock_all() */
+	ZkInstallDiscardHook();
+
+	/* a lost hold stops the statement (zklock.on_lock_loss) */
+	ZkInstallLossCancelHooks();
+
+	/* a reload's values that waited for the locks to go */
+	ZkSessionSetSettingsHook(apply_deferred_settings);
+
+	zk_warn_auth_not_preloaded();
+}
+
+/*
+ * assign_zklock_on_lock_loss
+ *		Tell the loss watch whether a loss cancels the statement.
+ */
+static void
+assign_zklock_on_lock_loss(int newval, void *extra)
+{
+	ZkLossWatchSetCancel(newval == ZK_ON_LOSS_CANCEL);
 }

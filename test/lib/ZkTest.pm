@@ -196,6 +196,35 @@ sub zk_watches
 	return \%n;
 }
 
+# zk_watches_by_others(ZK): as zk_watches, but without the watch of the
+# session that owns an ephemeral node (owners from dump): a backend watches
+# the nodes it holds for their loss (client/loss_watch.c), and a test of
+# who waits for whom counts the other sessions only.  Standalone servers
+# (dump lists the owners on the leader only).
+push @EXPORT, qw(zk_watches_by_others);
+sub zk_watches_by_others
+{
+	my ($zk) = @_;
+	my (%owner, %n, $cur, $session, $in_ephemerals);
+	for my $line (split /\n/, zk_4lw($zk->{ports}[0], 'dump'))
+	{
+		if ($line =~ /^Sessions with Ephemerals/) { $in_ephemerals = 1; next; }
+		if ($line =~ /^Connections dump/) { $in_ephemerals = 0; next; }
+		next unless $in_ephemerals;
+		if ($line =~ /^(0x[0-9a-f]+):/) { $session = $1; }
+		elsif ($line =~ m{^\s+(/\S*)} && defined $session) { $owner{$1} = $session; }
+	}
+	for my $line (split /\n/, zk_4lw($zk->{ports}[0], 'wchp'))
+	{
+		if ($line =~ m{^(/\S*)}) { $cur = $1; }
+		elsif ($line =~ /^\s+(0x[0-9a-f]+)/ && defined $cur)
+		{
+			$n{$cur}++ unless defined $owner{$cur} && $owner{$cur} eq $1;
+		}
+	}
+	return \%n;
+}
+
 # zk_mntr(PORT): mntr as a hash.
 sub zk_mntr
 {

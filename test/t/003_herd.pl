@@ -1,17 +1,18 @@
 # Herd-free waiting, shown with ZooKeeper's own counters.
 #
 # Ten waiters (on two servers) queue behind one holder.  Then:
-# - mntr's zk_watch_count is 20: each waiter watches the one node it waits
+# - mntr's zk_watch_count is 21: each waiter watches the one node it waits
 #   for and its own node (so that a deletion of its node by another client
 #   cannot go unnoticed when it is granted on a notification, without
-#   reading the queue), and nobody sets a child watch on the lock node
+#   reading the queue), the holder watches its own node (for its loss,
+#   once held 250 ms), and nobody sets a child watch on the lock node
 #   (zk_watch_count counts data and child watches alike);
 # - wchc shows that each waiter's session watches exactly those two
 #   paths: the queue node just before its own, and its own (in ZooKeeper
 #   3.8 wchc/wchp list data and exists watches only, hence the
 #   zk_watch_count check above);
-# - after the holder releases, only the first waiter is granted, the one
-#   watch on the released node fired, and the other nine sessions sent no
+# - after the holder releases, only the first waiter is granted, the
+#   watches on the released node fired, and the other nine sessions sent no
 #   request at all: their last client xid (cons' lcxid, which pings do not
 #   change) is unchanged.
 use strict;
@@ -86,10 +87,15 @@ for my $i (1 .. $n)
 my $q = queue();
 is(scalar(@$q), $n + 1, "one holder and $n waiters in the queue");
 
-# --- two watches per waiter: its predecessor and its own node
+# --- two watches per waiter: its predecessor and its own node; and the
+# holder's on its own node, which it watches for its loss once held 250 ms
+# (its first waiter watches that node too)
+ok(wait_for(sub { (zk_watches($zk)->{"$lock_node/$q->[0]"} // 0) >= 2 }, 10,
+		'the holder to watch its node'),
+	'the holder watches its own node');
 my $mntr = zk_mntr($port);
-is($mntr->{zk_watch_count}, 2 * $n,
-	"mntr: zk_watch_count is 2 x $n (no child watch on the lock node)");
+is($mntr->{zk_watch_count}, 2 * $n + 1,
+	"mntr: zk_watch_count is 2 x $n + 1 (no child watch on the lock node)");
 
 my $wchc = watches_by_session();
 my $right = 0;
@@ -127,7 +133,8 @@ note(sprintf('the granted waiter sent %d request(s) after the release',
 		($after->{ $sid[0] } // 0) - ($before->{ $sid[0] } // 0)));
 figure(other_waiters_requests => scalar(@talked));
 my $watches_after = zk_mntr($port)->{zk_watch_count};
-is($watches_after, 2 * $n - 1, 'one watch fewer: only the watch on the released node fired');
+is($watches_after, 2 * $n - 1,
+	'two watches fewer: only the watches on the released node (its holder\'s and its waiter\'s) fired');
 figure(watches_before => $mntr->{zk_watch_count}, watches_after => $watches_after);
 
 # --- the rest of the chain, in order

@@ -10,7 +10,8 @@
 # - The same with a transaction lock and a write: COMMIT fails and nothing
 #   the transaction wrote becomes visible.
 # - zklock.verify_on_commit: COMMIT fails when the node was deleted behind
-#   the session's back.
+#   the session's back (and without it, once the loss watch has seen the
+#   deletion).
 # - ZooKeeper stopped while a backend waits: 08006 once the connection has
 #   been gone for the session timeout.  A release sent while ZooKeeper is
 #   down waits for it up to zklock.connect_timeout, warns, and is
@@ -113,6 +114,9 @@ sub delete_node_externally
 	kazoo_run($zk, "c.delete('$znode')");
 }
 
+# (with zklock.on_lock_loss = error, so that the deletion is met at COMMIT,
+# not by the next statement; t/053 tests the cancel)
+$s->query_safe('SET zklock.on_lock_loss = error');
 for my $verify ('on', 'off')
 {
 	$a->safe_psql('postgres', 'TRUNCATE work');
@@ -120,6 +124,13 @@ for my $verify ('on', 'off')
 	$s->query_safe('BEGIN');
 	$s->query_safe(q{SELECT zk_xact_lock('/loss/v')});
 	my $znode = $s->query_safe(q{SELECT znode FROM zk_locks});
+	# without verify_on_commit, what COMMIT knows is what the loss watch
+	# saw: the holder watches a node it has held for 250 ms, so the
+	# deletion's notice comes ahead of any later answer
+	ok(wait_for(sub { (zk_watches($zk)->{$znode} // 0) >= 1 }, 10,
+			'the holder to watch its node'),
+		"verify_on_commit = $verify: the holder watches its node")
+	  if $verify eq 'off';
 	delete_node_externally($znode);
 	$s->query_safe(q{INSERT INTO work VALUES ('writer')});
 	($res, $err) = bg_query($s, 'COMMIT');
@@ -132,9 +143,12 @@ for my $verify ('on', 'off')
 	}
 	else
 	{
-		is($err, '', 'verify_on_commit = off: COMMIT does not ask ZooKeeper');
-		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '1',
-			'and the write is visible (the documented trade-off)');
+		# a node held for 250 ms is watched (the loss watch): its deletion
+		# is known before COMMIT without asking ZooKeeper there
+		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost/,
+			'verify_on_commit = off: COMMIT fails all the same, the deletion seen by the watch: 08006');
+		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
+			'and the write is not visible');
 	}
 	is($s->query_safe('SELECT count(*) FROM zk_locks'), '0', 'no lock is left held');
 }

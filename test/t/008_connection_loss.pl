@@ -100,6 +100,34 @@ is(queue_grants('/cl/held'), 'a:true', 'holding the node it recovered');
 $s->query_safe(q{SELECT zk_unlock('/cl/held')});
 $proxy->{out} = '';
 
+# --- a create that never reached the server while another server holds
+#     the lock: the search by prefix finds no node of ours but reads a
+#     queue (the holder's node), the create is sent again, and the queue
+#     the waiter goes by must be read after that create, with its node in
+#     it: the one read before has no node of ours, which would say that
+#     the node "disappeared" (55000) although nobody touched it
+$h->query_safe(q{SELECT zk_lock('/cl/heldbefore')});
+proxy('drop-before-create /cl/heldbefore/');
+bg_begin($s, q{SELECT zk_lock('/cl/heldbefore') > 0}, 'heldbefore_got');
+ok(wait_for(sub { defined proxy_fired('before') }, 10, 'the cut'),
+	'the waiter\'s create was cut before it reached the server');
+ok(wait_for(sub { queue_grants('/cl/heldbefore') eq 'b:true,a:false' || bg_done($s, 'heldbefore_got') },
+		10, 'queue'),
+	'the waiter queues behind the holder (or ends)');
+my $held_node = $h->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/cl/heldbefore'});
+ok(wait_for(sub { (zk_watches($zk)->{$held_node} // 0) >= 1 || bg_done($s, 'heldbefore_got') },
+		10, 'the wait'),
+	'and waits: it watches the holder\'s node');
+ok(!bg_done($s, 'heldbefore_got'), 'the wait goes on, with no error');
+is(queue_grants('/cl/heldbefore'), 'b:true,a:false', 'queued once, no orphan');
+$h->query_safe(q{SELECT zk_unlock('/cl/heldbefore')});
+($out, my $before_err) = bg_finish($s, 'heldbefore_got');
+like($out, qr/\bt\b/, 'and ends with the lock when the holder releases');
+is($before_err, '', 'without an error');
+is(queue_grants('/cl/heldbefore'), 'a:true', 'holding the one node it made');
+$s->query_safe(q{SELECT zk_unlock('/cl/heldbefore')});
+$proxy->{out} = '';
+
 # --- a try whose create reply was cut returns false and leaves nothing
 $h->query_safe(q{SELECT zk_lock('/cl/try')});
 proxy('drop-after-create /cl/try/');

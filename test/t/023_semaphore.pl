@@ -100,12 +100,17 @@ is(nchildren('/zklock/sem/x/leases'), 3, 'only the head has made a lease node (a
 # the leases node is not shown): the waiters behind the head each watch
 # the mutex node before them and their own, and nobody watches a lease.
 my %watchers = %{ zk_watches($zk) };
+my %foreign = %{ zk_watches_by_others($zk) };
 my $lock_watches = 0;
 my $lease_watches = 0;
 for my $p (keys %watchers)
 {
 	$lock_watches += $watchers{$p} if $p =~ m{^/zklock/sem/x/locks/};
-	$lease_watches += $watchers{$p} if $p =~ m{^/zklock/sem/x/leases/};
+}
+# (a holder watches its own lease node for its loss: not a waiter's watch)
+for my $p (keys %foreign)
+{
+	$lease_watches += $foreign{$p} if $p =~ m{^/zklock/sem/x/leases/};
 }
 is($lock_watches, 4, 'the two waiters behind the head watch their predecessor and their own node');
 is($lease_watches, 0, 'no waiter watches a lease holder');

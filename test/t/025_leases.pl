@@ -243,6 +243,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 		'postgres', q{\set VERBOSITY verbose
 		BEGIN;
 		SELECT zk_lease_lock('/job/commit', '500 ms');
+		SET LOCAL zklock.on_lock_loss = error;
 		SELECT pg_sleep(0.7);
 		COMMIT;},
 		stdout => \$stdout,

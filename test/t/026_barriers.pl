@@ -10,7 +10,8 @@
 #   kazoo's Barrier.wait are released by zk_barrier_remove, and
 #   zk_barrier_wait by kazoo's remove; a wait ends with lock_timeout
 #   (55P03), statement_timeout and pg_cancel_backend, the backend usable
-#   after each; a lock's node is no barrier to remove (55000).
+#   after each; a held lock's path is no barrier: set and remove are
+#   refused (22023, naming both kinds).
 # - Double barrier (Curator DistributedDoubleBarrier layout): three SQL
 #   members on two servers and a Curator member (members = 4) enter
 #   together (nobody before the last arrives) and leave together (nobody
@@ -22,9 +23,10 @@
 #   lock_timeout during enter leave no node; entering twice is 55000,
 #   leaving without entering a WARNING and false; a "ready" node of a round
 #   that still has a participant makes enter fail with 55000 without
-#   leaving a node, one whose round has nobody left (its members exited or
-#   ran DISCARD ALL) is cleared by the next arrival;
-#   zk_unlock_all keeps a membership and DISCARD ALL ends it; 30 rounds of
+#   leaving a node, one whose round has nobody left (another client made
+#   it, or its members could not leave) is cleared by the next arrival;
+#   zk_unlock_all keeps a membership and DISCARD ALL ends it as a leave
+#   would (the round's "ready" goes with its last member); 30 rounds of
 #   three members in a loop on one path all succeed, every round's enters
 #   and leaves overlapping as a double barrier's must; a member that exits
 #   has left at once, a SIGKILLed one once its session has expired (and
@@ -283,11 +285,12 @@ is(kids('/zklock/b/t'), '', 'the barrier is still up, without children');
 
 # a lock's node is no barrier
 $s1->query_safe(q{SELECT zk_lock('/b/l')});
-is($ww->query_safe(q{SELECT zk_barrier_set('/b/l')}), 'f',
-	"raising a barrier on a held lock's path finds its node: false");
+($out, $err) = bg_query($ww, q{SELECT zk_barrier_set('/b/l')});
+error_is($err, '22023', qr/ZooKeeper path "\/b\/l" is used by a lock, not a barrier/,
+	"raising a barrier on a held lock's path is refused: 22023");
 ($out, $err) = bg_query($ww, q{SELECT zk_barrier_remove('/b/l')});
-error_is($err, '55000', qr/ZooKeeper barrier "\/b\/l" cannot be removed: its node has children/,
-	"a lock's node cannot be removed as a barrier: 55000");
+error_is($err, '22023', qr/ZooKeeper path "\/b\/l" is used by a lock, not a barrier/,
+	"a lock's node cannot be removed as a barrier: 22023");
 $s1->query_safe(q{SELECT zk_unlock('/b/l')});
 is($s1->query_safe(q{SELECT zk_barrier_remove('/b/t')}), 't', '/b/t removed');
 
@@ -565,12 +568,11 @@ is(scalar(participants('/zklock/db/1')), 1, 'and its node');
 $a1->query_safe('DISCARD ALL');
 is($a1->query_safe('SELECT count(*) FROM zk_locks'), '0', 'DISCARD ALL leaves the double barrier');
 ok(wait_for(sub { participants('/zklock/db/1') == 0 }, 10, 'node gone'), 'its node goes');
-# a round whose members all went without leaving (here: DISCARD ALL) leaves
-# its "ready"; the next arrival finds no participant of that round and
-# removes it instead of being refused
-is(kids('/zklock/db/1'), 'ready', 'DISCARD ALL of its only member leaves the round\'s ready');
+# DISCARD ALL leaves as a leave would: the round's last member takes its
+# "ready" with it
+is(kids('/zklock/db/1') // '', '', 'DISCARD ALL of its only member takes the round\'s ready too');
 is($a1->query_safe(q{SELECT zk_double_barrier_enter('/db/1', 1)}), 't',
-	'the next arrival clears a ready whose round has nobody left, and enters');
+	'the next arrival enters');
 is($a1->query_safe(q{SELECT zk_double_barrier_leave('/db/1')}), 't', 'and leaves');
 ok(wait_for(sub { (kids('/zklock/db/1') // '') eq '' }, 10, 'empty'), 'nothing left on /db/1');
 

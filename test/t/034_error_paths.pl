@@ -499,7 +499,7 @@ for _ in range(500):
 	my ($low, $lowpid, $high) = ($pn lt $qn) ? ($p, $ppid, $q) : ($q, $qpid, $p);
 	my ($lown, $highn) = ($pn lt $qn) ? ($pn, $qn) : ($qn, $pn);
 	bg_begin($low, q{SELECT zk_double_barrier_leave('/err/dl')}, 'dl_low');
-	ok(wait_for(sub { (zk_watches($zk)->{$highn} // 0) > 0 }, 10, 'the lowest watches'),
+	ok(wait_for(sub { (zk_watches_by_others($zk)->{$highn} // 0) > 0 }, 10, 'the lowest watches'),
 		'the lowest member leaves first, waiting for the other');
 	kazoo_run($zk, "c.delete('$lown')");
 	is($high->query_safe(q{SELECT zk_double_barrier_leave('/err/dl')}), 't',

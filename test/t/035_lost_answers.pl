@@ -10,7 +10,10 @@
 # protection prefix before creating anything again: exactly one node per
 # intent (the sequence numbers show that no second create was made), no
 # orphan, the right grant; a try that gives up leaves nothing behind; a
-# semaphore never has more lease nodes than holders and waiters.
+# semaphore never has more lease nodes than holders and waiters.  The
+# other fault, a multi cut before the server saw it, is one case: a set
+# that must wait finds none of its nodes, creates them again, and waits
+# with them.
 #
 # What ZooKeeper holds is read with kazoo, not through zklock.
 use strict;
@@ -66,22 +69,35 @@ sub armed
 	return;
 }
 
-# fired(): the path of the create the proxy forwarded before cutting
+# armed_before(TEXT): the same, but the proxy cuts the connection without
+# forwarding the create: the server never sees it
+sub armed_before
+{
+	my ($text) = @_;
+	$proxy->{out} = '';
+	zk_proxy_cmd($proxy, "drop-before-create $text");
+	return;
+}
+
+# fired(WHEN): the path of the create the proxy cut the connection after
+# ('after', the default) or before forwarding
 sub fired
 {
+	my ($when) = @_;
+	$when //= 'after';
 	$proxy->{timer}->start(30);
 	eval {
 		pump_until($proxy->{h}, $proxy->{timer}, \$proxy->{out},
-			qr/^dropped-after-create \S+$/m);
+			qr/^dropped-$when-create \S+$/m);
 	};
-	return $proxy->{out} =~ /^dropped-after-create (\S+)$/m ? $1 : undef;
+	return $proxy->{out} =~ /^dropped-$when-create (\S+)$/m ? $1 : undef;
 }
 
 # The lock nodes exist before each fault (persistent here, so that the
 # container reaper cannot take them between steps): the lost multi is then
 # applied by the server, and a recovery that does not find its nodes would
 # leave a second set of them.
-kazoo_run($zk, q{for p in ['s1', 's2', 'h1', 'h2', 't1', 't2', 'sem/locks', 'sem/leases',
+kazoo_run($zk, q{for p in ['s1', 's2', 'h1', 'h2', 'b1', 'b2', 't1', 't2', 'sem/locks', 'sem/leases',
           'full/locks', 'full/leases', 'tfull/locks', 'tfull/leases']:
     c.ensure_path('/zklock/la/' + p)});
 
@@ -120,7 +136,7 @@ ok(wait_for(sub { count('/la/h2') == 2 }, 10, 'queued'),
 # the set watches the holder's node once it has recovered its nodes and
 # waits: only then is the count final
 my $held = $h->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/la/h2'});
-ok(wait_for(sub { (zk_watches($zk)->{$held} // 0) >= 1 }, 10, 'set waits'),
+ok(wait_for(sub { (zk_watches_by_others($zk)->{$held} // 0) >= 1 }, 10, 'set waits'),
 	'the set, recovered, watches the holder\'s node');
 is(count('/la/h1') . ' ' . count('/la/h2'), '1 2',
 	'and stays so: one node of the set on each path, no orphan');
@@ -134,6 +150,32 @@ is(count('/la/h1') . ' ' . count('/la/h2'), '1 1', 'one node on each path');
 is( $s->query_safe(q{SELECT string_agg(znode, ',' ORDER BY path) FROM zk_locks}),
 	'/zklock/la/h1/' . children('/la/h1') . ',/zklock/la/h2/' . children('/la/h2'),
 	'holding the nodes its lost multi made');
+$s->query_safe(q{SELECT zk_unlock_all()});
+
+# --- a set that must wait, whose multi never reached the server: the
+#     search by prefix finds none of its nodes, the multi is sent again,
+#     and the queue where the set waits is read after that, with its node
+#     in it (the one read by the search has none: a wait that went by it
+#     would take the node for deleted, 55000)
+$h->query_safe(q{SELECT zk_lock('/la/b2')});
+armed_before('/la/b1/');
+bg_begin($s, q{SELECT zk_lock(ARRAY['/la/b1', '/la/b2']) > 0}, 'before_done');
+$cut = fired('before') // '';
+like($cut, qr{^/zklock/la/b1/}, 'a waiting set\'s multi is cut before the server');
+$held = $h->query_safe(q{SELECT znode FROM zk_locks WHERE path = '/la/b2'});
+ok(wait_for(sub { (zk_watches($zk)->{$held} // 0) >= 1 || bg_done($s, 'before_done') },
+		10, 'set waits'),
+	'the set, created again, watches the holder\'s node');
+ok(!bg_done($s, 'before_done'), 'the set waits, with no error');
+is(count('/la/b1') . ' ' . count('/la/b2'), '1 2',
+	'one node of the set on each path, no orphan');
+$h->query_safe(q{SELECT zk_unlock('/la/b2')});
+($out, $err) = bg_finish($s, 'before_done');
+like($out, qr/\bt\b/, 'and is granted once the holder releases');
+is($err, '', 'without an error');
+is( $s->query_safe(q{SELECT string_agg(znode, ',' ORDER BY path) FROM zk_locks}),
+	'/zklock/la/b1/' . children('/la/b1') . ',/zklock/la/b2/' . children('/la/b2'),
+	'holding one node on each path');
 $s->query_safe(q{SELECT zk_unlock_all()});
 
 # --- a try on a set that cannot be had at once leaves nothing
@@ -192,7 +234,7 @@ $s->query_safe(q{SELECT zk_semaphore_release('/la/full')});
 
 # --- a try on a full semaphore leaves nothing
 $h->query_safe(q{SELECT zk_semaphore_acquire('/la/tfull', 1) > 0});
-my $held = children('/la/tfull/leases');
+$held = children('/la/tfull/leases');
 armed('/la/tfull/locks/');
 is($s->query_safe(q{SELECT zk_try_semaphore_acquire('/la/tfull', 1)}), 'f',
 	'a try on a full semaphore whose multi answer was cut returns false');

@@ -330,7 +330,7 @@ zk_set('/zklock/f/db/ready', q~b'{"round":[]}'~);
 bg_begin($w, q{SELECT zk_double_barrier_leave('/f/db', 10000)}, 'w_leave');
 # a leaver that waits for another member watches that member's node
 ok( wait_for(
-		sub { grep { m{^/zklock/f/db/[0-9a-f-]{36}$} } keys %{ zk_watches($zk) } },
+		sub { grep { m{^/zklock/f/db/[0-9a-f-]{36}$} } keys %{ zk_watches_by_others($zk) } },
 		15,
 		'the first leaver watching a member'),
 	'a "ready" rewritten to list nobody: the first leaver waits for the other member'

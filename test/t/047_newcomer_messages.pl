@@ -9,9 +9,9 @@
 #   superuser is told to ask a superuser to raise it (it cannot itself); a
 #   superuser is told to raise it.
 # - A session setting changed back by the end of a SET LOCAL while locks are
-#   held: the next zklock call is 55000 with a HINT on releasing session and
-#   transaction locks; zk_unlock_all() then works, and the call after it
-#   opens a session with the new settings.
+#   held: the next zklock call is 55000 with a HINT on setting it back, or on
+#   releasing session and transaction locks; zk_unlock_all() then works, and
+#   the call after it opens a session with the new settings.
 # - SET LOCAL zklock.synchronous_release outside a transaction block: a
 #   WARNING 25P01 and no effect; inside one, it holds for the transaction.
 # - A lease taken in an INSERT whose transaction rolls back stays held; its
@@ -92,8 +92,8 @@ ALTER ROLE plain SET zklock.max_locks_per_backend = 1;
 	$s->query_safe('COMMIT');
 	my ($out, $err) = bg_query($s, q{SELECT zk_lock('/switch/b')});
 	error_is($err, '55000',
-		qr/cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks\nDETAIL:  .*\nHINT:  Release the locks first: zk_unlock_all\(\) releases session locks, and transaction locks go when their transaction ends \(COMMIT or ROLLBACK\); the next zklock call then opens a session with the new settings\./,
-		'the next zklock call, the SET LOCAL over, is 55000 with a HINT on releasing both kinds of lock');
+		qr/cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks\nDETAIL:  .*\nHINT:  Set the changed setting back to the value this session was opened with \(SET is allowed for that while locks are held\), or release the locks first: zk_unlock_all\(\) releases session locks, and transaction locks go when their transaction ends \(COMMIT or ROLLBACK\); the next zklock call then opens a session with the new settings\./,
+		'the next zklock call, the SET LOCAL over, is 55000 with a HINT on setting it back or releasing both kinds of lock');
 	($out, $err) = bg_query($s, q{SELECT zk_unlock_all()});
 	is($err, '', 'zk_unlock_all() works in that state');
 	($out, $err) = bg_query($s, q{SELECT zk_lock('/switch/b') > 0});

@@ -95,6 +95,9 @@ for my $case ('at once', 'after a pause')
 # --- out of touch past the session timeout, ZooKeeper down
 {
 	my $s = verbose_session($a);
+	# (the statement below is not to be cancelled by the out-of-touch rule
+	# first: t/053 tests that; here its COMMIT's own wait is tested)
+	$s->query_safe(q{SET zklock.on_lock_loss = error});
 	$s->query_safe(q{SELECT zk_lock('/discard/down')});
 	zkctl('stop', $zk->{dir});
 	# any statement's COMMIT must confirm the session first; with ZooKeeper

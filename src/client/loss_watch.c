@@ -1,0 +1,959 @@
+/*-------------------------------------------------------------------------
+ *
+ * client/loss_watch.c
+ *		The loss watch: the nodes the backend holds, watched from the client
+ *		library's threads so that a lost hold stops the statement that runs
+ *		while it is lost (zklock.on_lock_loss = cancel).
+ *
+ * The layers above register each node they hold (ZkLossWatchRegister) and
+ * withdraw it before they delete it themselves (ZkLossWatchRelease), so
+ * that the backend's own release is never taken for a loss.  A hold is
+ * lost when
+ *
+ * - the session expired (the session watcher's event), or the connection
+ *	 has been lost for longer than the session timeout: the server has
+ *	 expired the session then, whether or not the client library has heard
+ *	 so (the rule ZkSessionGiveUpOutOfTouch applies at COMMIT); only
+ *	 ephemeral nodes go with the session;
+ * - its node was deleted by another client: an exists-watch on the node
+ *	 fires, or the exists that sets it finds the node gone;
+ * - it is a lease whose ttl ran out (its deadline: the send time of the
+ *	 request that granted or renewed it plus the ttl; a local clock, no
+ *	 round trip).
+ *
+ * Watches cost a request each, so a node is watched only once it has been
+ * held for ZK_LOSS_ARM_DELAY_MS: a lock taken and released within a
+ * statement costs nothing more.  A node deleted before its watch is set is
+ * found gone by the exists that sets it, so a deletion is known within
+ * ZK_LOSS_ARM_DELAY_MS plus a round trip.  (A node a waiter watched as its
+ * own keeps that watch too; the two do not interfere.)
+ *
+ * When a hold is lost and zklock.on_lock_loss is cancel, the thread that
+ * found it sends SIGINT to the backend, exactly as pg_cancel_backend()
+ * would: PostgreSQL's own handler sets QueryCancelPending, and the running
+ * statement ends at its next CHECK_FOR_INTERRUPTS() with 57014, which the
+ * SQL layer reports as the lost locks' 08006 (sql/loss_cancel.c).  An idle
+ * backend ignores a cancel; the SQL layer raises the ERROR at its next
+ * statement instead.
+ *
+ * With zklock.on_lock_loss = error the watch finds losses all the same,
+ * and the holds layer reports them at the next call on the lock or at
+ * COMMIT; only the cancel is not sent.
+ *
+ * Threads.  A watchdog thread of this file (started with the first node
+ * registered, with every signal blocked) sets the watches,
+ * runs the lease deadlines and the out-of-touch rule; the library's
+ * completion thread runs the watcher and the exists completions.  They
+ * follow client/bridge.c's thread rules: plain memory under this file's
+ * own mutex, the thread-safe client library, and kill(); no PostgreSQL
+ * call.  (They also read one word of shared memory, the backend's
+ * pg_stat_activity state, to leave a backend between statements alone.)
+ * The only lock order is this file's mutex, then the bridge's.
+ *
+ * Record lifetime.  A ZkHeldNode is malloc'd; 'refs' counts its
+ * registration and each watch or request that names it as context; a
+ * withdrawn record still so named waits in watch.orphans until the last
+ * one is done, or until the session's handle is closed.  Only the backend
+ * withdraws a registration, so a registered node's constant fields
+ * (znode, path, what) can be read by the backend without the mutex.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "common/hashfn.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
+#include "utils/backend_status.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "client/bridge.h"
+#include "client/loss_watch.h"
+#include "common/clock.h"
+
+/* how long a node is held before its deletion watch is set */
+#define ZK_LOSS_ARM_DELAY_MS	250
+
+/* watches set by one pass of the watchdog before it looks again */
+#define ZK_LOSS_ARM_BATCH		64
+
+/* One held node. */
+typedef struct ZkHeldNode
+{
+	/* under watch.mutex */
+	dlist_node	link;			/* in watch.nodes while registered */
+	dlist_node	arm_link;		/* in watch.to_arm while its watch is due */
+	dlist_node	deadline_link;	/* in watch.deadlines: a lease */
+	bool		to_arm;
+	int			refs;			/* registration + watches and requests */
+	bool		released;		/* the backend withdrew it */
+	ZkLossKind	lost;			/* ZK_LOSS_NONE while held */
+	bool		reported;		/* the SQL layer named the loss */
+	bool		taken;			/* the holds layer took the loss */
+	int64		arm_at;			/* monotonic ms: set its watch then */
+	int64		deadline;		/* monotonic ms: a lease runs out; 0: none */
+	/* backend only */
+	struct ZkHeldNode *next_same_hash;
+	uint64		hash;
+	/* constant */
+	const char *what;			/* static: "exclusive lock", "lease", ... */
+	char	   *path;			/* the user's lock path, after znode */
+	char		znode[FLEXIBLE_ARRAY_MEMBER];
+} ZkHeldNode;
+
+/* The backend's map from a node's path to its record: one chain per hash. */
+typedef struct ZkHeldMapEntry
+{
+	uint64		hash;			/* key */
+	ZkHeldNode *first;
+} ZkHeldMapEntry;
+
+static struct
+{
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;		/* wakes the watchdog */
+	pthread_t	thread;
+	bool		running;		/* the watchdog runs */
+	bool		start_failed;	/* it could not be started: no new try
+								 * (nor WARNING) until the session ends */
+	bool		stop;			/* asks it to end */
+	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
+	bool		cancel;			/* zklock.on_lock_loss = cancel */
+	bool		held_off;		/* the statement running reports losses
+								 * itself (ZkLossWatchHoldOff) */
+	pid_t		pid;			/* the backend's */
+	volatile BackendState *activity;	/* its pg_stat_activity state, in
+										 * shared memory; NULL: unknown */
+	dlist_head	nodes;			/* registered ZkHeldNodes */
+	dlist_head	to_arm;			/* those whose watch is due, by arm_at */
+	dlist_head	deadlines;		/* those that are leases */
+	dlist_head	orphans;		/* withdrawn, still named by a watch */
+	int			nlost;			/* lost, not taken by the holds layer */
+	bool		session_reported;	/* a closed session's loss, named by an
+									 * ERROR, not taken yet */
+	bool		cancel_sent;	/* a SIGINT for a loss not reported yet */
+}			watch =
+{
+	.mutex = PTHREAD_MUTEX_INITIALIZER,
+	.wake_at = PG_INT64_MAX,
+	.nodes = DLIST_STATIC_INIT(watch.nodes),
+	.to_arm = DLIST_STATIC_INIT(watch.to_arm),
+	.deadlines = DLIST_STATIC_INIT(watch.deadlines),
+	.orphans = DLIST_STATIC_INIT(watch.orphans),
+};
+
+/*
+ * Set (under the mutex) when a loss is noted, cleared when every loss was
+ * taken: the backend reads it without the mutex, as a hint that costs
+ * nothing at each statement.
+ */
+static volatile sig_atomic_t zk_loss_hint = 0;
+
+/* backend only */
+static HTAB *zk_held_map = NULL;
+static bool zk_cond_ready = false;
+
+static void *zk_watchdog_main(void *arg);
+static void zk_loss_watcher(zhandle_t *zh, int type, int state,
+							const char *path, void *ctx);
+static void zk_loss_exists_done(int rc, const struct Stat *stat,
+								const void *data);
+
+/* ------------------------------------------------------------------------
+ * Either thread, with watch.mutex held.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * zk_node_unref_locked
+ *		Drop one reference; the last frees the record (it was withdrawn
+ *		already: the registration is a reference).
+ */
+static void
+zk_node_unref_locked(ZkHeldNode *node)
+{
+	if (--node->refs > 0)
+		return;
+	dlist_delete(&node->link);	/* from watch.orphans */
+	free(node);
+}
+
+/*
+ * zk_node_arm_later_locked
+ *		Queue a registered node's watch to be set at 'at'.
+ */
+static void
+zk_node_arm_later_locked(ZkHeldNode *node, int64 at)
+{
+	if (node->released || node->lost != ZK_LOSS_NONE || node->to_arm)
+		return;
+	node->arm_at = at;
+	node->to_arm = true;
+	/* 'at' is now or later than every queued time: keep the queue ordered */
+	if (at <= ZkNowMs())
+		dlist_push_head(&watch.to_arm, &node->arm_link);
+	else
+		dlist_push_tail(&watch.to_arm, &node->arm_link);
+}
+
+/*
+ * zk_node_lost_locked
+ *		A registered node is lost, for 'kind'.  Returns false if it was
+ *		withdrawn or known lost already.
+ */
+static bool
+zk_node_lost_locked(ZkHeldNode *node, ZkLossKind kind)
+{
+	if (node->released || node->lost != ZK_LOSS_NONE)
+		return false;
+	node->lost = kind;
+	if (node->to_arm)
+	{
+		dlist_delete(&node->arm_link);
+		node->to_arm = false;
+	}
+	watch.nlost++;
+	zk_loss_hint = 1;
+	return true;
+}
+
+/*
+ * zk_stop_holder_locked
+ *		Holds were just lost: in cancel mode, cancel the backend's statement
+ *		as pg_cancel_backend() does (once until the loss is reported).
+ */
+static void
+zk_stop_holder_locked(void)
+{
+	if (!watch.cancel || watch.cancel_sent || watch.held_off || watch.pid == 0)
+		return;
+
+	/*
+	 * A backend between statements is not cancelled: its next statement
+	 * raises the ERROR (sql/loss_cancel.c), a COMMIT fails its check.  The
+	 * loss was noted before this look, and a statement starts by saying it
+	 * runs, then looks for losses: either this look sees it run, or it
+	 * sees the loss.
+	 */
+	if (watch.activity != NULL)
+	{
+		BackendState state = *watch.activity;
+
+		if (state == STATE_IDLE || state == STATE_IDLEINTRANSACTION ||
+			state == STATE_IDLEINTRANSACTION_ABORTED)
+			return;
+	}
+	watch.cancel_sent = true;
+	(void) kill(watch.pid, SIGINT);
+}
+
+/*
+ * zk_session_lost_locked
+ *		The session is gone: every registered ephemeral node went with it
+ *		(a lease, a node with a ttl, outlives the session).
+ */
+static void
+zk_session_lost_locked(ZkLossKind kind)
+{
+	dlist_iter	iter;
+	bool		any = false;
+
+	dlist_foreach(iter, &watch.nodes)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		if (node->deadline == 0)
+			any |= zk_node_lost_locked(node, kind);
+	}
+	if (any)
+		zk_stop_holder_locked();
+}
+
+/* ------------------------------------------------------------------------
+ * Client threads: the watcher, the exists completion, session events and
+ * the watchdog.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * zk_loss_watcher
+ *		The exists-watch on a held node fired.  Session events reach every
+ *		watcher and change nothing here; a node event spent the watch: a
+ *		deletion is a loss (unless the backend withdrew the node first), any
+ *		other event needs the watch set again.
+ */
+static void
+zk_loss_watcher(zhandle_t *zh, int type, int state, const char *path,
+				void *ctx)
+{
+	ZkHeldNode *node = (ZkHeldNode *) ctx;
+
+	if (type == ZOO_SESSION_EVENT || node == NULL)
+		return;
+	pthread_mutex_lock(&watch.mutex);
+	if (type == ZOO_DELETED_EVENT)
+	{
+		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
+			zk_stop_holder_locked();
+	}
+	else
+	{
+		zk_node_arm_later_locked(node, ZkNowMs());
+		pthread_cond_signal(&watch.cond);
+	}
+	zk_node_unref_locked(node);
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * zk_loss_exists_done
+ *		The answer to the exists that set a node's watch.  ZOK: the watch is
+ *		set.  ZNONODE: the node is gone already (the library keeps a watch
+ *		for its creation, which never comes: the reference stays until the
+ *		session is closed).  Anything else: no watch was set; try again.
+ */
+static void
+zk_loss_exists_done(int rc, const struct Stat *stat, const void *data)
+{
+	ZkHeldNode *node = (ZkHeldNode *) data;
+
+	pthread_mutex_lock(&watch.mutex);
+	if (rc == ZNONODE)
+	{
+		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
+			zk_stop_holder_locked();
+	}
+	else if (rc != ZOK)
+	{
+		zk_node_arm_later_locked(node, ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
+		pthread_cond_signal(&watch.cond);
+		zk_node_unref_locked(node);
+	}
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchSessionEvent
+ *		A session event (the session's watcher passes it on): an expiry, or a
+ *		refused authentication, loses every ephemeral hold; any change of
+ *		state makes the watchdog look again (it sets no watch while
+ *		disconnected, and counts the time out of touch).  Runs on the
+ *		completion thread.
+ */
+void
+ZkLossWatchSessionEvent(int state)
+{
+	pthread_mutex_lock(&watch.mutex);
+	if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+		zk_session_lost_locked(ZK_LOSS_SESSION);
+	if (watch.running)
+		pthread_cond_signal(&watch.cond);
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * zk_watchdog_pass_locked
+ *		One look of the watchdog at time 'now': the out-of-touch rule, the
+ *		leases' deadlines, and the watches due (up to ZK_LOSS_ARM_BATCH,
+ *		each with a reference, into 'batch', for the caller to send without
+ *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken).
+ *		(The session itself is counted as expired by the backend, at its
+ *		next call, by the same rule: ZkSessionGiveUpOutOfTouch.)
+ */
+static int64
+zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
+						ZkHeldNode **batch, int *nbatch)
+{
+	int64		next = PG_INT64_MAX;
+	bool		connected = view->open && !view->lost &&
+		view->state == ZOO_CONNECTED_STATE;
+	dlist_iter	iter;
+	bool		any = false;
+
+	*nbatch = 0;
+	if (dlist_is_empty(&watch.nodes))
+		return next;
+
+	/* out of touch for longer than the session timeout */
+	if (view->open && !view->lost && view->disconnected_at != 0 && timeout > 0)
+	{
+		int64		give_up_at = view->disconnected_at + timeout;
+
+		if (now >= give_up_at)
+			zk_session_lost_locked(ZK_LOSS_OUT_OF_TOUCH);
+		else
+			next = Min(next, give_up_at);
+	}
+
+	/* leases whose ttl ran out */
+	dlist_foreach(iter, &watch.deadlines)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, deadline_link, iter.cur);
+
+		if (node->lost != ZK_LOSS_NONE)
+			continue;
+		if (now >= node->deadline)
+			any |= zk_node_lost_locked(node, ZK_LOSS_TTL);
+		else
+			next = Min(next, node->deadline);
+	}
+	if (any)
+		zk_stop_holder_locked();
+
+	/* watches due, while connected */
+	if (connected)
+	{
+		while (!dlist_is_empty(&watch.to_arm) && *nbatch < ZK_LOSS_ARM_BATCH)
+		{
+			ZkHeldNode *node = dlist_head_element(ZkHeldNode, arm_link,
+												  &watch.to_arm);
+
+			if (node->arm_at > now)
+				break;
+			dlist_delete(&node->arm_link);
+			node->to_arm = false;
+			node->refs++;
+			batch[(*nbatch)++] = node;
+		}
+		if (!dlist_is_empty(&watch.to_arm))
+			next = Min(next, dlist_head_element(ZkHeldNode, arm_link,
+												&watch.to_arm)->arm_at);
+	}
+	return next;
+}
+
+/*
+ * zk_watchdog_main
+ *		The watchdog thread: look, send the watches due, sleep until the next
+ *		thing to do or until woken, until asked to stop.
+ */
+static void *
+zk_watchdog_main(void *arg)
+{
+	ZkHeldNode *batch[ZK_LOSS_ARM_BATCH];
+
+	pthread_mutex_lock(&watch.mutex);
+	while (!watch.stop)
+	{
+		ZkBridgeView view;
+		zhandle_t  *zh;
+		int			timeout;
+		int			nbatch;
+		int64		next;
+
+		/* the bridge's mutex is taken after this file's, never before */
+		ZkBridgeLook(NULL, &view);
+		zh = ZkBridgeJobHandle();
+		timeout = zh ? zoo_recv_timeout(zh) : 0;
+		next = zk_watchdog_pass_locked(&view, timeout, ZkNowMs(),
+									   batch, &nbatch);
+
+		if (nbatch > 0)
+		{
+			pthread_mutex_unlock(&watch.mutex);
+			for (int i = 0; i < nbatch; i++)
+			{
+				int			rc = zh ? zoo_awexists(zh, batch[i]->znode,
+												   zk_loss_watcher, batch[i],
+												   zk_loss_exists_done,
+												   batch[i]) : ZINVALIDSTATE;
+
+				if (rc != ZOK)
+				{
+					pthread_mutex_lock(&watch.mutex);
+					zk_node_arm_later_locked(batch[i],
+											 ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
+					zk_node_unref_locked(batch[i]);
+					pthread_mutex_unlock(&watch.mutex);
+				}
+			}
+			pthread_mutex_lock(&watch.mutex);
+			continue;
+		}
+
+		watch.wake_at = next;
+		if (next == PG_INT64_MAX)
+			pthread_cond_wait(&watch.cond, &watch.mutex);
+		else
+		{
+			struct timespec ts;
+
+			ts.tv_sec = next / 1000;
+			ts.tv_nsec = (next % 1000) * 1000000;
+			pthread_cond_timedwait(&watch.cond, &watch.mutex, &ts);
+		}
+		watch.wake_at = PG_INT64_MAX;
+	}
+	pthread_mutex_unlock(&watch.mutex);
+	return arg;
+}
+
+/* ------------------------------------------------------------------------
+ * Backend thread.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * zk_watchdog_start
+ *		Start the watchdog, with every signal blocked so that it never runs
+ *		PostgreSQL's handlers.  Its condition variable waits on the
+ *		monotonic clock, as ZkNowMs() reads it.  Without a watchdog (the
+ *		thread could not be made), losses are still found at the next call
+ *		and at COMMIT, as with zklock.on_lock_loss = error.
+ */
+static void
+zk_watchdog_start(void)
+{
+	sigset_t	all_signals;
+	sigset_t	saved_signals;
+	int			rc;
+
+	if (!zk_cond_ready)
+	{
+		pthread_condattr_t attr;
+
+		if (pthread_condattr_init(&attr) != 0)
+			return;
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		rc = pthread_cond_init(&watch.cond, &attr);
+		pthread_condattr_destroy(&attr);
+		if (rc != 0)
+			return;
+		zk_cond_ready = true;
+	}
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.stop = false;
+	watch.pid = MyProcPid;
+	/* without track_activities the state says nothing: cancel always */
+	watch.activity = (MyBEEntry != NULL && pgstat_track_activities) ?
+		&MyBEEntry->st_state : NULL;
+	pthread_mutex_unlock(&watch.mutex);
+
+	sigfillset(&all_signals);
+	pthread_sigmask(SIG_SETMASK, &all_signals, &saved_signals);
+	rc = pthread_create(&watch.thread, NULL, zk_watchdog_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved_signals, NULL);
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.running = (rc == 0);
+	watch.start_failed = (rc != 0);
+	pthread_mutex_unlock(&watch.mutex);
+	if (rc != 0)
+		ereport(WARNING,
+				(errmsg("could not start zklock's lock-loss watchdog thread: %s",
+						strerror(rc)),
+				 errdetail("A lost lock is reported at the next zklock call or COMMIT instead of cancelling the running statement.")));
+}
+
+/*
+ * ZkLossWatchStop
+ *		Stop the watchdog (before the session's handle is closed, so that it
+ *		sends nothing on a closing handle).
+ */
+void
+ZkLossWatchStop(void)
+{
+	bool		running;
+
+	pthread_mutex_lock(&watch.mutex);
+	running = watch.running;
+	watch.stop = true;
+	if (running)
+		pthread_cond_signal(&watch.cond);
+	pthread_mutex_unlock(&watch.mutex);
+	if (running)
+		pthread_join(watch.thread, NULL);
+	pthread_mutex_lock(&watch.mutex);
+	watch.running = false;
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchForget
+ *		The session's handle is closed (no client thread runs any more):
+ *		free every record and forget every loss.  The holds layer has
+ *		dropped or will drop its holds of the closed session; withdrawing a
+ *		node no longer registered does nothing.
+ */
+void
+ZkLossWatchForget(void)
+{
+	dlist_mutable_iter iter;
+
+	pthread_mutex_lock(&watch.mutex);
+	dlist_foreach_modify(iter, &watch.nodes)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		/* the holds layer must still learn that an ERROR named this loss */
+		if (node->reported && !node->taken &&
+			(node->lost == ZK_LOSS_SESSION ||
+			 node->lost == ZK_LOSS_OUT_OF_TOUCH))
+			watch.session_reported = true;
+		dlist_delete(&node->link);
+		free(node);
+	}
+	dlist_foreach_modify(iter, &watch.orphans)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		dlist_delete(&node->link);
+		free(node);
+	}
+	dlist_init(&watch.to_arm);
+	dlist_init(&watch.deadlines);
+	watch.nlost = 0;
+	watch.cancel_sent = false;
+	watch.start_failed = false;
+	zk_loss_hint = watch.session_reported ? 1 : 0;
+	pthread_mutex_unlock(&watch.mutex);
+
+	if (zk_held_map != NULL)
+	{
+		hash_destroy(zk_held_map);
+		zk_held_map = NULL;
+	}
+}
+
+/*
+ * ZkLossWatchSetCancel
+ *		zklock.on_lock_loss changed (its assign hook: never raises).
+ */
+void
+ZkLossWatchSetCancel(bool cancel)
+{
+	pthread_mutex_lock(&watch.mutex);
+	watch.cancel = cancel;
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * zk_held_lookup
+ *		The registered record of a node, or NULL; with 'unlink', taken off
+ *		the backend's map.
+ */
+static ZkHeldNode *
+zk_held_lookup(const char *znode, bool unlink)
+{
+	uint64		hash;
+	ZkHeldMapEntry *entry;
+	ZkHeldNode **prev;
+
+	if (zk_held_map == NULL)
+		return NULL;
+	hash = hash_bytes_extended((const unsigned char *) znode,
+							   (int) strlen(znode), 0);
+	entry = hash_search(zk_held_map, &hash, HASH_FIND, NULL);
+	if (entry == NULL)
+		return NULL;
+	for (prev = &entry->first; *prev != NULL; prev = &(*prev)->next_same_hash)
+	{
+		ZkHeldNode *node = *prev;
+
+		if (strcmp(node->znode, znode) != 0)
+			continue;
+		if (unlink)
+		{
+			*prev = node->next_same_hash;
+			if (entry->first == NULL)
+				hash_search(zk_held_map, &hash, HASH_REMOVE, NULL);
+		}
+		return node;
+	}
+	return NULL;
+}
+
+/*
+ * ZkLossWatchRegister
+ *		The backend holds 'znode' (its lock path 'path'; 'what' a static
+ *		string naming the hold, as "exclusive lock"): watch for its loss.
+ *		'deadline' (monotonic ms, or 0) is when a lease's ttl runs out; a
+ *		node registered again (a renewed lease) gets the new deadline.
+ *		Raises an ERROR only out of memory, having registered nothing.
+ */
+void
+ZkLossWatchRegister(const char *znode, const char *path, const char *what,
+					int64 deadline)
+{
+	ZkHeldNode *node = zk_held_lookup(znode, false);
+	ZkHeldMapEntry *entry;
+	size_t		zlen = strlen(znode);
+	size_t		plen = strlen(path);
+	bool		found;
+	bool		start;
+	bool		wake;
+
+	if (node != NULL)
+	{
+		pthread_mutex_lock(&watch.mutex);
+		if (deadline != 0 && node->lost == ZK_LOSS_NONE)
+		{
+			if (node->deadline == 0)
+				dlist_push_tail(&watch.deadlines, &node->deadline_link);
+			node->deadline = deadline;
+		}
+		pthread_mutex_unlock(&watch.mutex);
+		return;
+	}
+
+	if (zk_held_map == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(ZkHeldMapEntry);
+		ctl.hcxt = TopMemoryContext;
+		zk_held_map = hash_create("zklock held nodes", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	node = malloc(offsetof(ZkHeldNode, znode) + zlen + 1 + plen + 1);
+	if (node == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	memset(node, 0, offsetof(ZkHeldNode, znode));
+	memcpy(node->znode, znode, zlen + 1);
+	node->path = node->znode + zlen + 1;
+	memcpy(node->path, path, plen + 1);
+	node->what = what;
+	node->refs = 1;
+	node->deadline = deadline;
+	node->hash = hash_bytes_extended((const unsigned char *) znode,
+									 (int) zlen, 0);
+	PG_TRY();
+	{
+		entry = hash_search(zk_held_map, &node->hash, HASH_ENTER, &found);
+	}
+	PG_CATCH();
+	{
+		free(node);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!found)
+		entry->first = NULL;
+	node->next_same_hash = entry->first;
+	entry->first = node;
+
+	pthread_mutex_lock(&watch.mutex);
+	dlist_push_tail(&watch.nodes, &node->link);
+	zk_node_arm_later_locked(node, ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
+	if (deadline != 0)
+		dlist_push_tail(&watch.deadlines, &node->deadline_link);
+	start = !watch.running && !watch.start_failed;
+	/* a sleeping watchdog is woken only if it would sleep past this node */
+	wake = watch.running &&
+		(watch.wake_at > node->arm_at ||
+		 (deadline != 0 && watch.wake_at > deadline));
+	if (wake)
+		pthread_cond_signal(&watch.cond);
+	pthread_mutex_unlock(&watch.mutex);
+	if (start)
+		zk_watchdog_start();
+}
+
+/*
+ * ZkLossWatchRelease
+ *		The backend no longer holds 'znode' (it is about to delete it, or
+ *		knows it lost): stop watching it.  Does nothing for a node that is
+ *		not registered.  Never raises an ERROR, allocates nothing.
+ */
+void
+ZkLossWatchRelease(const char *znode)
+{
+	ZkHeldNode *node = zk_held_lookup(znode, true);
+
+	if (node == NULL)
+		return;
+	pthread_mutex_lock(&watch.mutex);
+	node->released = true;
+	dlist_delete(&node->link);
+	if (node->to_arm)
+		dlist_delete(&node->arm_link);
+	if (node->deadline != 0)
+		dlist_delete(&node->deadline_link);
+	if (node->lost != ZK_LOSS_NONE && !node->taken)
+		watch.nlost--;
+	if (watch.nlost == 0)
+		zk_loss_hint = watch.session_reported ? 1 : 0;
+	/* a watch or a request may still name it: it waits for them */
+	dlist_push_tail(&watch.orphans, &node->link);
+	zk_node_unref_locked(node);
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchHoldOff
+ *		The statement that starts (true) reports losses itself, and must not
+ *		be cancelled for one: COMMIT checks its locks, ROLLBACK and DISCARD
+ *		must stay possible; or it ended (false).  Returns whether a cancel
+ *		was sent for a loss no ERROR named yet, which the caller may take
+ *		back before it strikes.
+ */
+bool
+ZkLossWatchHoldOff(bool hold)
+{
+	bool		sent;
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.held_off = hold;
+	sent = watch.cancel_sent;
+	pthread_mutex_unlock(&watch.mutex);
+	return sent;
+}
+
+/*
+ * ZkLossWatchPending
+ *		Is a loss known that the holds layer has not taken yet?  A hint read
+ *		without the mutex: cheap enough for every statement.
+ */
+bool
+ZkLossWatchPending(void)
+{
+	return zk_loss_hint != 0;
+}
+
+/*
+ * ZkLossWatchCancelSent
+ *		Did the watch cancel the statement for a loss not reported yet?
+ */
+bool
+ZkLossWatchCancelSent(void)
+{
+	bool		sent;
+
+	pthread_mutex_lock(&watch.mutex);
+	sent = watch.cancel_sent;
+	pthread_mutex_unlock(&watch.mutex);
+	return sent;
+}
+
+/*
+ * ZkLossWatchDescribe
+ *		The losses no ERROR named yet, for the ERROR that names them:
+ *		returns how many nodes were lost (0: none), and the first one's kind,
+ *		what it was (untranslated), its lock path and node (palloc'd).
+ */
+int
+ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
+					char **znode)
+{
+	ZkHeldNode *first = NULL;
+	int			n = 0;
+	dlist_iter	iter;
+
+	pthread_mutex_lock(&watch.mutex);
+	dlist_foreach(iter, &watch.nodes)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		if (node->lost == ZK_LOSS_NONE || node->reported)
+			continue;
+		if (first == NULL)
+		{
+			first = node;
+			*kind = node->lost;
+		}
+		n++;
+	}
+	pthread_mutex_unlock(&watch.mutex);
+	if (n == 0)
+		return 0;
+
+	/* a registered record's constant fields: the backend alone frees it */
+	*what = first->what;
+	*path = pstrdup(first->path);
+	*znode = pstrdup(first->znode);
+	return n;
+}
+
+/*
+ * ZkLossWatchMarkReported
+ *		The losses known so far were named in an ERROR (the SQL layer's, or
+ *		one the holds layer raised): the holds layer forgets them quietly,
+ *		and the next cancel is a new loss's.
+ */
+void
+ZkLossWatchMarkReported(void)
+{
+	dlist_iter	iter;
+
+	pthread_mutex_lock(&watch.mutex);
+	dlist_foreach(iter, &watch.nodes)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		if (node->lost != ZK_LOSS_NONE)
+			node->reported = true;
+	}
+	watch.cancel_sent = false;
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchTake
+ *		The losses the holds layer has not taken yet: the palloc'd paths of
+ *		nodes deleted or run out, each with whether an ERROR named it
+ *		already; and in *session, whether the session was lost with the
+ *		holds (ZK_SESSION_LOSS_NONE, _UNREPORTED or _REPORTED: an ERROR
+ *		named it, even if the session has been closed since).  They are
+ *		taken: the next call returns only newer ones.  Returns how many
+ *		nodes.
+ */
+int
+ZkLossWatchTake(char ***znodes, bool **reported, ZkSessionLoss *session)
+{
+	ZkHeldNode **taken;
+	int			n;
+	int			got = 0;
+	dlist_iter	iter;
+
+	pthread_mutex_lock(&watch.mutex);
+	n = watch.nlost;
+	*session = watch.session_reported ? ZK_SESSION_LOSS_REPORTED :
+		ZK_SESSION_LOSS_NONE;
+	watch.session_reported = false;
+	pthread_mutex_unlock(&watch.mutex);
+
+	taken = palloc(sizeof(ZkHeldNode *) * Max(n, 1));
+	*znodes = palloc(sizeof(char *) * Max(n, 1));
+	*reported = palloc(sizeof(bool) * Max(n, 1));
+
+	/* the first n: losses found meanwhile are left for the next call */
+	pthread_mutex_lock(&watch.mutex);
+	dlist_foreach(iter, &watch.nodes)
+	{
+		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+		if (node->lost == ZK_LOSS_NONE || node->taken || n == 0)
+			continue;
+		node->taken = true;
+		watch.nlost--;
+		n--;
+		if (node->lost == ZK_LOSS_SESSION ||
+			node->lost == ZK_LOSS_OUT_OF_TOUCH)
+		{
+			if (node->reported)
+				*session = ZK_SESSION_LOSS_REPORTED;
+			else if (*session == ZK_SESSION_LOSS_NONE)
+				*session = ZK_SESSION_LOSS_UNREPORTED;
+			continue;
+		}
+		(*reported)[got] = node->reported;
+		taken[got++] = node;
+	}
+	if (watch.nlost == 0 && !watch.session_reported)
+		zk_loss_hint = 0;
+	pthread_mutex_unlock(&watch.mutex);
+
+	for (int i = 0; i < got; i++)
+		(*znodes)[i] = pstrdup(taken[i]->znode);
+	pfree(taken);
+	return got;
+}
