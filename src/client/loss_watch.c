@@ -634,21 +634,28 @@ ZkLossWatchSetCancel(bool cancel)
 }
 
 /*
+ * zk_held_hash
+ *		The map's hash of a node's path.
+ */
+static uint64
+zk_held_hash(const char *znode, size_t len)
+{
+	return hash_bytes_extended((const unsigned char *) znode, (int) len, 0);
+}
+
+/*
  * zk_held_lookup
- *		The registered record of a node, or NULL; with 'unlink', taken off
- *		the backend's map.
+ *		The registered record of a node ('hash': zk_held_hash), or NULL;
+ *		with 'unlink', taken off the backend's map.
  */
 static ZkHeldNode *
-zk_held_lookup(const char *znode, bool unlink)
+zk_held_lookup(const char *znode, uint64 hash, bool unlink)
 {
-	uint64		hash;
 	ZkHeldMapEntry *entry;
 	ZkHeldNode **prev;
 
 	if (zk_held_map == NULL)
 		return NULL;
-	hash = hash_bytes_extended((const unsigned char *) znode,
-							   (int) strlen(znode), 0);
 	entry = hash_search(zk_held_map, &hash, HASH_FIND, NULL);
 	if (entry == NULL)
 		return NULL;
@@ -681,18 +688,21 @@ void
 ZkLossWatchRegister(const char *znode, const char *path, const char *what,
 					int64 deadline)
 {
-	ZkHeldNode *node = zk_held_lookup(znode, false);
-	ZkHeldMapEntry *entry;
 	size_t		zlen = strlen(znode);
 	size_t		plen = strlen(path);
+	uint64		hash = zk_held_hash(znode, zlen);
+	ZkHeldMapEntry *entry;
+	ZkHeldNode *node;
 	bool		found;
 	bool		start;
 	bool		wake;
 
+	/* only a lease is registered again (renewed): a lock's node is new */
+	node = deadline != 0 ? zk_held_lookup(znode, hash, false) : NULL;
 	if (node != NULL)
 	{
 		pthread_mutex_lock(&watch.mutex);
-		if (deadline != 0 && node->lost == ZK_LOSS_NONE)
+		if (node->lost == ZK_LOSS_NONE)
 		{
 			if (node->deadline == 0)
 				dlist_push_tail(&watch.deadlines, &node->deadline_link);
@@ -724,8 +734,7 @@ ZkLossWatchRegister(const char *znode, const char *path, const char *what,
 	node->what = what;
 	node->refs = 1;
 	node->deadline = deadline;
-	node->hash = hash_bytes_extended((const unsigned char *) znode,
-									 (int) zlen, 0);
+	node->hash = hash;
 	PG_TRY();
 	{
 		entry = hash_search(zk_held_map, &node->hash, HASH_ENTER, &found);
@@ -767,7 +776,8 @@ ZkLossWatchRegister(const char *znode, const char *path, const char *what,
 void
 ZkLossWatchRelease(const char *znode)
 {
-	ZkHeldNode *node = zk_held_lookup(znode, true);
+	ZkHeldNode *node = zk_held_lookup(znode, zk_held_hash(znode, strlen(znode)),
+									  true);
 
 	if (node == NULL)
 		return;
