@@ -61,6 +61,16 @@ sub held_node
 		"SELECT znode FROM zk_locks WHERE path = '$path' LIMIT 1");
 }
 
+# wait until a held node is watched (by its holder, which watches a node
+# once it has held it 250 ms): then its deletion is notified at once, and a
+# release of it is one the holder could mistake for a loss
+sub wait_watched
+{
+	my ($node) = @_;
+	return wait_for(sub { (zk_watches($zk)->{$node} // 0) >= 1 }, 10,
+		"$node to be watched");
+}
+
 # delete a node with kazoo; returns the time the deletion was confirmed
 # (the holder cannot have learnt of it before)
 sub kazoo_delete
@@ -74,10 +84,11 @@ sub kazoo_delete
 # from the deletion to the statement's end)
 sub cancel_by_deletion
 {
-	my ($s, $path, $sql, $after) = @_;
+	my ($s, $path, $sql) = @_;
 	my $node = held_node($s, $path);
 	bg_begin($s, $sql, 'stmt_done');
-	sleep($after // 1);
+	ok(wait_watched($node), "the holder watches its node: $sql");
+	usleep(300_000);
 	ok(!bg_done($s, 'stmt_done'), "still running before the deletion: $sql");
 	my $t0 = kazoo_delete($node);
 	my (undef, $err) = bg_finish($s, 'stmt_done');
@@ -122,7 +133,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/idle')});
 	my $node = held_node($s, '/loss/idle');
-	sleep(1);			# long enough for its watch to be set
+	ok(wait_watched($node), 'idle: the holder watches its node');
 	kazoo_delete($node);
 	ok(wait_for(sub { queue_len($b, '/loss/idle') eq '0' }, 10, 'the node to go'),
 		'idle: the node is gone');
@@ -178,7 +189,8 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/own')});
 	$s->query_safe(q{SELECT zk_rlock('/loss/own2')});
-	sleep(1);			# both watched
+	ok(wait_watched(held_node($s, '/loss/own')) && wait_watched(held_node($s, '/loss/own2')),
+		'own release: both nodes are watched');
 	my ($out, $err) = bg_query($s,
 		q{SELECT zk_unlock('/loss/own'), zk_unlock('/loss/own2'), pg_sleep(1.5)});
 	is($err, '', 'own release: the statement that released and slept is not cancelled');
@@ -190,7 +202,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_xact_lock('/loss/local')});
 	$s->query_safe(q{COMMIT});
 	$s->query_safe(q{SELECT zk_lock('/loss/local2')});
-	sleep(1);
+	ok(wait_watched(held_node($s, '/loss/local2')), 'after a SET LOCAL: the node is watched');
 	($out, $err) = bg_query($s, q{SELECT zk_unlock('/loss/local2'), pg_sleep(0.5)});
 	is($err, '', 'after a SET LOCAL: cancel mode is back, and own releases cancel nothing');
 	$s->quit;
@@ -216,7 +228,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $node = $b->safe_psql('postgres',
 		q{SELECT '/zklock/loss/lease2/' || znode FROM zk_lock_queue('/loss/lease2') LIMIT 1});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'lease_done');
-	sleep(1);
+	ok(wait_watched($node), 'lease deleted: its node is watched');
 	my $t1 = kazoo_delete($node);
 	($out, $err) = bg_finish($s, 'lease_done');
 	error_is($err, '08006', qr{ZooKeeper lease on lock "/loss/lease2" was lost},
@@ -227,7 +239,9 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	# a lease released by its own backend cancels nothing
 	$s->query_safe(q{BEGIN});
 	$token = $s->query_safe(q{SELECT zk_lease_lock('/loss/lease3', '10 min')});
-	sleep(1);
+	ok(wait_watched($b->safe_psql('postgres',
+				q{SELECT '/zklock/loss/lease3/' || znode FROM zk_lock_queue('/loss/lease3') LIMIT 1})),
+		'own lease release: its node is watched');
 	($out, $err) = bg_query($s,
 		"SELECT zk_lease_unlock('/loss/lease3', $token), pg_sleep(1)");
 	is($err, '', 'own lease release: nothing is cancelled');
@@ -297,7 +311,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 {
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/blip')});
-	sleep(1);
+	ok(wait_watched(held_node($s, '/loss/blip')), 'dropped connection: the node is watched');
 	my $sid = $s->query_safe(q{SELECT session_id FROM zk_session()});
 	bg_begin($s, q{SELECT pg_sleep(3)}, 'blip_done');
 	usleep(300_000);
