@@ -742,15 +742,19 @@ ZkGetChildrenSynced(const char *path)
 		list = ZkGetChildren(path);
 		ZkOpWait(list);
 		rc = ZkOpResult(sync);
-		if (!ZkIsConnectionLoss(rc) && !ZkIsConnectionLoss(list->rc))
+		/*
+		 * The sync's own refusal first: a server that requires
+		 * authentication refuses the first request with its reason and
+		 * drops the connection under the next (a lost connection, which
+		 * would be sent again forever).
+		 */
+		if (rc != ZOK && !ZkIsConnectionLoss(rc))
 		{
-			if (rc != ZOK)
-			{
-				ZkOpFree(list);
-				ZkRaiseForRc(rc);
-			}
-			return list;
+			ZkOpFree(list);
+			ZkRaiseForRc(rc);
 		}
+		if (rc == ZOK && !ZkIsConnectionLoss(list->rc))
+			return list;
 		ZkOpFree(list);
 		ZkWaitConnected();
 	}
