@@ -61,6 +61,7 @@ static ZkLeaseTouch *zk_leases_touched = NULL;
 static int	zk_nleases_touched = 0;
 static int	zk_maxleases_touched = 0;
 
+static int	zk_touched_lease(const char *path, int64 token);
 static void zk_forget_touched_leases(void);
 static bool zk_lease_ran_out(const ZkLeaseTouch *t, int64 now);
 static int64 zk_lease_end(const ZkLeaseTouch *t);
@@ -127,6 +128,22 @@ ZkTouchLease(const char *path, const ZkLeaseInfo *info)
 }
 
 /*
+ * zk_touched_lease
+ *		The index of the touched lease 'token' on a path, or -1.
+ */
+static int
+zk_touched_lease(const char *path, int64 token)
+{
+	for (int i = 0; i < zk_nleases_touched; i++)
+	{
+		if (zk_leases_touched[i].token == token &&
+			strcmp(zk_leases_touched[i].path, path) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
  * ZkUnwatchTouchedLease
  *		The lease 'token' on a path is about to be deleted by this backend:
  *		its deletion is no loss.
@@ -134,12 +151,10 @@ ZkTouchLease(const char *path, const ZkLeaseInfo *info)
 void
 ZkUnwatchTouchedLease(const char *path, int64 token)
 {
-	for (int i = 0; i < zk_nleases_touched; i++)
-	{
-		if (zk_leases_touched[i].token == token &&
-			strcmp(zk_leases_touched[i].path, path) == 0)
-			ZkLossWatchRelease(zk_leases_touched[i].znode);
-	}
+	int			i = zk_touched_lease(path, token);
+
+	if (i >= 0)
+		ZkLossWatchRelease(zk_leases_touched[i].znode);
 }
 
 /*
@@ -150,18 +165,14 @@ ZkUnwatchTouchedLease(const char *path, int64 token)
 void
 ZkForgetTouchedLease(const char *path, int64 token)
 {
-	for (int i = 0; i < zk_nleases_touched; i++)
-	{
-		if (zk_leases_touched[i].token == token &&
-			strcmp(zk_leases_touched[i].path, path) == 0)
-		{
-			ZkLossWatchRelease(zk_leases_touched[i].znode);
-			pfree(zk_leases_touched[i].path);
-			pfree(zk_leases_touched[i].znode);
-			zk_leases_touched[i] = zk_leases_touched[--zk_nleases_touched];
-			break;
-		}
-	}
+	int			i = zk_touched_lease(path, token);
+
+	if (i < 0)
+		return;
+	ZkLossWatchRelease(zk_leases_touched[i].znode);
+	pfree(zk_leases_touched[i].path);
+	pfree(zk_leases_touched[i].znode);
+	zk_leases_touched[i] = zk_leases_touched[--zk_nleases_touched];
 }
 
 /*
