@@ -66,7 +66,8 @@ ZkInstallLossCancelHooks(void)
 /*
  * zk_loss_emit_log
  *		A statement was cancelled (57014) while the loss watch's cancel was
- *		pending: report the lost locks instead, as 08006.  Runs inside
+ *		pending: report the lost locks instead, as 08006 (also when a zklock
+ *		call of the statement took the loss meanwhile without naming it).  Runs inside
  *		error reporting: allocates a little in the error's own context, and
  *		does nothing when errors are nesting.
  */
@@ -76,7 +77,7 @@ zk_loss_emit_log(ErrorData *edata)
 	if (edata->elevel == ERROR &&
 		edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
 		!in_error_recursion_trouble() &&
-		ZkLossWatchPending() && ZkLossWatchCancelSent())
+		ZkLossWatchCancelSent())
 	{
 		MemoryContext old = MemoryContextSwitchTo(edata->assoc_context);
 		char	   *message;
