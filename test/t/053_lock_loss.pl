@@ -79,16 +79,29 @@ sub kazoo_delete
 	return kazoo_run($zk, "import time\nc.delete('$node')\nprint(repr(time.time()))") + 0;
 }
 
+# wait until backend pid of server a runs a statement (pg_stat_activity)
+sub wait_active
+{
+	my ($pid) = @_;
+	return wait_for(
+		sub {
+			$a->safe_psql('postgres',
+				"SELECT state FROM pg_stat_activity WHERE pid = $pid") eq 'active';
+		},
+		10, "backend $pid to run its statement");
+}
+
 # run SQL in session s in the background; delete the node of its hold on
-# path once the statement has run 'after' seconds; return (stderr, seconds
-# from the deletion to the statement's end)
+# path once the statement runs and the node is watched; return (stderr,
+# seconds from the deletion to the statement's end)
 sub cancel_by_deletion
 {
 	my ($s, $path, $sql) = @_;
 	my $node = held_node($s, $path);
+	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, $sql, 'stmt_done');
 	ok(wait_watched($node), "the holder watches its node: $sql");
-	usleep(300_000);
+	ok(wait_active($pid), "the statement runs: $sql");
 	ok(!bg_done($s, 'stmt_done'), "still running before the deletion: $sql");
 	my $t0 = kazoo_delete($node);
 	my (undef, $err) = bg_finish($s, 'stmt_done');
@@ -137,6 +150,8 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	kazoo_delete($node);
 	ok(wait_for(sub { queue_len($b, '/loss/idle') eq '0' }, 10, 'the node to go'),
 		'idle: the node is gone');
+	# (the deletion's notice was sent to the holder before kazoo had its
+	# answer; a moment for the holder's client thread to take it)
 	usleep(300_000);
 	my ($out, $err) = bg_query($s, q{SELECT 1});
 	error_is($err, '08006', qr{ZooKeeper lock "/loss/idle" was lost},
@@ -168,9 +183,11 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SET zklock.on_lock_loss = error});
 	$s->query_safe(q{SELECT zk_lock('/loss/err')});
 	my $node = held_node($s, '/loss/err');
+	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
+	ok(wait_watched($node), 'error mode: the node is watched');
 	my $t0 = time();
 	bg_begin($s, q{SELECT pg_sleep(2)}, 'err_done');
-	usleep(500_000);
+	ok(wait_active($pid), 'error mode: the statement runs');
 	kazoo_delete($node);
 	my ($out, $err) = bg_finish($s, 'err_done');
 	ok(time() - $t0 >= 1.9, 'error mode: the statement ran to its end');
@@ -255,7 +272,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_lock('/loss/exp')});
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'exp_done');
-	usleep(300_000);
+	ok(wait_active($pid), 'expiry: the statement runs');
 	kill 'STOP', $pid;
 	ok(wait_for(sub { queue_len($b, '/loss/exp') eq '0' }, 30,
 			'the frozen backend\'s node to go'),
@@ -286,8 +303,9 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/cut')});
 	my $timeout = $s->query_safe(q{SELECT timeout_ms FROM zk_session()});
+	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'cut_done');
-	usleep(300_000);
+	ok(wait_active($pid), 'cut off: the statement runs');
 	my $t0 = time();
 	tcp_proxy_cmd($proxy, 'cut zk');
 	my ($out, $err) = bg_finish($s, 'cut_done');
@@ -313,8 +331,9 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_lock('/loss/blip')});
 	ok(wait_watched(held_node($s, '/loss/blip')), 'dropped connection: the node is watched');
 	my $sid = $s->query_safe(q{SELECT session_id FROM zk_session()});
+	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(3)}, 'blip_done');
-	usleep(300_000);
+	ok(wait_active($pid), 'dropped connection: the statement runs');
 	tcp_proxy_cmd($proxy, 'reset zk');
 	usleep(300_000);
 	tcp_proxy_cmd($proxy, 'heal zk');
