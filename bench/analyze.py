@@ -35,6 +35,7 @@ VARIANTS = [
     ("floor_cycle", "C client: textbook cycle create, getChildren, delete (3 synchronous calls)"),
     ("floor_cycle2", "C client: create, then delete (2 synchronous calls, both timed): the two-write floor of a lock+unlock"),
     ("floor_multi", "C client: zklock's traffic with synchronous release: multi {create, setData(parent)}, then delete (2 synchronous calls)"),
+    ("floor_amulti", "C client: the same two requests through the asynchronous API, each answer awaited on a condition variable (zklock's own floor: a backend must wait interruptibly)"),
     ("sql_lock", "pgbench: SELECT zk_lock; SELECT zk_unlock (default settings)"),
     ("sql_lock_async", "pgbench: the same with `zklock.synchronous_release = off` (PGOPTIONS): background delete"),
     ("sql_xact", "pgbench: BEGIN; SELECT zk_xact_lock; COMMIT"),
@@ -50,6 +51,7 @@ LABELS = {
     "floor_cycle": "C textbook cycle",
     "floor_cycle2": "C create+delete",
     "floor_multi": "C multi+delete",
+    "floor_amulti": "C async multi+delete",
     "sql_lock": "SQL zk_lock+unlock",
     "sql_lock_async": "SQL, background release",
     "sql_xact": "SQL xact lock",
@@ -136,6 +138,13 @@ T_DBARRIER_RELEASE = 3.0  # sql_dbarrier8_release / barrier_floor_create <=
 T_DBARRIER_PEER = 0.5     # sql_dbarrier8 / curator_dbarrier8 <=
 T_FRESH = 1.2           # sql_fresh / sql_fresh_warm <=
 T_FANOUT = 2.0          # fanout_on / fanout_off (locks/s) >=
+# zklock's own cost per statement: the cycle against the peers and floors
+T_OWN_PEER = 0.85       # sql_lock / curator_mutex <=
+T_OWN_TEXTBOOK = 1.15   # sql_lock / floor_cycle (create, getChildren, delete in C) <=
+T_OWN_PARALLEL = 0.8    # parallel: zklock cycles/s / the composed floor's >=
+T_OWN_FANOUT = 0.7      # fanout_on locks/s / fanout_floor cycles/s (80 sessions) >=
+T_OWN_CPU = 2.0         # CPU per cycle, all threads: SQL / zkfloor multi <=
+T_OWN_SWITCHES = 2.0    # context switches per cycle: SQL - zkfloor multi <=
 
 
 def pct(sorted_vals, p):
@@ -312,6 +321,9 @@ def main():
         "curator_mutex_over_sql": over("curator_mutex", "sql_lock"),
         "curator_rw_over_sql": over("curator_rw_write", "sql_lock"),
         "textbook_over_sql": over("floor_cycle", "sql_lock"),
+        "sql_over_textbook": over("sql_lock", "floor_cycle"),
+        "sql_over_amulti": over("sql_lock", "floor_amulti"),
+        "amulti_over_multi": over("floor_amulti", "floor_multi"),
         "xact_over_sql": over("sql_xact", "sql_lock"),
         "xact_zk_part_over_create": zk_part_over("sql_xact", "floor_create"),
     }
@@ -437,6 +449,7 @@ def main():
     scale = read_kv(os.path.join(raw, "scale.txt"))
     release = read_kv(os.path.join(raw, "release.txt"))
     deadlock = read_kv(os.path.join(raw, "deadlock.txt"))
+    cpu_kv = read_kv(os.path.join(raw, "cpu.txt"))
     curator = [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, "curator_contend.[0-9]*.txt")))]
     contend_floor = read_kv(os.path.join(raw, "contend_floor.txt"))
     cur_waits = []
@@ -640,6 +653,33 @@ def main():
     par_raw_rate = sum(par_raw) / par_raw_s if par_raw and par_raw_s > 0 else NAN
     par_ratio = par_sql_rate / par_raw_rate if known(par_raw_rate) and par_raw_rate > 0 else NAN
 
+    # the composed floor of the parallel phase: each of the SQL clients
+    # needs the raw C session's cycle time plus PostgreSQL's own two
+    # statements (sql_advisory, from the latency phase of this run)
+    par_clients = num(par["sql"][0], "sql_parallel_clients") if par["sql"] else NAN
+    par_threads = num(par["raw"][0], "raw_parallel_threads") if par["raw"] else NAN
+    par_composed_rate = (par_clients / (par_threads / par_raw_rate + pooled_med("sql_advisory") / 1e6)
+                         if known(par_raw_rate) and par_raw_rate > 0 and known(par_clients)
+                         and known(par_threads) and known(pooled_med("sql_advisory")) else NAN)
+    par_composed_ratio = (par_sql_rate / par_composed_rate
+                          if known(par_composed_rate) and par_composed_rate > 0 else NAN)
+
+    # CPU and context switches per cycle (the cpu phase)
+    def cpu_fig(loop, what):
+        return num(cpu_kv, f"cpu_{loop}_{what}")
+    cpu_ratio = (cpu_fig("sql", "us") / cpu_fig("floor", "us")
+                 if known(cpu_fig("sql", "us")) and cpu_fig("floor", "us") > 0 else NAN)
+    cs_excess = cpu_fig("sql", "switches") - cpu_fig("floor", "switches")
+    cpu_composed_us = cpu_fig("afloor", "us") + cpu_fig("adv", "us")
+    cs_composed = cpu_fig("afloor", "switches") + cpu_fig("adv", "switches")
+    cpu_floor_note = (f"; the asynchronous API alone (`zkfloor amulti`, as zklock must send): "
+                      f"{fmt(cpu_fig('afloor', 'us'))} µs, {cpu_fig('afloor', 'switches'):.1f} switches; "
+                      f"composed with PostgreSQL's two statements (a `pg_advisory_lock` cycle, "
+                      f"{fmt(cpu_fig('adv', 'us'))} µs, {cpu_fig('adv', 'switches'):.1f} switches): "
+                      f"{fmt(cpu_composed_us)} µs, {cs_composed:.1f} switches; zklock "
+                      f"{cpu_fig('sql', 'us') / cpu_composed_us:.2f} × and {cpu_fig('sql', 'switches') - cs_composed:+.1f}"
+                      f" against that" if known(cpu_composed_us) and cpu_composed_us > 0 else "")
+
     # deadlock detection: ms from deadlock_timeout to 40P01, per cycle length
     dl = {}
     for m in (2, 3, 4):
@@ -773,6 +813,41 @@ def main():
                      (f"{par_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_raw_rate)} cycles/s)"
                       if known(par_ratio) else "not measured"),
                      par_ratio, T_PARALLEL, "ge"),
+        ratio_target(f"Own cost: SQL cycle ≤ {T_OWN_PEER:g} × Curator InterProcessMutex cycle (`sql_lock` ÷ `curator_mutex`)",
+                     "sql_over_curator_mutex", T_OWN_PEER, "le",
+                     f"; {fmt(pooled_med('sql_lock'))} µs vs {fmt(pooled_med('curator_mutex'))} µs"),
+        ratio_target(f"Own cost: SQL cycle ≤ {T_OWN_TEXTBOOK:g} × the textbook floor, create + getChildren + delete in C "
+                     f"(`sql_lock` ÷ `floor_cycle`)",
+                     "sql_over_textbook", T_OWN_TEXTBOOK, "le",
+                     f"; {fmt(pooled_med('sql_lock'))} µs vs {fmt(pooled_med('floor_cycle'))} µs; zklock's own "
+                     f"traffic through the asynchronous API (`floor_amulti`) {fmt(pooled_med('floor_amulti'))} µs, "
+                     f"plus PostgreSQL's two statements (`sql_advisory`) {fmt(pooled_med('sql_advisory'))} µs: "
+                     f"{fmt(pooled_med('floor_amulti') + pooled_med('sql_advisory'))} µs"
+                     if "floor_amulti" in pooled else ""),
+        value_target(f"Own cost: 8 clients on paths of their own, zklock cycles/s ≥ {T_OWN_PARALLEL:g} × the composed "
+                     f"floor (each raw C session's cycle time plus `sql_advisory`)",
+                     (f"{par_composed_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_composed_rate)} cycles/s; "
+                      f"raw C {fmt(par_raw_rate)} cycles/s)" if known(par_composed_ratio) else "not measured"),
+                     par_composed_ratio, T_OWN_PARALLEL, "ge"),
+        ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_on`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
+                     f"sessions' cycles/s (`fanout_floor`), same phase",
+                     "fanout_on_over_floor", T_OWN_FANOUT, "ge",
+                     f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
+                     if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else ""),
+        value_target(f"Own cost: CPU per uncontended cycle, all threads of the backend, ≤ {T_OWN_CPU:g} × the bare "
+                     f"C client's (`zkfloor multi`), cpu phase",
+                     (f"{cpu_ratio:.2f} × ({fmt(cpu_fig('sql', 'us'))} vs {fmt(cpu_fig('floor', 'us'))} µs)"
+                      + cpu_floor_note if known(cpu_ratio) else "not measured"),
+                     cpu_ratio, T_OWN_CPU, "le"),
+        dict(value_target(f"Own cost: context switches per uncontended cycle ≤ the bare C client's + "
+                          f"{T_OWN_SWITCHES:g}, cpu phase",
+                          (f"{cs_excess:+.2f} ({cpu_fig('sql', 'switches'):.2f} vs "
+                           f"{cpu_fig('floor', 'switches'):.2f})" + cpu_floor_note
+                           if known(cs_excess) else "not measured"),
+                          cs_excess, T_OWN_SWITCHES, "le"),
+             margin=(f"{abs(cs_excess - T_OWN_SWITCHES):.2f} switches "
+                     f"{'over' if cs_excess > T_OWN_SWITCHES else 'under'} the limit"
+                     if known(cs_excess) else "")),
         {
             "target": "Stacked re-acquire < 20 µs per call",
             "measured": f"{stack_us:.3f} µs per call" if known(stack_us) else "not measured",

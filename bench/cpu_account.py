@@ -43,14 +43,24 @@ def cycles_of(name, tool):
     return int(read(f"{OUT}/{name}.{tool}.cycles").strip())
 
 
+# the measured loops, in column order: (file name, column title)
+LOOPS = [("sql", "SQL cycle"), ("floor", "zkfloor multi"),
+         ("afloor", "zkfloor amulti"), ("adv", "pg_advisory")]
+
+
+def loops(tool):
+    return [(n, t) for n, t in LOOPS if os.path.exists(f"{OUT}/{n}.{tool}")]
+
+
 def perf_table():
+    cols = loops("perf")
     print("## 1. CPU and context switches per cycle (perf stat --per-thread; "
           "task-clock is noisy on a shared machine)\n")
-    print(f"{'':<22}{'SQL cycle':>24}{'zkfloor multi':>24}")
-    print(f"{'thread':<22}{'µs CPU':>12}{'switches':>12}{'µs CPU':>12}{'switches':>12}")
+    print(f"{'':<16}" + "".join(f"{t:>20}" for _, t in cols))
+    print(f"{'thread':<16}" + f"{'µs CPU':>10}{'switches':>10}" * len(cols))
     rows = {}
     totals = {}
-    for name in ("sql", "floor"):
+    for name, _ in cols:
         names = thread_names(tids_of(name, "perf"))
         n = cycles_of(name, "perf")
         cpu = collections.Counter()
@@ -70,14 +80,13 @@ def perf_table():
         rows[name] = (cpu, cs)
         totals[name] = (sum(cpu.values()), sum(cs.values()), n)
     for th in THREADS:
-        line = f"{th:<22}"
-        for name in ("sql", "floor"):
+        line = f"{th:<16}"
+        for name, _ in cols:
             cpu, cs = rows[name]
-            line += f"{cpu[th]:12.1f}{cs[th]:12.2f}"
+            line += f"{cpu[th]:10.1f}{cs[th]:10.2f}"
         print(line)
     ticks = {}
-    for name in ("sql", "floor"):
-        names = thread_names(tids_of(name, "perf"))
+    for name, _ in cols:
         n = cycles_of(name, "perf")
         t0 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks0").splitlines()}
         t1 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks1").splitlines()}
@@ -88,17 +97,38 @@ def perf_table():
                 user += (int(t1[tid][0]) - int(t0[tid][0])) * 1e6 / hz / n
                 sys_ += (int(t1[tid][1]) - int(t0[tid][1])) * 1e6 / hz / n
         ticks[name] = (user, sys_)
-    line = f"{'all threads':<22}"
-    for name in ("sql", "floor"):
-        line += f"{totals[name][0]:12.1f}{totals[name][1]:12.2f}"
-    print(line)
-    print(f"{'  of which user':<22}{ticks['sql'][0]:12.1f}{'':12}{ticks['floor'][0]:12.1f}")
-    print(f"{'  of which system':<22}{ticks['sql'][1]:12.1f}{'':12}{ticks['floor'][1]:12.1f}")
+    print(f"{'all threads':<16}" + "".join(f"{totals[n][0]:10.1f}{totals[n][1]:10.2f}"
+                                           for n, _ in cols))
+    print(f"{'  of which user':<16}" + "".join(f"{ticks[n][0]:10.1f}{'':10}" for n, _ in cols))
+    print(f"{'  of which system':<16}" + "".join(f"{ticks[n][1]:10.1f}{'':10}" for n, _ in cols))
     print("(user and system from /proc/PID/task/TID/stat, in clock ticks: coarse)")
-    print(f"\ncycles counted: SQL {totals['sql'][2]}, zkfloor "
-          f"{totals['floor'][2]}; SQL / zkfloor: CPU "
-          f"{totals['sql'][0] / totals['floor'][0]:.2f} x, switches "
-          f"{totals['sql'][1] - totals['floor'][1]:+.2f}\n")
+    print("\ncycles counted: " + ", ".join(f"{t} {totals[n][2]}" for n, t in cols))
+    # the figures as "key value" lines, for bench/run.sh's cpu phase
+    with open(f"{OUT}/cpu_figures.txt", "w") as kv:
+        for name, _ in cols:
+            kv.write(f"cpu_{name}_us {totals[name][0]:.2f}\n"
+                     f"cpu_{name}_switches {totals[name][1]:.3f}\n"
+                     f"cpu_{name}_cycles {totals[name][2]}\n")
+    sql_cpu, sql_cs, _ = totals["sql"]
+    fl_cpu, fl_cs, _ = totals["floor"]
+    print(f"\ntargets (the bare client is zkfloor multi, measured in this run):")
+    print(f"  CPU per cycle, all threads: SQL / zkfloor multi = {sql_cpu / fl_cpu:.2f} x "
+          f"(target <= 2): {'met' if sql_cpu <= 2 * fl_cpu else 'missed'}")
+    print(f"  context switches per cycle: SQL - zkfloor multi = {sql_cs - fl_cs:+.2f} "
+          f"(target <= +2): {'met' if sql_cs <= fl_cs + 2 else 'missed'}")
+    if "afloor" in totals and "adv" in totals:
+        af_cpu, af_cs, _ = totals["afloor"]
+        ad_cpu, ad_cs, _ = totals["adv"]
+        print("floors that explain them (same run):")
+        print(f"  the asynchronous API's own hop: zkfloor amulti / multi = CPU "
+              f"{af_cpu / fl_cpu:.2f} x, switches {af_cs - fl_cs:+.2f}")
+        print(f"  composed floor = zkfloor amulti + the pg_advisory_lock cycle "
+              f"(PostgreSQL's two statements): {af_cpu + ad_cpu:.1f} µs, "
+              f"{af_cs + ad_cs:.2f} switches")
+        print(f"  SQL / composed floor: CPU {sql_cpu / (af_cpu + ad_cpu):.2f} x, "
+              f"switches {sql_cs - (af_cs + ad_cs):+.2f}; zklock's own CPU beyond it "
+              f"{sql_cpu - af_cpu - ad_cpu:.1f} µs per cycle")
+    print()
 
 
 CALL = re.compile(r"^(\d+)\s+(?:<\.\.\. )?([a-z_0-9]+)\(")
@@ -106,9 +136,10 @@ SIGNAL = re.compile(r"^(\d+)\s+--- (SIG[A-Z]+)")
 
 
 def strace_table():
+    cols = loops("strace")
     print("## 2. System calls per cycle (strace -f)\n")
     per = {}
-    for name in ("sql", "floor"):
+    for name, _ in cols:
         names = thread_names(tids_of(name, "strace"))
         n = cycles_of(name, "strace")
         counts = collections.Counter()
@@ -121,24 +152,21 @@ def strace_table():
             th = names.get(int(m.group(1)), "other")
             counts[(th, m.group(2))] += 1
         per[name] = (counts, n)
-    print(f"{'thread':<16}{'call':<18}{'SQL cycle':>10}{'zkfloor':>10}")
-    keys = sorted(set(per["sql"][0]) | set(per["floor"][0]),
+    print(f"{'thread':<16}{'call':<14}" + "".join(f"{t:>16}" for _, t in cols))
+    keys = sorted(set().union(*(set(per[n][0]) for n, _ in cols)),
                   key=lambda k: (THREADS.index(k[0]) if k[0] in THREADS else 9,
                                  -per["sql"][0][k]))
     for k in keys:
-        a = per["sql"][0][k] / per["sql"][1]
-        b = per["floor"][0][k] / per["floor"][1]
-        if a < 0.05 and b < 0.05:
+        vals = [per[n][0][k] / per[n][1] for n, _ in cols]
+        if max(vals) < 0.05:
             continue
-        print(f"{k[0]:<16}{k[1]:<18}{a:10.2f}{b:10.2f}")
+        print(f"{k[0]:<16}{k[1]:<14}" + "".join(f"{v:16.2f}" for v in vals))
     for th in THREADS + ["all threads"]:
-        a = sum(v for k, v in per["sql"][0].items()
-                if th == "all threads" or k[0] == th) / per["sql"][1]
-        b = sum(v for k, v in per["floor"][0].items()
-                if th == "all threads" or k[0] == th) / per["floor"][1]
-        print(f"{th:<16}{'(all)':<18}{a:10.2f}{b:10.2f}")
-    print(f"\ncycles counted under strace: SQL {per['sql'][1]}, zkfloor "
-          f"{per['floor'][1]}\n")
+        vals = [sum(v for k, v in per[n][0].items()
+                    if th == "all threads" or k[0] == th) / per[n][1] for n, _ in cols]
+        print(f"{th:<16}{'(all)':<14}" + "".join(f"{v:16.2f}" for v in vals))
+    print("\ncycles counted under strace: " +
+          ", ".join(f"{t} {per[n][1]}" for n, t in cols) + "\n")
 
 
 OBJECTS = {}
@@ -229,18 +257,25 @@ def callgrind_table():
         files = sorted(glob.glob(f"{OUT}/floor.cg.{s}.*-[0-9][0-9]"))
         floor.append((files, int(read(f"{OUT}/floor.cg.{s}.n").strip())))
     ffns, ftotals = profiles(floor)
+    afloor = []
+    for s in (3, 9):
+        files = sorted(glob.glob(f"{OUT}/afloor.cg.{s}.*-[0-9][0-9]"))
+        if files:
+            afloor.append((files, int(read(f"{OUT}/afloor.cg.{s}.n").strip())))
+    atot = profiles(afloor)[1] if len(afloor) == 2 else {}
     OBJECTS.clear()
     OBJECTS.update(sql_objects)
 
     print("## 3. Instructions per cycle (callgrind; the difference of two runs "
           f"of {runs[0][1]} and {runs[1][1]} cycles, and of zkfloor runs of "
           f"{floor[0][1]} and {floor[1][1]} cycles)\n")
-    print(f"{'thread':<44}{'SQL cycle':>12}{'zkfloor':>12}")
+    print(f"{'thread':<44}{'SQL cycle':>12}{'zkfloor':>12}{'amulti':>12}")
     for th in range(max(len(totals), len(ftotals))):
         name = THREADS[th] if th < len(THREADS) else f"thread {th + 1}"
-        print(f"{name:<44}{totals.get(th, 0):12.0f}{ftotals.get(th, 0):12.0f}")
+        print(f"{name:<44}{totals.get(th, 0):12.0f}{ftotals.get(th, 0):12.0f}"
+              f"{atot.get(th, 0):12.0f}")
     print(f"{'all threads':<44}{sum(totals.values()):12.0f}"
-          f"{sum(ftotals.values()):12.0f}")
+          f"{sum(ftotals.values()):12.0f}{sum(atot.values()):12.0f}")
     if adv:
         print(f"{'pg_advisory_lock + pg_advisory_unlock cycle':<44}"
               f"{sum(atotals.values()):12.0f}   (PostgreSQL's two statements)")

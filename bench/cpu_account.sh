@@ -108,24 +108,38 @@ ticks() {
 }
 
 # measure(TOOL, NAME): run TOOL (perf or strace) over S seconds of the SQL
-# cycle (NAME sql) or of zkfloor multi (NAME floor); writes
-# $OUT/NAME.TOOL and $OUT/NAME.TOOL.cycles
+# cycle (NAME sql), of zkfloor multi (floor), of zkfloor amulti (afloor) or
+# of the pg_advisory_lock cycle (adv); writes $OUT/NAME.TOOL and
+# $OUT/NAME.TOOL.cycles
 measure() {
-	local tool=$1 name=$2 pid c0 c1 job
-	if [ "$name" = sql ]; then
+	local tool=$1 name=$2 pid c0 c1 job t0 t1
+	case "$name" in
+	sql)
 		pgbench_ -n -M prepared -c 1 -T $((SECONDS_PER + 6)) -f "$WORK/cycle.sql" >/dev/null 2>&1 &
 		job=$!
 		pid=$(backend_pid)
 		sleep 2
 		c0=$(acquired)
-	else
-		"$WORK/zkfloor" "$ZKHOSTS" multi $((SECONDS_PER + 6)) /dev/null 0 >/dev/null &
+		;;
+	adv)
+		rm -f "$OUT"/adv.log.*
+		pgbench_ -n -M prepared -c 1 -T $((SECONDS_PER + 6)) -l --log-prefix="$OUT/adv.log" \
+			-f "$WORK/advisory.sql" >/dev/null 2>&1 &
+		job=$!
+		pid=$(backend_pid)
+		sleep 2
+		;;
+	*)
+		"$WORK/zkfloor" "$ZKHOSTS" "$([ "$name" = afloor ] && echo amulti || echo multi)" \
+			$((SECONDS_PER + 6)) /dev/null 0 >/dev/null &
 		job=$!
 		pid=$job
 		sleep 2
 		c0=$(packets)
-	fi
+		;;
+	esac
 	ls "/proc/$pid/task" | sort -n >"$OUT/$name.$tool.tids"
+	t0=$(date +%s.%N)
 	if [ "$tool" = perf ]; then
 		ticks "$pid" >"$OUT/$name.ticks0"
 		perf stat --per-thread -x, -e task-clock,context-switches -p "$pid" \
@@ -134,13 +148,24 @@ measure() {
 	else
 		timeout -s INT "$SECONDS_PER" strace -f -qq -o "$OUT/$name.strace" -p "$pid" || true
 	fi
-	if [ "$name" = sql ]; then
+	t1=$(date +%s.%N)
+	case "$name" in
+	sql)
 		c1=$(acquired)
 		echo $((c1 - c0)) >"$OUT/$name.$tool.cycles"
-	else
+		;;
+	adv)
+		wait "$job" || true
+		# pgbench's log: one line per cycle, its end time in fields 5 and 6
+		cat "$OUT"/adv.log.* | awk -v t0="$t0" -v t1="$t1" \
+			'{ t = $5 + $6 / 1e6; if (t >= t0 && t < t1) n++ } END { print n + 0 }' \
+			>"$OUT/$name.$tool.cycles"
+		;;
+	*)
 		c1=$(packets)
 		echo $(((c1 - c0) / 2)) >"$OUT/$name.$tool.cycles"
-	fi
+		;;
+	esac
 	echo "$pid" >"$OUT/$name.$tool.pid"
 	wait "$job" || true
 }
@@ -150,7 +175,7 @@ if [ "$PERF" = yes ]; then
 	pgbench_ -n -M prepared -c 1 -T 5 -f "$WORK/cycle.sql" >/dev/null 2>&1
 	"$WORK/zkfloor" "$ZKHOSTS" multi 3 /dev/null 0 >/dev/null
 	for tool in perf strace; do
-		for name in sql floor; do
+		for name in sql floor afloor adv; do
 			measure "$tool" "$name"
 		done
 	done
@@ -187,11 +212,15 @@ if [ "$CALLGRIND" = yes ]; then
 	as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m fast -t 300 stop >/dev/null
 	wait "$VG_PID" || true
 	VG_PID=
-	for s in 3 9; do
-		valgrind --tool=callgrind --separate-threads=yes \
-			--callgrind-out-file="$OUT/floor.cg.$s.%p" \
-			"$WORK/zkfloor" "$ZKHOSTS" multi "$s" /dev/null 0 2>/dev/null |
-			sed -n 's/^zkfloor multi: n=\([0-9]*\) .*/\1/p' >"$OUT/floor.cg.$s.n"
+	for mode in multi amulti; do
+		f=floor
+		[ "$mode" = amulti ] && f=afloor
+		for s in 3 9; do
+			valgrind --tool=callgrind --separate-threads=yes \
+				--callgrind-out-file="$OUT/$f.cg.$s.%p" \
+				"$WORK/zkfloor" "$ZKHOSTS" "$mode" "$s" /dev/null 0 2>/dev/null |
+				sed -n "s/^zkfloor $mode: n=\\([0-9]*\\) .*/\\1/p" >"$OUT/$f.cg.$s.n"
+		done
 	done
 fi
 

@@ -11,7 +11,7 @@
 #            and parallel phases), --no-docs (never touch BENCHMARKS.md),
 #            --phases LIST (comma-separated subset of latency, multi,
 #            semaphore, lease, barrier, fresh, fanout, stack, contend,
-#            parallel, herd, scale, release, deadlock; default all;
+#            parallel, herd, scale, release, deadlock, cpu; default all;
 #            implies --no-docs),
 #            --variants LIST (comma-separated subset of the latency
 #            variants; implies --no-docs; the multi, semaphore, lease and
@@ -113,6 +113,12 @@
 #       many session locks, and whether the nodes are gone when they return
 #   (h) deadlock detection: time from deadlock_timeout to ERROR 40P01 for
 #       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
+#   (n) cpu: CPU time and context switches per uncontended zk_lock +
+#       zk_unlock cycle over the backend's threads, against the bare C
+#       client (zkfloor multi and amulti) and a pg_advisory_lock cycle:
+#       bench/cpu_account.sh --no-callgrind, with a ZooKeeper and a cluster
+#       of its own (perf stat and strace attach to one backend); its
+#       account is kept as raw/cpu_account.txt
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
 # this shared machine hits all variants alike.  The multi, semaphore,
@@ -135,12 +141,12 @@ PY=/usr/bin/python3 # Debian's python3, which has python3-kazoo
 JARS=/usr/share/java
 ZKCTL=$REPO/test/zkctl
 
-ALL_PHASES="latency multi semaphore lease barrier fresh fanout stack contend parallel herd scale release deadlock"
+ALL_PHASES="latency multi semaphore lease barrier fresh fanout stack contend parallel herd scale release deadlock cpu"
 # every latency variant, in the order of the tables; sql_lock_async is
 # dropped at run time when the installed build has no
 # zklock.synchronous_release
 ALL_VARIANTS="floor_create floor_createlist floor_pattern floor_cycle floor_cycle2 floor_multi
-	sql_lock sql_lock_async sql_xact sql_advisory kazoo curator_mutex curator_rw_write"
+	floor_amulti sql_lock sql_lock_async sql_xact sql_advisory kazoo curator_mutex curator_rw_write"
 
 MODE=full
 ROUNDS=""
@@ -193,12 +199,12 @@ USER_ROUNDS=$ROUNDS
 if [ "$MODE" = quick ]; then
 	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
 	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
-	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000 DEADLOCK_REPS=5
+	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000 DEADLOCK_REPS=5 CPU_SECONDS=4
 	DOCS=0
 else
 	: "${ROUNDS:=7}" "${SECONDS_PER:=3}"
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
-	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15
+	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15 CPU_SECONDS=8
 fi
 # rounds of the multi, semaphore, lease and barrier phases (even, so that
 # the forward and reversed orders pair up); --rounds and --quick set them
@@ -710,7 +716,7 @@ run_curator_dbarrier() { # variant round
 run_variant() { # name round
 	local v=$1 r=$2 f=$RAW/$1.r$2.txt
 	case "$v" in
-	floor_create | floor_createlist | floor_cycle | floor_cycle2 | floor_multi)
+	floor_create | floor_createlist | floor_cycle | floor_cycle2 | floor_multi | floor_amulti)
 		run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" "${v#floor_}" "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	multi_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	multi_floor_set10) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" set10 "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
@@ -1008,6 +1014,18 @@ if want deadlock; then
 	}
 	record "$RAW/deadlock.txt" deadlock deadlock_cycles
 	phase_end deadlock
+fi
+
+# (n) cpu: CPU and context switches per cycle, thread by thread
+if want cpu; then
+	log "cpu: CPU and context switches per uncontended cycle (bench/cpu_account.sh, ${CPU_SECONDS}s per loop)"
+	phase_begin
+	cpu_account() {
+		"$HERE/cpu_account.sh" --no-callgrind --seconds "$CPU_SECONDS" >"$RAW/cpu_account.txt" 2>&1 || return 1
+		cat "$HERE/out/cpu_account/cpu_figures.txt"
+	}
+	record "$RAW/cpu.txt" cpu cpu_account
+	phase_end cpu
 fi
 
 "$ZKCTL" 4lw "$ZKPORT" mntr >"$RAW/mntr_end.txt"

@@ -19,6 +19,11 @@
  *            {create EPHEMERAL_SEQUENTIAL, setData(parent, "")} (the
  *            setData's Stat tells the queue length), then a synchronous
  *            delete of the node; both timed.
+ *   amulti   the same two requests through the asynchronous API, as zklock
+ *            sends them: zoo_amulti, then zoo_adelete, each followed by a
+ *            wait on a condition variable that the completion sets.  The
+ *            floor of a client that must stay interruptible while it waits
+ *            (it cannot block inside a synchronous call): see below.
  *   set10    zklock's traffic for an uncontended multi-lock of 10 paths
  *            (zk_lock(text[]) + zk_unlock(text[])): one multi of 10
  *            creates EPHEMERAL_SEQUENTIAL, each followed by a
@@ -68,12 +73,14 @@
  *            failures); OUTFILE gets "thread grants" lines.
  *
  * Every call uses the synchronous API of libzookeeper_mt, or its
- * asynchronous API followed by a wait for the completion.  The synchronous
- * API is the asynchronous request plus a wait for its completion, which
- * runs on the library's completion thread: exactly the hop zklock makes
- * (it sends zoo_a* requests and sleeps on its latch until the completion
- * thread sets it), so one synchronous call is an honest "one round trip"
- * for an application on this library.
+ * asynchronous API followed by a wait for the completion.  The two differ
+ * by one thread hop per answer: libzookeeper_mt completes a synchronous
+ * call on its I/O thread (which wakes the caller blocked on a condition
+ * variable), but runs every asynchronous completion on its completion
+ * thread (the I/O thread queues the answer and wakes that thread, which
+ * then wakes the caller).  zklock must use the asynchronous API (a backend
+ * waits on its latch so that it can be cancelled), so "amulti" is its
+ * floor on this library and "multi" the floor of the library's fastest use.
  *
  * The node data is 160 bytes, about the size of zklock's JSON owner record.
  * In the single-session modes, per-op latencies (microseconds, one per
@@ -128,6 +135,7 @@ typedef enum
 	M_CYCLE,
 	M_CYCLE2,
 	M_MULTI,
+	M_AMULTI,
 	M_SET10,
 	M_CREATELIST,
 	M_TTLCYCLE,
@@ -230,6 +238,15 @@ delete_done(int rc, const void *data)
 	Waiter	   *w = (Waiter *) data;
 
 	completed(w, rc, &w->pending_deletes, NULL);
+}
+
+/* completion of zoo_amulti or of a waited-for zoo_adelete */
+static void
+op_done(int rc, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	completed(w, rc, &w->pending_ops, NULL);
 }
 
 /* completion of zoo_aset */
@@ -711,7 +728,7 @@ main(int argc, char **argv)
 
 	if (argc < 5)
 	{
-		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
+		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|amulti|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
 				"       zkfloor HOSTS parallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
@@ -736,6 +753,8 @@ main(int argc, char **argv)
 		mode = M_CYCLE2;
 	else if (strcmp(modename, "multi") == 0)
 		mode = M_MULTI;
+	else if (strcmp(modename, "amulti") == 0)
+		mode = M_AMULTI;
 	else if (strcmp(modename, "set10") == 0)
 		mode = M_SET10;
 	else if (strcmp(modename, "parallel") == 0)
@@ -856,6 +875,42 @@ main(int argc, char **argv)
 						return 1;
 					}
 					rc = zoo_delete(zh, created, -1);
+					if (rc != ZOK)
+						die("delete", rc);
+					t1 = now_us();
+				}
+				break;
+			case M_AMULTI:
+				{
+					zoo_op_t	ops[2];
+					zoo_op_result_t results[2];
+					struct Stat pstat;
+
+					zoo_create_op_init(&ops[0], base, data, DATA_LEN,
+									   &ZOO_OPEN_ACL_UNSAFE,
+									   ZOO_EPHEMERAL | ZOO_SEQUENCE,
+									   created, sizeof(created));
+					zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
+					waiter_expect(&w, 1);
+					rc = zoo_amulti(zh, 2, ops, results, op_done, &w);
+					if (rc != ZOK)
+						die("amulti", rc);
+					rc = waiter_wait(&w, &w.pending_ops, NULL, 0);
+					if (rc != ZOK)
+						die("multi", rc);
+					if (results[0].err != ZOK || results[1].err != ZOK)
+						die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
+					if (pstat.numChildren != 1)
+					{
+						fprintf(stderr, "zkfloor: amulti: %d children, expected 1\n",
+								pstat.numChildren);
+						return 1;
+					}
+					waiter_expect(&w, 1);
+					rc = zoo_adelete(zh, created, -1, op_done, &w);
+					if (rc != ZOK)
+						die("adelete", rc);
+					rc = waiter_wait(&w, &w.pending_ops, NULL, 0);
 					if (rc != ZOK)
 						die("delete", rc);
 					t1 = now_us();
