@@ -449,7 +449,7 @@ def main():
     scale = read_kv(os.path.join(raw, "scale.txt"))
     release = read_kv(os.path.join(raw, "release.txt"))
     deadlock = read_kv(os.path.join(raw, "deadlock.txt"))
-    cpu_kv = read_kv(os.path.join(raw, "cpu.txt"))
+    cpu_kv = read_kv(os.path.join(raw, "cpu_figures.txt"))
     curator = [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, "curator_contend.[0-9]*.txt")))]
     contend_floor = read_kv(os.path.join(raw, "contend_floor.txt"))
     cur_waits = []

@@ -3,7 +3,9 @@
 
 Reads what cpu_account.sh left in OUTDIR (perf stat --per-thread output,
 strace -f logs, callgrind profiles) and prints, per cycle of zk_lock +
-zk_unlock (the SQL cycle) and of `zkfloor multi` (the bare C client):
+zk_unlock (the SQL cycle), of `zkfloor multi` (the bare C client), of
+`zkfloor amulti` (the same through the asynchronous API) and of a
+pg_advisory_lock + pg_advisory_unlock cycle (perf and strace only):
 
   1. CPU (task-clock) and context switches by thread;
   2. system calls by thread and by call;

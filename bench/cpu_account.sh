@@ -21,8 +21,16 @@
 #     increase over the window.  The same for `zkfloor multi` (one multi
 #     {create EPHEMERAL_SEQUENTIAL, setData(parent)} and a synchronous
 #     delete per cycle, libzookeeper_mt), whose cycles are ZooKeeper's
-#     packets_received increase over the window / 2.
-#  2. strace: the same loops for S seconds under `strace -f`: system calls
+#     packets_received increase over the window / 2; for `zkfloor amulti`
+#     (the same two requests through the asynchronous API, as zklock must
+#     send them: answers on the completion thread); and for a
+#     pg_advisory_lock + pg_advisory_unlock cycle (PostgreSQL's own two
+#     statements; cycles from pgbench's per-transaction log).  It prints
+#     the targets (CPU <= 2 x zkfloor multi's, context switches <= its + 2)
+#     and the floor composed of zkfloor amulti and the pg_advisory_lock
+#     cycle; the figures also go to cpu_figures.txt as "key value" lines
+#     (bench/run.sh's cpu phase reads them).
+#  2. strace: the same four loops for S seconds under `strace -f`: system calls
 #     per cycle by thread and by call.
 #  3. callgrind: the server restarted under valgrind --tool=callgrind
 #     (--separate-threads=yes); two pgbench runs of the cycle (-t N/5 and
@@ -31,7 +39,7 @@
 #     one cycle with the backend's start and its session's connect taken
 #     out: instructions per cycle by thread, and on the main thread by
 #     phase (inclusive costs of the functions named in the table).  zkfloor
-#     multi likewise, two runs of different lengths.
+#     multi and amulti likewise, two runs of different lengths each.
 #
 # --xact accounts BEGIN; SELECT zk_xact_lock('/b/xact'); COMMIT instead of
 # the session lock cycle (released at COMMIT).  --no-callgrind skips 3, --callgrind-only skips 1 and 2 (for a quick

@@ -1024,7 +1024,7 @@ if want cpu; then
 		"$HERE/cpu_account.sh" --no-callgrind --seconds "$CPU_SECONDS" >"$RAW/cpu_account.txt" 2>&1 || return 1
 		cat "$HERE/out/cpu_account/cpu_figures.txt"
 	}
-	record "$RAW/cpu.txt" cpu cpu_account
+	record "$RAW/cpu_figures.txt" cpu cpu_account
 	phase_end cpu
 fi
 
