@@ -118,6 +118,8 @@ FANOUT_VARIANTS = [
     ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
     ("fanout_floor", "cycles/s: the floor without PostgreSQL: 2 × 40 raw C sessions (`zkfloor parallel`), each looping "
      "create + getChildren (pipelined), then a synchronous delete, on a parent node of its own"),
+    ("fanout_afloor", "cycles/s: as many raw C sessions looping zklock's own cycle through the asynchronous API "
+     "(`zkfloor aparallel`: multi {create, setData(parent)}, then delete, each answer awaited)"),
 ]
 NAN = float("nan")
 
@@ -364,6 +366,8 @@ def main():
         "fanout_on_over_off": ph_over("fanout_on", "fanout_off", fanout_rounds),
         "fanout_on_over_floor": ph_over("fanout_on", "fanout_floor", fanout_rounds),
         "fanout_off_over_floor": ph_over("fanout_off", "fanout_floor", fanout_rounds),
+        "fanout_on_over_afloor": ph_over("fanout_on", "fanout_afloor", fanout_rounds),
+        "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
         "dbarrier_release_over_create": ph_over("sql_dbarrier8_release", "barrier_floor_create", barrier_rounds),
         "dbarrier_round_over_curator": ph_over("sql_dbarrier8", "curator_dbarrier8", barrier_rounds),
         "dbarrier_fromlast_over_curator": ph_over("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast", barrier_rounds),
@@ -458,7 +462,7 @@ def main():
             cur_waits.extend(float(x) for x in f if x.strip())
     cur_waits.sort()
     par = {side: [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, f"parallel_{side}.[0-9].txt")))]
-           for side in ("sql", "raw")}
+           for side in ("sql", "raw", "async")}
     mntr = {}
     if os.path.exists(os.path.join(raw, "mntr_end.txt")):
         for line in open(os.path.join(raw, "mntr_end.txt")):
@@ -651,6 +655,9 @@ def main():
     par_raw_s = sum(num(d, "raw_parallel_seconds") for d in par["raw"])
     par_sql_rate = sum(par_sql) / par_sql_s if par_sql and par_sql_s > 0 else NAN
     par_raw_rate = sum(par_raw) / par_raw_s if par_raw and par_raw_s > 0 else NAN
+    par_async = [num(d, "raw_aparallel_cycles") for d in par["async"]]
+    par_async_s = sum(num(d, "raw_aparallel_seconds") for d in par["async"])
+    par_async_rate = sum(par_async) / par_async_s if par_async and par_async_s > 0 else NAN
     par_ratio = par_sql_rate / par_raw_rate if known(par_raw_rate) and par_raw_rate > 0 else NAN
 
     # the composed floor of the parallel phase: each of the SQL clients
@@ -827,12 +834,19 @@ def main():
         value_target(f"Own cost: 8 clients on paths of their own, zklock cycles/s ≥ {T_OWN_PARALLEL:g} × the composed "
                      f"floor (each raw C session's cycle time plus `sql_advisory`)",
                      (f"{par_composed_ratio:.2f} × ({fmt(par_sql_rate)} vs {fmt(par_composed_rate)} cycles/s; "
-                      f"raw C {fmt(par_raw_rate)} cycles/s)" if known(par_composed_ratio) else "not measured"),
+                      f"raw C {fmt(par_raw_rate)} cycles/s"
+                      + (f"; zklock's own cycle through the asynchronous API from 8 raw C sessions "
+                         f"(`zkfloor aparallel`) {fmt(par_async_rate)} cycles/s, zklock "
+                         f"{par_sql_rate / par_async_rate:.2f} × that" if known(par_async_rate) else "")
+                      + ")" if known(par_composed_ratio) else "not measured"),
                      par_composed_ratio, T_OWN_PARALLEL, "ge"),
         ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_on`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
                      f"sessions' cycles/s (`fanout_floor`), same phase",
                      "fanout_on_over_floor", T_OWN_FANOUT, "ge",
                      f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
+                     + (f"; zklock's own cycle through the asynchronous API from as many raw C sessions "
+                        f"(`fanout_afloor`) {fmt(ph_med('fanout_afloor'))} cycles/s, zklock "
+                        f"{fmt(rmed('fanout_on_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
                      if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else ""),
         value_target(f"Own cost: CPU per uncontended cycle, all threads of the backend, ≤ {T_OWN_CPU:g} × the bare "
                      f"C client's (`zkfloor multi`), cpu phase",
@@ -1013,26 +1027,42 @@ def main():
         f"| **zklock's wall time per grant ÷ Curator's** (target ≤ {T_CONTEND_PEER:g}) | **{fmt(c_wall_over_curator, 2)} ×** | | |",
     ]
 
+    def par_mean_cycle(side, key_n):
+        cyc = {"sql": par_sql, "raw": par_raw, "async": par_async}[side]
+        secs = {"sql": par_sql_s, "raw": par_raw_s, "async": par_async_s}[side]
+        return (num(par[side][0], key_n) * secs * 1e6 / sum(cyc)
+                if par[side] and sum(cyc) > 0 else NAN)
+
     par_rows = [
-        "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) |",
-        "|---|---:|---:|",
+        "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) | "
+        "raw C, zklock's cycle (`zkfloor aparallel`) |",
+        "|---|---:|---:|---:|",
         f"| sessions | {par['sql'][0].get('sql_parallel_clients', '?') if par['sql'] else '?'} backends (4 per server) | "
-        f"{par['raw'][0].get('raw_parallel_threads', '?') if par['raw'] else '?'} threads, a zhandle each |",
+        f"{par['raw'][0].get('raw_parallel_threads', '?') if par['raw'] else '?'} threads, a zhandle each | "
+        f"{par['async'][0].get('raw_aparallel_threads', '?') if par['async'] else '?'} threads, a zhandle each |",
         f"| one cycle | `SELECT zk_lock('/bench/par/i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
-        f"(pipelined), both answers awaited; then a synchronous delete |",
-        f"| cycles per run, in run order (raw, SQL, SQL, raw) | {' / '.join(fmt(x) for x in par_sql)} | "
-        f"{' / '.join(fmt(x) for x in par_raw)} |",
-        f"| measured seconds, total | {fmt(par_sql_s, 0)} s | {fmt(par_raw_s, 0)} s |",
-        f"| **aggregate cycles per second** | **{fmt(par_sql_rate)}** | **{fmt(par_raw_rate)}** |",
+        f"(pipelined), both answers awaited; then a synchronous delete | multi {{create, setData(parent)}}, then "
+        f"delete, each through the asynchronous API and awaited |",
+        f"| cycles per run, in run order (raw, async, SQL, SQL, async, raw) | {' / '.join(fmt(x) for x in par_sql)} | "
+        f"{' / '.join(fmt(x) for x in par_raw)} | {' / '.join(fmt(x) for x in par_async)} |",
+        f"| measured seconds, total | {fmt(par_sql_s, 0)} s | {fmt(par_raw_s, 0)} s | {fmt(par_async_s, 0)} s |",
+        f"| **aggregate cycles per second** | **{fmt(par_sql_rate)}** | **{fmt(par_raw_rate)}** | "
+        f"**{fmt(par_async_rate)}** |",
         f"| mean cycle of one session (sessions × seconds ÷ cycles) | "
-        f"{fmt(num(par['sql'][0], 'sql_parallel_clients') * par_sql_s * 1e6 / sum(par_sql) if par['sql'] and sum(par_sql) > 0 else NAN)} µs | "
-        f"{fmt(num(par['raw'][0], 'raw_parallel_threads') * par_raw_s * 1e6 / sum(par_raw) if par['raw'] and sum(par_raw) > 0 else NAN)} µs |",
+        f"{fmt(par_mean_cycle('sql', 'sql_parallel_clients'))} µs | "
+        f"{fmt(par_mean_cycle('raw', 'raw_parallel_threads'))} µs | "
+        f"{fmt(par_mean_cycle('async', 'raw_aparallel_threads'))} µs |",
         f"| cycles of the slowest / fastest client (per run) | "
-        f"{', '.join(d.get('sql_parallel_client_cycles_min', '?') + ' / ' + d.get('sql_parallel_client_cycles_max', '?') for d in par['sql'])} | |",
+        f"{', '.join(d.get('sql_parallel_client_cycles_min', '?') + ' / ' + d.get('sql_parallel_client_cycles_max', '?') for d in par['sql'])} | | |",
         f"| failures | {sum(int(num(d, 'sql_parallel_failures', 0)) for d in par['sql'])}"
         f"{' (a run failed)' if any('sql_parallel_failed' in d for d in par['sql']) else ''} | "
-        f"{'a run failed' if any('raw_parallel_failed' in d for d in par['raw']) else '0'} |",
-        f"| **zklock ÷ raw** (target ≥ {T_PARALLEL:g}) | **{fmt(par_ratio, 2)} ×** | |",
+        f"{'a run failed' if any('raw_parallel_failed' in d for d in par['raw']) else '0'} | "
+        f"{'a run failed' if any('raw_aparallel_failed' in d for d in par['async']) else '0'} |",
+        f"| **zklock ÷ raw** (target ≥ {T_PARALLEL:g}) | **{fmt(par_ratio, 2)} ×** | | |",
+        f"| zklock ÷ the composed floor (raw C cycle + `sql_advisory`; target ≥ {T_OWN_PARALLEL:g}) | "
+        f"**{fmt(par_composed_ratio, 2)} ×** | | |",
+        f"| zklock ÷ raw C with zklock's cycle | "
+        f"{fmt(par_sql_rate / par_async_rate, 2) if known(par_async_rate) and par_async_rate > 0 else '?'} × | | |",
     ]
 
     def rv(k, digits=0, scale=1.0):
@@ -1649,8 +1679,12 @@ def main():
             "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
             "session (zhandle) and its own parent node, looping the linearizable cycle: an "
             "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
-            "awaited, then a synchronous delete. Both run against the same ZooKeeper for the same time, "
-            "twice each in the order raw, SQL, SQL, raw (so that linear drift cancels); a cycle counts when "
+            "awaited, then a synchronous delete. "
+            "`bench/zkfloor aparallel`: the same, each thread looping zklock's own requests through the "
+            "asynchronous API (a multi {create, setData(parent)}, then a delete, each answer awaited on a "
+            "condition variable set by the completion thread). "
+            "All run against the same ZooKeeper for the same time, "
+            "twice each in the order raw, async, SQL, SQL, async, raw (so that linear drift cancels); a cycle counts when "
             "its release is answered inside the measured window (after 1 s of warm-up). "
             "Ratio = (SQL cycles of both runs ÷ their seconds) ÷ (raw cycles of both runs ÷ their seconds).\n\n")
     section("200 waiters on one path, and watch events per release", "herd", herd_rows,

@@ -657,12 +657,12 @@ run_fanout() { # outfile [pgoptions]
 # fanout phase, the floor: as many raw C sessions as both servers' pgbench
 # clients (zkfloor parallel, each on a parent of its own); the outfile gets
 # their cycles/s, as run_fanout's gets locks/s
-run_fanout_floor() { # outfile
-	local outfile=$1
-	run_bounded $((FANOUT_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" parallel "$FANOUT_SECONDS" \
+run_fanout_floor() { # outfile [aparallel]
+	local outfile=$1 mode=${2:-parallel}
+	run_bounded $((FANOUT_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" "$mode" "$FANOUT_SECONDS" \
 		"$outfile.threads" "$FLOOR_WARMUP" $((2 * FANOUT_CLIENTS)) >"$outfile.zkfloor" 2>&1 ||
 		{ cat "$outfile.zkfloor" >&2; return 1; }
-	awk '$1 == "raw_parallel_cycles_per_s" { print $2 }' "$outfile.zkfloor" >"$outfile"
+	awk -v k="raw_${mode}_cycles_per_s" '$1 == k { print $2 }' "$outfile.zkfloor" >"$outfile"
 }
 
 # barrier phase: the per-cycle lines of pgclients dbarrier / CuratorBench
@@ -735,6 +735,7 @@ run_variant() { # name round
 	fanout_on) run_fanout "$f" ;;
 	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
 	fanout_floor) run_fanout_floor "$f" ;;
+	fanout_afloor) run_fanout_floor "$f" aparallel ;;
 	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_dbarrier8)
 		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
@@ -887,7 +888,7 @@ fi
 if want fanout; then
 	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions, $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off fanout_floor
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off fanout_floor fanout_afloor
 	phase_end fanout
 fi
 
@@ -941,14 +942,20 @@ if want contend; then
 fi
 
 # ---------------------------------------------------------------------------
-# (e) independent locks in parallel: raw C sessions and SQL clients, in the
-# order raw, SQL, SQL, raw so that linear drift cancels
+# (e) independent locks in parallel: raw C sessions (the textbook cycle, and
+# zklock's own cycle through the asynchronous API) and SQL clients, in the
+# order raw, async, SQL, SQL, async, raw so that linear drift cancels
 
 if want parallel; then
-	log "parallel: 8 independent lock paths, raw C sessions vs SQL clients (4 per server), 2 x ${PARALLEL_SECONDS}s each"
+	log "parallel: 8 independent lock paths, raw C sessions (two cycles) vs SQL clients (4 per server), 2 x ${PARALLEL_SECONDS}s each"
 	phase_begin
-	for step in raw.1 sql.1 sql.2 raw.2; do
+	for step in raw.1 async.1 sql.1 sql.2 async.2 raw.2; do
 		case "$step" in
+		async.*)
+			record "$RAW/parallel_$step.txt" raw_aparallel run_bounded $((PARALLEL_SECONDS + 120)) \
+				"$BUILD/zkfloor" "$ZKHOSTS" aparallel "$PARALLEL_SECONDS" \
+				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER))
+			;;
 		raw.*)
 			record "$RAW/parallel_$step.txt" raw_parallel run_bounded $((PARALLEL_SECONDS + 120)) \
 				"$BUILD/zkfloor" "$ZKHOSTS" parallel "$PARALLEL_SECONDS" \

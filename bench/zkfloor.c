@@ -2,7 +2,7 @@
  * zkfloor.c: the raw ZooKeeper C client floor for zklock's benchmark.
  *
  *   zkfloor HOSTS MODE SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]
- *   zkfloor HOSTS parallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
+ *   zkfloor HOSTS parallel|aparallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *   zkfloor HOSTS contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *
  * MODE
@@ -58,6 +58,10 @@
  *            window [WARMUP, WARMUP + SECONDS).  Prints "key value" lines
  *            (aggregate cycles per second); OUTFILE gets "thread cycles"
  *            lines.
+ *   aparallel  as parallel, but each thread loops zklock's own cycle as
+ *            "amulti" sends it (multi {create, setData(parent)}, then
+ *            delete, through the asynchronous API): the floor of zklock's
+ *            traffic from as many sessions, without PostgreSQL.
  *   contend  contention on one lock: THREADS threads (default 8), each with
  *            its own session, all on one lock node, each looping the
  *            textbook herd-free exclusive lock as fast as it can: create
@@ -142,6 +146,7 @@ typedef enum
 	M_RENEW,
 	M_PATTERN,
 	M_PARALLEL,
+	M_APARALLEL,
 	M_CONTEND
 } Mode;
 
@@ -375,6 +380,49 @@ renew_once(zhandle_t *zh, Waiter *w, const char *node, const char *data)
 		die("getData/setData", rc);
 }
 
+/*
+ * amulti_cycle
+ *		zklock's traffic with synchronous release through the asynchronous
+ *		API: a multi {create EPHEMERAL_SEQUENTIAL under parent, setData of
+ *		parent}, its answer awaited, then a delete of the node, its answer
+ *		awaited.  Dies on any error, or if the node was not alone.
+ */
+static void
+amulti_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+			 const char *data, char *created, size_t created_len)
+{
+	zoo_op_t	ops[2];
+	zoo_op_result_t results[2];
+	struct Stat pstat;
+	int			rc;
+
+	zoo_create_op_init(&ops[0], base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
+					   ZOO_EPHEMERAL | ZOO_SEQUENCE, created, (int) created_len);
+	zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
+	waiter_expect(w, 1);
+	rc = zoo_amulti(zh, 2, ops, results, op_done, w);
+	if (rc != ZOK)
+		die("amulti", rc);
+	rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	if (rc != ZOK)
+		die("multi", rc);
+	if (results[0].err != ZOK || results[1].err != ZOK)
+		die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
+	if (pstat.numChildren != 1)
+	{
+		fprintf(stderr, "zkfloor: amulti: %d children, expected 1\n",
+				pstat.numChildren);
+		exit(1);
+	}
+	waiter_expect(w, 1);
+	rc = zoo_adelete(zh, created, -1, op_done, w);
+	if (rc != ZOK)
+		die("adelete", rc);
+	rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	if (rc != ZOK)
+		die("delete", rc);
+}
+
 static void
 spin_us(double us)
 {
@@ -449,6 +497,7 @@ typedef struct ParThread
 	double		busy_us;		/* their summed duration (contend: the
 								 * waits, create sent -> granted) */
 	Contention *con;			/* contend: shared by all threads */
+	bool		amulti;			/* parallel: zklock's cycle (amulti_cycle) */
 	long		watch_timeouts; /* contend: watches given up on */
 } ParThread;
 
@@ -473,11 +522,17 @@ par_main(void *arg)
 
 		if (t0 >= t->t_end)
 			break;
-		create_and_list(t->zh, &t->w, t->parent, t->base, data,
-						created, sizeof(created));
-		rc = zoo_delete(t->zh, created, -1);
-		if (rc != ZOK)
-			die("delete", rc);
+		if (t->amulti)
+			amulti_cycle(t->zh, &t->w, t->parent, t->base, data,
+						 created, sizeof(created));
+		else
+		{
+			create_and_list(t->zh, &t->w, t->parent, t->base, data,
+							created, sizeof(created));
+			rc = zoo_delete(t->zh, created, -1);
+			if (rc != ZOK)
+				die("delete", rc);
+		}
 		t1 = now_us();
 		if (t1 >= t->t_rec && t1 < t->t_end)
 		{
@@ -620,15 +675,16 @@ contend_main(void *arg)
 /*
  * run_threads
  *		Open nthreads sessions, then let one thread per session loop for
- *		warmup + seconds: the parallel mode's cycle, each on a parent node
- *		of its own, or (contend) the exclusive lock, all on one lock node;
- *		report the cycles or grants completed in the measured window.
+ *		warmup + seconds: the parallel mode's cycle (with amulti, zklock's
+ *		cycle through the asynchronous API), each on a parent node of its
+ *		own, or (contend) the exclusive lock, all on one lock node; report
+ *		the cycles or grants completed in the measured window.
  */
 static int
 run_threads(const char *hosts, double seconds, const char *outfile,
-			double warmup, int nthreads, bool contend)
+			double warmup, int nthreads, bool contend, bool amulti)
 {
-	const char *name = contend ? "contend" : "parallel";
+	const char *name = contend ? "contend" : amulti ? "aparallel" : "parallel";
 	const char *what = contend ? "grants" : "cycles";
 	ParThread  *th;
 	Contention	con;
@@ -650,12 +706,13 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 	{
 		th[i].id = i;
 		th[i].con = &con;
+		th[i].amulti = amulti;
 		waiter_init(&th[i].w);
 		th[i].zh = open_session(hosts);
 		if (contend)
 			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_contend");
 		else
-			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_parallel_%d", i);
+			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_%s_%d", name, i);
 		snprintf(th[i].base, sizeof(th[i].base), "%s/lock-", th[i].parent);
 		ensure_node(th[i].zh, th[i].parent);
 	}
@@ -689,7 +746,7 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 	printf("raw_%s_%s_per_s %.1f\n", name, what, total / seconds);
 	if (!contend)
 	{
-		printf("raw_parallel_mean_cycle_us %.1f\n", total ? busy / total : 0);
+		printf("raw_%s_mean_cycle_us %.1f\n", name, total ? busy / total : 0);
 		return total > 0 ? 0 : 1;
 	}
 	printf("raw_contend_us_per_grant %.1f\n", total ? seconds * 1e6 / total : 0);
@@ -729,7 +786,7 @@ main(int argc, char **argv)
 	if (argc < 5)
 	{
 		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|amulti|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
-				"       zkfloor HOSTS parallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
+				"       zkfloor HOSTS parallel|aparallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
 		return 2;
 	}
 	hosts = argv[1];
@@ -759,6 +816,8 @@ main(int argc, char **argv)
 		mode = M_SET10;
 	else if (strcmp(modename, "parallel") == 0)
 		mode = M_PARALLEL;
+	else if (strcmp(modename, "aparallel") == 0)
+		mode = M_APARALLEL;
 	else if (strcmp(modename, "contend") == 0)
 		mode = M_CONTEND;
 	else
@@ -767,9 +826,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-	if (mode == M_PARALLEL || mode == M_CONTEND)
+	if (mode == M_PARALLEL || mode == M_APARALLEL || mode == M_CONTEND)
 		return run_threads(hosts, seconds, argv[4], warmup,
-						   argc > 6 ? atoi(argv[6]) : 8, mode == M_CONTEND);
+						   argc > 6 ? atoi(argv[6]) : 8, mode == M_CONTEND,
+						   mode == M_APARALLEL);
 	if (argc > 6)
 		gap_us = atof(argv[6]);
 
@@ -881,40 +941,8 @@ main(int argc, char **argv)
 				}
 				break;
 			case M_AMULTI:
-				{
-					zoo_op_t	ops[2];
-					zoo_op_result_t results[2];
-					struct Stat pstat;
-
-					zoo_create_op_init(&ops[0], base, data, DATA_LEN,
-									   &ZOO_OPEN_ACL_UNSAFE,
-									   ZOO_EPHEMERAL | ZOO_SEQUENCE,
-									   created, sizeof(created));
-					zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
-					waiter_expect(&w, 1);
-					rc = zoo_amulti(zh, 2, ops, results, op_done, &w);
-					if (rc != ZOK)
-						die("amulti", rc);
-					rc = waiter_wait(&w, &w.pending_ops, NULL, 0);
-					if (rc != ZOK)
-						die("multi", rc);
-					if (results[0].err != ZOK || results[1].err != ZOK)
-						die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
-					if (pstat.numChildren != 1)
-					{
-						fprintf(stderr, "zkfloor: amulti: %d children, expected 1\n",
-								pstat.numChildren);
-						return 1;
-					}
-					waiter_expect(&w, 1);
-					rc = zoo_adelete(zh, created, -1, op_done, &w);
-					if (rc != ZOK)
-						die("adelete", rc);
-					rc = waiter_wait(&w, &w.pending_ops, NULL, 0);
-					if (rc != ZOK)
-						die("delete", rc);
-					t1 = now_us();
-				}
+				amulti_cycle(zh, &w, parent, base, data, created, sizeof(created));
+				t1 = now_us();
 				break;
 			case M_SET10:
 				{
@@ -970,6 +998,7 @@ main(int argc, char **argv)
 					t1 = now_us();
 				break;
 			case M_PARALLEL:
+			case M_APARALLEL:
 			case M_CONTEND:
 				break;			/* handled above */
 		}
