@@ -20,10 +20,13 @@ import collections
 import glob
 import os
 import re
+import statistics
 import subprocess
 import sys
 
 OUT = sys.argv[1]
+# the seconds of each measured window (for cycles/s), if given
+SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else float("nan")
 THREADS = ["main", "zk I/O", "zk completion"]
 
 
@@ -54,59 +57,81 @@ def loops(tool):
     return [(n, t) for n, t in LOOPS if os.path.exists(f"{OUT}/{n}.{tool}")]
 
 
+def perf_tools():
+    """the perf rounds measured: perf, perf2, perf3, ..."""
+    tools = []
+    while os.path.exists(f"{OUT}/sql.{'perf' if not tools else f'perf{len(tools) + 1}'}"):
+        tools.append("perf" if not tools else f"perf{len(tools) + 1}")
+    return tools
+
+
+def perf_round(name, tool):
+    """({thread: µs CPU per cycle}, {thread: switches per cycle}, cycles,
+    (user µs, system µs) per cycle) of one loop in one perf round"""
+    names = thread_names(tids_of(name, tool))
+    n = cycles_of(name, tool)
+    cpu = collections.Counter()
+    cs = collections.Counter()
+    for line in read(f"{OUT}/{name}.{tool}").splitlines():
+        f = line.split(",")
+        if len(f) < 4 or "-" not in f[0]:
+            continue
+        tid = int(f[0].rsplit("-", 1)[1])
+        if f[1].startswith("<"):
+            continue
+        th = names.get(tid, f"tid {tid}")
+        if f[3] == "task-clock":
+            cpu[th] += float(f[1]) * 1000 / n
+        elif f[3] == "context-switches":
+            cs[th] += float(f[1]) / n
+    t0 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.{tool}.ticks0").splitlines()}
+    t1 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.{tool}.ticks1").splitlines()}
+    hz = os.sysconf("SC_CLK_TCK")
+    user = sys_ = 0
+    for tid in t1:
+        if tid in t0:
+            user += (int(t1[tid][0]) - int(t0[tid][0])) * 1e6 / hz / n
+            sys_ += (int(t1[tid][1]) - int(t0[tid][1])) * 1e6 / hz / n
+    return cpu, cs, n, (user, sys_)
+
+
 def perf_table():
     cols = loops("perf")
+    tools = perf_tools()
+    med = statistics.median
     print("## 1. CPU and context switches per cycle (perf stat --per-thread; "
           "task-clock is noisy on a shared machine)\n")
+    if len(tools) > 1:
+        print(f"medians of {len(tools)} rounds (the loops in turn, in reverse order every "
+              "other round)\n")
     print(f"{'':<16}" + "".join(f"{t:>20}" for _, t in cols))
     print(f"{'thread':<16}" + f"{'µs CPU':>10}{'switches':>10}" * len(cols))
-    rows = {}
-    totals = {}
-    for name, _ in cols:
-        names = thread_names(tids_of(name, "perf"))
-        n = cycles_of(name, "perf")
-        cpu = collections.Counter()
-        cs = collections.Counter()
-        for line in read(f"{OUT}/{name}.perf").splitlines():
-            f = line.split(",")
-            if len(f) < 4 or "-" not in f[0]:
-                continue
-            tid = int(f[0].rsplit("-", 1)[1])
-            if f[1].startswith("<"):
-                continue
-            th = names.get(tid, f"tid {tid}")
-            if f[3] == "task-clock":
-                cpu[th] += float(f[1]) * 1000 / n
-            elif f[3] == "context-switches":
-                cs[th] += float(f[1]) / n
-        rows[name] = (cpu, cs)
-        totals[name] = (sum(cpu.values()), sum(cs.values()), n)
+    per = {name: [perf_round(name, tool) for tool in tools] for name, _ in cols}
     for th in THREADS:
-        line = f"{th:<16}"
-        for name, _ in cols:
-            cpu, cs = rows[name]
-            line += f"{cpu[th]:10.1f}{cs[th]:10.2f}"
-        print(line)
-    ticks = {}
-    for name, _ in cols:
-        n = cycles_of(name, "perf")
-        t0 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks0").splitlines()}
-        t1 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.ticks1").splitlines()}
-        hz = os.sysconf("SC_CLK_TCK")
-        user = sys_ = 0
-        for tid in t1:
-            if tid in t0:
-                user += (int(t1[tid][0]) - int(t0[tid][0])) * 1e6 / hz / n
-                sys_ += (int(t1[tid][1]) - int(t0[tid][1])) * 1e6 / hz / n
-        ticks[name] = (user, sys_)
+        print(f"{th:<16}" + "".join(f"{med(r[0][th] for r in per[n]):10.1f}"
+                                    f"{med(r[1][th] for r in per[n]):10.2f}" for n, _ in cols))
+    # the totals: the median over rounds of each round's sum over threads
+    totals = {n: (med(sum(r[0].values()) for r in per[n]), med(sum(r[1].values()) for r in per[n]),
+                  sum(r[2] for r in per[n])) for n, _ in cols}
     print(f"{'all threads':<16}" + "".join(f"{totals[n][0]:10.1f}{totals[n][1]:10.2f}"
                                            for n, _ in cols))
-    print(f"{'  of which user':<16}" + "".join(f"{ticks[n][0]:10.1f}{'':10}" for n, _ in cols))
-    print(f"{'  of which system':<16}" + "".join(f"{ticks[n][1]:10.1f}{'':10}" for n, _ in cols))
+    print(f"{'  of which user':<16}" + "".join(f"{med(r[3][0] for r in per[n]):10.1f}{'':10}"
+                                               for n, _ in cols))
+    print(f"{'  of which system':<16}" + "".join(f"{med(r[3][1] for r in per[n]):10.1f}{'':10}"
+                                                 for n, _ in cols))
     print("(user and system from /proc/PID/task/TID/stat, in clock ticks: coarse)")
-    print("\ncycles counted: " + ", ".join(f"{t} {totals[n][2]}" for n, t in cols))
+    print("\ncycles counted, all rounds: " + ", ".join(f"{t} {totals[n][2]}" for n, t in cols))
+    if len(tools) > 1:
+        print("per round, CPU µs per cycle (all threads) and cycles/s:")
+        for n, t in cols:
+            print(f"  {t:<16}" + "  ".join(f"{sum(r[0].values()):7.1f} ({r[2] / SECONDS:.0f}/s)"
+                                           for r in per[n]))
+        print("  SQL / zkfloor multi, CPU per round: " +
+              " ".join(f"{sum(a[0].values()) / sum(b[0].values()):.2f}"
+                       for a, b in zip(per["sql"], per["floor"])))
     # the figures as "key value" lines, for bench/run.sh's cpu phase
     with open(f"{OUT}/cpu_figures.txt", "w") as kv:
+        kv.write(f"cpu_rounds {len(tools)}\n")
         for name, _ in cols:
             kv.write(f"cpu_{name}_us {totals[name][0]:.2f}\n"
                      f"cpu_{name}_switches {totals[name][1]:.3f}\n"
@@ -281,6 +306,11 @@ def callgrind_table():
     if adv:
         print(f"{'pg_advisory_lock + pg_advisory_unlock cycle':<44}"
               f"{sum(atotals.values()):12.0f}   (PostgreSQL's two statements)")
+    if adv and atot:
+        composed = sum(atot.values()) + sum(atotals.values())
+        print(f"{'composed floor: amulti + pg_advisory cycle':<44}{composed:12.0f}"
+              f"   (SQL cycle / composed = {sum(totals.values()) / composed:.2f} x; "
+              f"zklock's own {sum(totals.values()) - composed:.0f})")
     print()
 
     main = fns[0]

@@ -4,7 +4,7 @@
 # (bench/zkfloor.c multi) sending the same two requests.  Not part of the
 # test suite.
 #
-#   bench/cpu_account.sh [--seconds S] [--cycles N] [--no-callgrind]
+#   bench/cpu_account.sh [--seconds S] [--rounds R] [--cycles N] [--no-callgrind]
 #                        [--callgrind-only] [--xact]
 #
 # Uses the zklock installed for the pg_config on PATH (make install first).
@@ -29,7 +29,10 @@
 #     the targets (CPU <= 2 x zkfloor multi's, context switches <= its + 2)
 #     and the floor composed of zkfloor amulti and the pg_advisory_lock
 #     cycle; the figures also go to cpu_figures.txt as "key value" lines
-#     (bench/run.sh's cpu phase reads them).
+#     (bench/run.sh's cpu phase reads them).  With --rounds R (default 1)
+#     the four loops are measured R times, in reverse order every other
+#     round, and each figure is the median of its rounds: per-cycle CPU
+#     depends on how fast ZooKeeper answers, which drifts.
 #  2. strace: the same four loops for S seconds under `strace -f`: system calls
 #     per cycle by thread and by call.
 #  3. callgrind: the server restarted under valgrind --tool=callgrind
@@ -52,6 +55,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 SECONDS_PER=10
+ROUNDS=1
 CYCLES=1500
 CALLGRIND=yes
 PERF=yes
@@ -59,6 +63,7 @@ XACT=no
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--seconds) SECONDS_PER=$2; shift 2 ;;
+		--rounds) ROUNDS=$2; shift 2 ;;
 		--cycles) CYCLES=$2; shift 2 ;;
 		--no-callgrind) CALLGRIND=no; shift ;;
 		--callgrind-only) PERF=no; shift ;;
@@ -148,11 +153,11 @@ measure() {
 	esac
 	ls "/proc/$pid/task" | sort -n >"$OUT/$name.$tool.tids"
 	t0=$(date +%s.%N)
-	if [ "$tool" = perf ]; then
-		ticks "$pid" >"$OUT/$name.ticks0"
+	if [ "$tool" != strace ]; then
+		ticks "$pid" >"$OUT/$name.$tool.ticks0"
 		perf stat --per-thread -x, -e task-clock,context-switches -p "$pid" \
-			-o "$OUT/$name.perf" -- sleep "$SECONDS_PER" >/dev/null 2>&1
-		ticks "$pid" >"$OUT/$name.ticks1"
+			-o "$OUT/$name.$tool" -- sleep "$SECONDS_PER" >/dev/null 2>&1
+		ticks "$pid" >"$OUT/$name.$tool.ticks1"
 	else
 		timeout -s INT "$SECONDS_PER" strace -f -qq -o "$OUT/$name.strace" -p "$pid" || true
 	fi
@@ -182,10 +187,20 @@ if [ "$PERF" = yes ]; then
 	# a warm-up (ZooKeeper's JVM runs slower at first)
 	pgbench_ -n -M prepared -c 1 -T 5 -f "$WORK/cycle.sql" >/dev/null 2>&1
 	"$WORK/zkfloor" "$ZKHOSTS" multi 3 /dev/null 0 >/dev/null
-	for tool in perf strace; do
-		for name in sql floor afloor adv; do
+	# perf in ROUNDS rounds (perf, perf2, ...), the four loops in turn and
+	# in reverse order every other round, so that a drift of the machine or
+	# of ZooKeeper's speed is shared; then strace once
+	for r in $(seq 1 "$ROUNDS"); do
+		tool=perf
+		[ "$r" -gt 1 ] && tool=perf$r
+		order="sql floor afloor adv"
+		[ $((r % 2)) = 0 ] && order="adv afloor floor sql"
+		for name in $order; do
 			measure "$tool" "$name"
 		done
+	done
+	for name in sql floor afloor adv; do
+		measure strace "$name"
 	done
 fi
 
@@ -232,4 +247,4 @@ if [ "$CALLGRIND" = yes ]; then
 	done
 fi
 
-python3 bench/cpu_account.py "$OUT" | tee "$OUT/account.txt"
+python3 bench/cpu_account.py "$OUT" "$SECONDS_PER" | tee "$OUT/account.txt"

@@ -199,12 +199,12 @@ USER_ROUNDS=$ROUNDS
 if [ "$MODE" = quick ]; then
 	: "${ROUNDS:=2}" "${SECONDS_PER:=2}"
 	PGB_WARMUP=1 JAVA_WARMUP=1.5 KAZOO_WARMUP=0.5 FLOOR_WARMUP=0.3
-	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000 DEADLOCK_REPS=5 CPU_SECONDS=4
+	CONTEND_SECONDS=4 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=2000 RELEASE_LOCKS=2000 DEADLOCK_REPS=5 CPU_SECONDS=4 CPU_ROUNDS=1
 	DOCS=0
 else
 	: "${ROUNDS:=7}" "${SECONDS_PER:=3}"
 	PGB_WARMUP=1 JAVA_WARMUP=2 KAZOO_WARMUP=1 FLOOR_WARMUP=0.5
-	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15 CPU_SECONDS=8
+	CONTEND_SECONDS=10 HERD_PER_SERVER=100 STACK_CALLS=100000 SCALE_LOCKS=10000 RELEASE_LOCKS=10000 DEADLOCK_REPS=15 CPU_SECONDS=6 CPU_ROUNDS=3
 fi
 # rounds of the multi, semaphore, lease and barrier phases (even, so that
 # the forward and reversed orders pair up); --rounds and --quick set them
@@ -1025,10 +1025,11 @@ fi
 
 # (n) cpu: CPU and context switches per cycle, thread by thread
 if want cpu; then
-	log "cpu: CPU and context switches per uncontended cycle (bench/cpu_account.sh, ${CPU_SECONDS}s per loop)"
+	log "cpu: CPU and context switches per uncontended cycle (bench/cpu_account.sh, $CPU_ROUNDS rounds of ${CPU_SECONDS}s per loop)"
 	phase_begin
 	cpu_account() {
-		"$HERE/cpu_account.sh" --no-callgrind --seconds "$CPU_SECONDS" >"$RAW/cpu_account.txt" 2>&1 || return 1
+		"$HERE/cpu_account.sh" --no-callgrind --seconds "$CPU_SECONDS" --rounds "$CPU_ROUNDS" \
+			>"$RAW/cpu_account.txt" 2>&1 || return 1
 		cat "$HERE/out/cpu_account/cpu_figures.txt"
 	}
 	record "$RAW/cpu_figures.txt" cpu cpu_account
