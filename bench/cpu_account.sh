@@ -106,10 +106,19 @@ packets() { test/zkctl 4lw "$ZKPORT" mntr | sed -n 's/^zk_packets_received[[:spa
 backend_pid() {
 	local pid=
 	while [ -z "$pid" ]; do
-		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
+		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'
+			ORDER BY backend_start DESC LIMIT 1")
 		[ -n "$pid" ] || sleep 0.1
 	done
 	echo "$pid"
+}
+
+# wait until no pgbench backend is left (the last loop's may still be
+# exiting after its pgbench did)
+no_backend() {
+	while [ "$(psql_ -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'")" != 0 ]; do
+		sleep 0.1
+	done
 }
 
 # ticks(PID): "tid utime stime" (clock ticks) of each of its threads
@@ -128,6 +137,7 @@ measure() {
 	local tool=$1 name=$2 pid c0 c1 job t0 t1
 	case "$name" in
 	sql)
+		no_backend
 		pgbench_ -n -M prepared -c 1 -T $((SECONDS_PER + 6)) -f "$WORK/cycle.sql" >/dev/null 2>&1 &
 		job=$!
 		pid=$(backend_pid)
@@ -135,6 +145,7 @@ measure() {
 		c0=$(acquired)
 		;;
 	adv)
+		no_backend
 		rm -f "$OUT"/adv.log.*
 		pgbench_ -n -M prepared -c 1 -T $((SECONDS_PER + 6)) -l --log-prefix="$OUT/adv.log" \
 			-f "$WORK/advisory.sql" >/dev/null 2>&1 &
