@@ -381,15 +381,17 @@ renew_once(zhandle_t *zh, Waiter *w, const char *node, const char *data)
 }
 
 /*
- * amulti_cycle
- *		zklock's traffic with synchronous release through the asynchronous
- *		API: a multi {create EPHEMERAL_SEQUENTIAL under parent, setData of
- *		parent}, its answer awaited, then a delete of the node, its answer
- *		awaited.  Dies on any error, or if the node was not alone.
+ * multi_cycle
+ *		zklock's traffic with synchronous release: a multi {create
+ *		EPHEMERAL_SEQUENTIAL under parent, setData of parent}, then a delete
+ *		of the node, each answer awaited.  With async, both go through the
+ *		asynchronous API (answers on the completion thread, awaited on w),
+ *		as zklock sends them; otherwise through the synchronous API.  Dies on
+ *		any error, or if the node was not alone.
  */
 static void
-amulti_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
-			 const char *data, char *created, size_t created_len)
+multi_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+			const char *data, char *created, size_t created_len, bool async)
 {
 	zoo_op_t	ops[2];
 	zoo_op_result_t results[2];
@@ -399,26 +401,36 @@ amulti_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 	zoo_create_op_init(&ops[0], base, data, DATA_LEN, &ZOO_OPEN_ACL_UNSAFE,
 					   ZOO_EPHEMERAL | ZOO_SEQUENCE, created, (int) created_len);
 	zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
-	waiter_expect(w, 1);
-	rc = zoo_amulti(zh, 2, ops, results, op_done, w);
-	if (rc != ZOK)
-		die("amulti", rc);
-	rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	if (async)
+	{
+		waiter_expect(w, 1);
+		rc = zoo_amulti(zh, 2, ops, results, op_done, w);
+		if (rc != ZOK)
+			die("amulti", rc);
+		rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	}
+	else
+		rc = zoo_multi(zh, 2, ops, results);
 	if (rc != ZOK)
 		die("multi", rc);
 	if (results[0].err != ZOK || results[1].err != ZOK)
 		die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
 	if (pstat.numChildren != 1)
 	{
-		fprintf(stderr, "zkfloor: amulti: %d children, expected 1\n",
+		fprintf(stderr, "zkfloor: multi: %d children, expected 1\n",
 				pstat.numChildren);
 		exit(1);
 	}
-	waiter_expect(w, 1);
-	rc = zoo_adelete(zh, created, -1, op_done, w);
-	if (rc != ZOK)
-		die("adelete", rc);
-	rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	if (async)
+	{
+		waiter_expect(w, 1);
+		rc = zoo_adelete(zh, created, -1, op_done, w);
+		if (rc != ZOK)
+			die("adelete", rc);
+		rc = waiter_wait(w, &w->pending_ops, NULL, 0);
+	}
+	else
+		rc = zoo_delete(zh, created, -1);
 	if (rc != ZOK)
 		die("delete", rc);
 }
@@ -497,7 +509,7 @@ typedef struct ParThread
 	double		busy_us;		/* their summed duration (contend: the
 								 * waits, create sent -> granted) */
 	Contention *con;			/* contend: shared by all threads */
-	bool		amulti;			/* parallel: zklock's cycle (amulti_cycle) */
+	bool		amulti;			/* parallel: zklock's cycle, asynchronous (multi_cycle) */
 	long		watch_timeouts; /* contend: watches given up on */
 } ParThread;
 
@@ -523,8 +535,8 @@ par_main(void *arg)
 		if (t0 >= t->t_end)
 			break;
 		if (t->amulti)
-			amulti_cycle(t->zh, &t->w, t->parent, t->base, data,
-						 created, sizeof(created));
+			multi_cycle(t->zh, &t->w, t->parent, t->base, data,
+						created, sizeof(created), true);
 		else
 		{
 			create_and_list(t->zh, &t->w, t->parent, t->base, data,
@@ -913,35 +925,9 @@ main(int argc, char **argv)
 				t1 = now_us();
 				break;
 			case M_MULTI:
-				{
-					zoo_op_t	ops[2];
-					zoo_op_result_t results[2];
-					struct Stat pstat;
-
-					zoo_create_op_init(&ops[0], base, data, DATA_LEN,
-									   &ZOO_OPEN_ACL_UNSAFE,
-									   ZOO_EPHEMERAL | ZOO_SEQUENCE,
-									   created, sizeof(created));
-					zoo_set_op_init(&ops[1], parent, "", 0, -1, &pstat);
-					rc = zoo_multi(zh, 2, ops, results);
-					if (rc != ZOK)
-						die("multi", rc);
-					if (results[0].err != ZOK || results[1].err != ZOK)
-						die("multi op", results[0].err != ZOK ? results[0].err : results[1].err);
-					if (pstat.numChildren != 1)
-					{
-						fprintf(stderr, "zkfloor: multi: %d children, expected 1\n",
-								pstat.numChildren);
-						return 1;
-					}
-					rc = zoo_delete(zh, created, -1);
-					if (rc != ZOK)
-						die("delete", rc);
-					t1 = now_us();
-				}
-				break;
 			case M_AMULTI:
-				amulti_cycle(zh, &w, parent, base, data, created, sizeof(created));
+				multi_cycle(zh, &w, parent, base, data, created, sizeof(created),
+							mode == M_AMULTI);
 				t1 = now_us();
 				break;
 			case M_SET10:
