@@ -441,18 +441,7 @@ ZkOpFreeMemory(ZkOp *op)
 	for (int i = 0; i < op->nchildren; i++)
 		free(op->children[i]);
 	free(op->children);
-	if (op->multi != NULL)
-	{
-		ZkMultiAux *aux = op->multi;
-
-		for (int i = 0; aux->created != NULL && i < aux->n; i++)
-			free(aux->created[i]);
-		free(aux->created);
-		free(aux->parent_stats);
-		free(aux->results);
-		free(aux->ops);
-		free(aux);
-	}
+	free(op->multi);			/* one block (zk_multi_aux_new) */
 	free(op);
 }
 
@@ -900,7 +889,7 @@ ZkOpAbandon(ZkOp *op)
  * ZkTakeDeletedHeld
  *		The events on watched held nodes since the last call: palloc'd
  *		paths, with deleted[i] true for a deletion (false: the watch was
- *		spent by a data change).  Returns how many.
+ *		spent by a data change).  Returns how many (0 with NULL arrays).
  */
 int
 ZkTakeDeletedHeld(char ***paths, bool **deleted)
@@ -914,6 +903,13 @@ ZkTakeDeletedHeld(char ***paths, bool **deleted)
 	slist_init(&bridge.deleted_held);
 	pthread_mutex_unlock(&bridge.mutex);
 
+	/* the common case, asked at every acquisition and COMMIT */
+	if (slist_is_empty(&list))
+	{
+		*paths = NULL;
+		*deleted = NULL;
+		return 0;
+	}
 	slist_foreach(iter, &list)
 		n++;
 	*paths = palloc(sizeof(char *) * Max(n, 1));

@@ -32,12 +32,21 @@
 #include "common/stats.h"
 #include "common/clock.h"
 
+/*
+ * The room a sequential create's path buffer needs beyond the path given:
+ * the suffix ZooKeeper appends (ten digits, or a minus sign and ten digits
+ * once the parent's counter wrapped) and the terminating zero.
+ */
+#define ZK_SEQ_SUFFIX_ROOM 16
+
 /* Backend-only state. */
 static dlist_head zk_live_ops = DLIST_STATIC_INIT(zk_live_ops);
 static uint64 zk_watch_waits = 0;	/* ZkWatchWait calls, ever */
 
 /* private prototypes */
 static zhandle_t *zk_handle(void);
+static ZkMultiAux *zk_multi_aux_new(ZkOp *op, int n, int nops,
+									const char *const *paths);
 
 /*
  * zk_handle
@@ -87,8 +96,9 @@ ZkOpTryNew(ZkOpKind kind)
 	op->ordered = (kind == ZKOP_CREATE || kind == ZKOP_CREATE_COUNTED ||
 				   kind == ZKOP_MULTI || kind == ZKOP_SYNC);
 	op->nest_level = GetCurrentTransactionNestLevel();
-	op->sent_at = ZkNowMs();
+	/* one clock reading: ZkNowMs and ZkNowUs read the same clock */
 	op->sent_us = ZkNowUs();
+	op->sent_at = op->sent_us / 1000;
 	dlist_push_tail(&zk_live_ops, &op->node);
 	return op;
 }
@@ -133,6 +143,71 @@ ZkCreateTtl(const char *path, const char *data, int datalen, int64 ttl_ms)
 }
 
 /*
+ * zk_multi_aux_new
+ *		The buffers of a multi of nops requests over n nodes, for op: the
+ *		requests, their results, a Stat per node and, with 'paths' (the
+ *		creates' paths), a buffer per node for the created path.  One
+ *		allocation, freed whole with the op (ZkOpFreeMemory), wherever the
+ *		op ends: malloc'd, as a completion thread may free it.  The op is
+ *		freed and an ERROR raised if memory ran out.
+ */
+static ZkMultiAux *
+zk_multi_aux_new(ZkOp *op, int n, int nops, const char *const *paths)
+{
+	Size		size = MAXALIGN(sizeof(ZkMultiAux));
+	Size		ops_at,
+				results_at,
+				stats_at,
+				created_at = 0,
+				buffers_at = 0;
+	ZkMultiAux *aux;
+	char	   *block;
+
+	ops_at = size;
+	size += MAXALIGN(sizeof(zoo_op_t) * nops);
+	results_at = size;
+	size += MAXALIGN(sizeof(zoo_op_result_t) * nops);
+	stats_at = size;
+	size += MAXALIGN(sizeof(struct Stat) * n);
+	if (paths != NULL)
+	{
+		created_at = size;
+		size += MAXALIGN(sizeof(char *) * n);
+		buffers_at = size;
+		for (int i = 0; i < n; i++)
+			size += strlen(paths[i]) + ZK_SEQ_SUFFIX_ROOM;
+	}
+
+	block = calloc(1, size);
+	if (block == NULL)
+	{
+		ZkOpFree(op);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	aux = (ZkMultiAux *) block;
+	aux->n = n;
+	aux->nops = nops;
+	aux->ops = (zoo_op_t *) (block + ops_at);
+	aux->results = (zoo_op_result_t *) (block + results_at);
+	aux->parent_stats = (struct Stat *) (block + stats_at);
+	if (paths != NULL)
+	{
+		char	   *buffer = block + buffers_at;
+
+		aux->created = (char **) (block + created_at);
+		for (int i = 0; i < n; i++)
+		{
+			aux->created[i] = buffer;
+			buffer += strlen(paths[i]) + ZK_SEQ_SUFFIX_ROOM;
+		}
+	}
+	op->multi = aux;
+	return aux;
+}
+
+/*
  * ZkCreateSet
  *		Create n ephemeral-sequential nodes in one ZooKeeper multi: all or
  *		none, one transaction, so they all get the same czxid.  With
@@ -153,37 +228,16 @@ ZkCreateSet(int n, const char *const *paths, const char *const *datas,
 			const int *datalens, const char *const *parents)
 {
 	ZkOp	   *op = ZkOpNew(ZKOP_CREATE_COUNTED);
-	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
 	const struct ACL_vector *acl = ZkSessionAcl(true);
 	int			per = parents != NULL ? 2 : 1;
-	bool		ok;
+	ZkMultiAux *aux = zk_multi_aux_new(op, n, n * per, paths);
 
-	op->multi = aux;
-	ok = aux != NULL &&
-		(aux->ops = calloc(n * per, sizeof(zoo_op_t))) != NULL &&
-		(aux->results = calloc(n * per, sizeof(zoo_op_result_t))) != NULL &&
-		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL &&
-		(aux->created = calloc(n, sizeof(char *))) != NULL;
-	if (ok)
-	{
-		aux->n = n;
-		aux->nops = n * per;
-		aux->counted = (parents != NULL);
-		for (int i = 0; i < n && ok; i++)
-			ok = (aux->created[i] = calloc(1, strlen(paths[i]) + 16)) != NULL;
-	}
-	if (!ok)
-	{
-		ZkOpFree(op);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	}
+	aux->counted = (parents != NULL);
 	for (int i = 0; i < n; i++)
 	{
 		zoo_create_op_init(&aux->ops[i * per], paths[i], datas[i], datalens[i],
 						   acl, ZOO_EPHEMERAL_SEQUENTIAL, aux->created[i],
-						   (int) strlen(paths[i]) + 16);
+						   (int) strlen(paths[i]) + ZK_SEQ_SUFFIX_ROOM);
 		if (parents != NULL)
 			zoo_set_op_init(&aux->ops[i * per + 1], parents[i], "", 0, -1,
 							&aux->parent_stats[i]);
@@ -243,23 +297,8 @@ ZkOp *
 ZkMulti(int n, const ZkMultiReq *reqs)
 {
 	ZkOp	   *op = ZkOpNew(ZKOP_MULTI);
-	ZkMultiAux *aux = calloc(1, sizeof(ZkMultiAux));
-	bool		ok;
+	ZkMultiAux *aux = zk_multi_aux_new(op, n, n, NULL);
 
-	op->multi = aux;
-	ok = aux != NULL &&
-		(aux->ops = calloc(n, sizeof(zoo_op_t))) != NULL &&
-		(aux->results = calloc(n, sizeof(zoo_op_result_t))) != NULL &&
-		(aux->parent_stats = calloc(n, sizeof(struct Stat))) != NULL;
-	if (!ok)
-	{
-		ZkOpFree(op);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	}
-	aux->n = n;
-	aux->nops = n;
 	for (int i = 0; i < n; i++)
 	{
 		switch (reqs[i].kind)

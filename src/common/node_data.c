@@ -192,12 +192,25 @@ char *
 ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 {
 	const StringInfoData *owner = zk_owner_fields();
+	const char *mode_name = ZkLockModeName(mode);
+	const char *scope_name = ZkLockScopeName(scope);
 	StringInfoData buf;
 
-	initStringInfo(&buf);
+	/*
+	 * One allocation that fits all but a ttl.  The mode's and scope's names
+	 * are lowercase words, JSON strings as they stand: this runs for every
+	 * queue node, so they are not escaped again.
+	 */
+	buf.maxlen = owner->len + (int) strlen(mode_name) +
+		(int) strlen(scope_name) + 32;
+	buf.data = palloc(buf.maxlen);
+	resetStringInfo(&buf);
 	appendBinaryStringInfo(&buf, owner->data, owner->len);
-	append_field(&buf, "mode", ZkLockModeName(mode), false);
-	append_field(&buf, "scope", ZkLockScopeName(scope), false);
+	appendStringInfoString(&buf, ",\"mode\":\"");
+	appendStringInfoString(&buf, mode_name);
+	appendStringInfoString(&buf, "\",\"scope\":\"");
+	appendStringInfoString(&buf, scope_name);
+	appendStringInfoChar(&buf, '"');
 	if (ttl_ms >= 0)
 		appendStringInfo(&buf, ",\"ttl_ms\":" INT64_FORMAT, ttl_ms);
 	appendStringInfoChar(&buf, '}');

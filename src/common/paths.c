@@ -23,6 +23,7 @@
 #include "common/vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
+static bool zk_printable_ascii(const char *path, size_t len);
 static char *zk_path_for_message(const char *path, size_t len);
 
 /*
@@ -38,6 +39,26 @@ zk_char_refused(pg_wchar c)
 		(c >= 0x7F && c <= 0x9F) ||
 		(c >= 0xD800 && c <= 0xF8FF) ||
 		c >= 0xFFF0;
+}
+
+/*
+ * zk_printable_ascii
+ *		Is every byte of the path printable ASCII (0x20 to 0x7E)?  Such a
+ *		path is valid UTF-8 and holds no character ZooKeeper refuses, so
+ *		the character-by-character decoding can be skipped: lock paths
+ *		are mostly like that, and they are checked on every call.
+ */
+static bool
+zk_printable_ascii(const char *path, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) path[i];
+
+		if (c < 0x20 || c > 0x7E)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -62,19 +83,23 @@ ZkLockPathProblem(const char *path)
 		return _("The root cannot be locked: name a node below it.");
 	if (path[len - 1] == '/')
 		return _("The path must not end with \"/\".");
-	if (!pg_verify_mbstr(PG_UTF8, path, len, true))
-		return _("The path is not valid UTF-8.");
-
-	for (const unsigned char *p = (const unsigned char *) path; *p;
-		 p += pg_utf_mblen(p))
+	/* printable ASCII is valid UTF-8 that ZooKeeper accepts: decode the rest */
+	if (!zk_printable_ascii(path, len))
 	{
-		pg_wchar	c = utf8_to_unicode(p);
+		if (!pg_verify_mbstr(PG_UTF8, path, len, true))
+			return _("The path is not valid UTF-8.");
 
-		if (c <= 0x1F || (c >= 0x7F && c <= 0x9F))
-			return _("The path contains a control character.");
-		if (zk_char_refused(c))
-			return psprintf(_("The path contains the character U+%04X, which ZooKeeper does not accept."),
-							(unsigned int) c);
+		for (const unsigned char *p = (const unsigned char *) path; *p;
+			 p += pg_utf_mblen(p))
+		{
+			pg_wchar	c = utf8_to_unicode(p);
+
+			if (c <= 0x1F || (c >= 0x7F && c <= 0x9F))
+				return _("The path contains a control character.");
+			if (zk_char_refused(c))
+				return psprintf(_("The path contains the character U+%04X, which ZooKeeper does not accept."),
+								(unsigned int) c);
+		}
 	}
 
 	/* walk the segments: each starts after a '/' */
@@ -92,11 +117,15 @@ ZkLockPathProblem(const char *path)
 			(seglen == 2 && seg[0] == '.' && seg[1] == '.'))
 			return _("The path contains a \".\" or \"..\" segment.");
 
-		segment = pnstrdup(seg, seglen);
-		if (ZkParseContender(segment, &dummy))
-			return psprintf(_("The segment \"%s\" looks like a lock queue node."),
-							segment);
-		pfree(segment);
+		/* a queue node's name ends in its sequence number's digits */
+		if (seg[seglen - 1] >= '0' && seg[seglen - 1] <= '9')
+		{
+			segment = pnstrdup(seg, seglen);
+			if (ZkParseContender(segment, &dummy))
+				return psprintf(_("The segment \"%s\" looks like a lock queue node."),
+								segment);
+			pfree(segment);
+		}
 
 		if (end == NULL)
 			break;

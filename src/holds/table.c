@@ -75,6 +75,7 @@ static char *zk_entries_root = NULL;
 static bool zk_key_init(ZkLockKey *key, const char *path, ZkLockMode mode);
 static uint32 zk_key_hash(const void *key, Size keysize);
 static int	zk_key_match(const void *key1, const void *key2, Size keysize);
+static void *zk_key_copy(void *dest, const void *src, Size keysize);
 static int	zk_info_cmp(const void *a, const void *b);
 static ZkLockEntry *zk_entry_enter(const char *path, ZkLockMode mode,
 								   const ZkGrant *grant, ZkLockEntry *other,
@@ -131,6 +132,22 @@ zk_key_match(const void *key1, const void *key2, Size keysize)
 }
 
 /*
+ * zk_key_copy
+ *		The table's key copy at HASH_ENTER: the path up to its terminating
+ *		zero and the mode, not the whole kilobyte of the path's buffer.
+ */
+static void *
+zk_key_copy(void *dest, const void *src, Size keysize)
+{
+	ZkLockKey  *d = (ZkLockKey *) dest;
+	const ZkLockKey *k = (const ZkLockKey *) src;
+
+	memcpy(d->path, k->path, strlen(k->path) + 1);
+	d->mode = k->mode;
+	return dest;
+}
+
+/*
  * ZkLockTableInit
  *		Create the memory context and the table, and set the session's
  *		hooks, once per backend, at the first zklock call that needs them.
@@ -149,10 +166,12 @@ ZkLockTableInit(void)
 	ctl.entrysize = sizeof(ZkLockEntry);
 	ctl.hash = zk_key_hash;
 	ctl.match = zk_key_match;
+	ctl.keycopy = zk_key_copy;
 	ctl.hcxt = ZkLockContext;
-	ZkHeldLocks = hash_create("zklock held locks", 64, &ctl,
+	/* few buckets to start with: COMMIT scans them all, held or not */
+	ZkHeldLocks = hash_create("zklock held locks", 16, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
-							  HASH_CONTEXT);
+							  HASH_KEYCOPY | HASH_CONTEXT);
 
 	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
 }
@@ -551,7 +570,13 @@ ZkCheckRoom(int more)
 char *
 ZkLockNodePath(const char *path)
 {
-	return psprintf("%s%s", zklock_root, path);
+	size_t		rootlen = strlen(zklock_root);
+	size_t		pathlen = strlen(path);
+	char	   *node = palloc(rootlen + pathlen + 1);
+
+	memcpy(node, zklock_root, rootlen);
+	memcpy(node + rootlen, path, pathlen + 1);
+	return node;
 }
 
 /*

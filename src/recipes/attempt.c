@@ -1508,19 +1508,31 @@ void
 ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
 {
 	const ZkAcquireArgs *args = at->args;
+	const char *marker = args->mode == ZK_MODE_PERMIT ? ZK_LEASE_MARKER :
+		args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
+		args->style == ZK_STYLE_MUTEX ? ZK_MUTEX_MARKER :
+		args->style == ZK_STYLE_LATCH ? ZK_LATCH_MARKER :
+		ZK_WRITE_MARKER;
+	size_t		nodelen = strlen(args->lock_node);
+	size_t		prefixlen;
+	size_t		markerlen = strlen(marker);
+	char	   *base;
 
 	if (prefix != NULL)
 		strlcpy(at->prefix, prefix, sizeof(at->prefix));
 	else
 		ZkMakeNodePrefix(at->prefix);
+	prefixlen = strlen(at->prefix);
+
+	/* "<lock node>/<prefix><marker>", put together by hand: once per create */
+	base = palloc(nodelen + 1 + prefixlen + markerlen + 1);
+	memcpy(base, args->lock_node, nodelen);
+	base[nodelen] = '/';
+	memcpy(base + nodelen + 1, at->prefix, prefixlen);
+	memcpy(base + nodelen + 1 + prefixlen, marker, markerlen + 1);
 	if (at->node_base != NULL)
 		pfree(at->node_base);
-	at->node_base = psprintf("%s/%s%s", args->lock_node, at->prefix,
-							 args->mode == ZK_MODE_PERMIT ? ZK_LEASE_MARKER :
-							 args->mode == ZK_MODE_SHARED ? ZK_READ_MARKER :
-							 args->style == ZK_STYLE_MUTEX ? ZK_MUTEX_MARKER :
-							 args->style == ZK_STYLE_LATCH ? ZK_LATCH_MARKER :
-							 ZK_WRITE_MARKER);
+	at->node_base = base;
 }
 
 /*
