@@ -73,11 +73,12 @@
  *            pg_advisory_unlock(KEY), the delete (KEY is 1000 + the
  *            thread's number: no two threads wait for each other).  The
  *            statements are prepared (PQprepare, then PQexecPrepared, as
- *            pgbench -M prepared sends them).  What a zklock cycle cannot
- *            do with less: one statement per ZooKeeper write, each
+ *            pgbench -M prepared sends them).  The least a zklock cycle's
+ *            backend must do: one statement per ZooKeeper write, each
  *            waited for in turn, with the machine's CPU shared by the
  *            clients, PostgreSQL's backends and ZooKeeper as in the SQL
  *            runs; it counts, prints and writes what aparallel does.
+ *            Needs a build with libpq (see below).
  *   contend  contention on one lock: THREADS threads (default 8), each with
  *            its own session, all on one lock node, each looping the
  *            textbook herd-free exclusive lock as fast as it can: create
@@ -121,7 +122,24 @@
 #define THREADED
 #endif
 #include <zookeeper/zookeeper.h>
+
+/*
+ * Only the acomposed mode talks to PostgreSQL: it is built when libpq's
+ * header is on the include path (bench/run.sh builds with
+ * -I$(pg_config --includedir) ... -lpq); a build without it (as
+ * bench/cpu_account.sh's, which needs no PostgreSQL client) has every other
+ * mode, and acomposed says it is missing.
+ */
+#if defined(__has_include)
+#if __has_include(<libpq-fe.h>)
+#define ZKFLOOR_LIBPQ
+#endif
+#endif
+#ifdef ZKFLOOR_LIBPQ
 #include <libpq-fe.h>
+#else
+typedef struct pg_conn PGconn;
+#endif
 
 #include "common.h"
 
@@ -559,6 +577,8 @@ typedef struct ParThread
 	long		watch_timeouts; /* contend: watches given up on */
 } ParThread;
 
+#ifdef ZKFLOOR_LIBPQ
+
 /*
  * pg_open
  *		Connect to conninfo and prepare the composed floor's two
@@ -618,6 +638,39 @@ pg_statement(PGconn *conn, const char *name)
 	}
 	PQclear(r);
 }
+
+/* pg_close: close a connection pg_open opened */
+static void
+pg_close(PGconn *conn)
+{
+	PQfinish(conn);
+}
+
+#else							/* !ZKFLOOR_LIBPQ */
+
+static PGconn *
+pg_open(const char *conninfo, int key)
+{
+	(void) conninfo;
+	(void) key;
+	fprintf(stderr, "zkfloor: built without libpq: acomposed is not available\n");
+	exit(2);
+}
+
+static void
+pg_statement(PGconn *conn, const char *name)
+{
+	(void) conn;
+	(void) name;
+}
+
+static void
+pg_close(PGconn *conn)
+{
+	(void) conn;
+}
+
+#endif							/* ZKFLOOR_LIBPQ */
 
 /*
  * par_main
@@ -875,7 +928,7 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 		timeouts += th[i].watch_timeouts;
 		zookeeper_close(th[i].zh);
 		if (th[i].pg)
-			PQfinish(th[i].pg);
+			pg_close(th[i].pg);
 	}
 	fclose(out);
 	printf("raw_%s_threads %d\n", name, nthreads);
@@ -969,6 +1022,10 @@ main(int argc, char **argv)
 	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
 	if (mode == M_ACOMPOSED)
 	{
+#ifndef ZKFLOOR_LIBPQ
+		fprintf(stderr, "zkfloor: built without libpq: acomposed is not available\n");
+		return 2;
+#endif
 		if (argc != 9)
 		{
 			fprintf(stderr, "zkfloor: acomposed needs WARMUP_SECONDS THREADS CONN1 CONN2\n");
