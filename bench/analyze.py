@@ -120,6 +120,9 @@ FANOUT_VARIANTS = [
      "create + getChildren (pipelined), then a synchronous delete, on a parent node of its own"),
     ("fanout_afloor", "cycles/s: as many raw C sessions looping zklock's own cycle through the asynchronous API "
      "(`zkfloor aparallel`: multi {create, setData(parent)}, then delete, each answer awaited)"),
+    ("fanout_composed", "cycles/s: the composed throughput floor: as many raw C sessions, each also with a "
+     "connection of its own (40 to each server), looping PostgreSQL's two statements with zklock's requests "
+     "between them (`zkfloor acomposed`: `pg_advisory_lock`, the multi, `pg_advisory_unlock`, the delete)"),
 ]
 NAN = float("nan")
 
@@ -368,6 +371,8 @@ def main():
         "fanout_off_over_floor": ph_over("fanout_off", "fanout_floor", fanout_rounds),
         "fanout_on_over_afloor": ph_over("fanout_on", "fanout_afloor", fanout_rounds),
         "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
+        "fanout_on_over_composed": ph_over("fanout_on", "fanout_composed", fanout_rounds),
+        "fanout_composed_over_afloor": ph_over("fanout_composed", "fanout_afloor", fanout_rounds),
         "dbarrier_release_over_create": ph_over("sql_dbarrier8_release", "barrier_floor_create", barrier_rounds),
         "dbarrier_round_over_curator": ph_over("sql_dbarrier8", "curator_dbarrier8", barrier_rounds),
         "dbarrier_fromlast_over_curator": ph_over("sql_dbarrier8_fromlast", "curator_dbarrier8_fromlast", barrier_rounds),
@@ -462,7 +467,7 @@ def main():
             cur_waits.extend(float(x) for x in f if x.strip())
     cur_waits.sort()
     par = {side: [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, f"parallel_{side}.[0-9].txt")))]
-           for side in ("sql", "raw", "async")}
+           for side in ("sql", "raw", "async", "composed")}
     mntr = {}
     if os.path.exists(os.path.join(raw, "mntr_end.txt")):
         for line in open(os.path.join(raw, "mntr_end.txt")):
@@ -503,6 +508,25 @@ def main():
             if len(p) == 3:
                 inside = [c[3] for c in cpu if float(p[1]) < c[0] <= float(p[2])]
                 phase_noise[p[0]] = statistics.fmean(inside) if inside else float("nan")
+
+    # the machine's busy CPU (cpuwatch, % of both cores, every process)
+    # during each step of the parallel phase (run.sh writes
+    # parallel_steps.txt: step t_start t_end), mean over its samples, and
+    # the mean of the runs of each side
+    par_busy = {}
+    if os.path.exists(os.path.join(raw, "parallel_steps.txt")):
+        for line in open(os.path.join(raw, "parallel_steps.txt")):
+            p = line.split()
+            if len(p) == 3:
+                inside = [c[1] for c in cpu if float(p[1]) < c[0] <= float(p[2])]
+                if inside:
+                    par_busy.setdefault(p[0].split(".")[0], []).append(statistics.fmean(inside))
+    par_busy = {k: statistics.fmean(v) for k, v in par_busy.items()}
+
+    def fan_busy(v):
+        """the machine's busy CPU during the fanout phase's runs of variant v, median over its rounds"""
+        x = [n["busy_pct"] for n in ph_noise if n["variant"] == v and n["busy_pct"] == n["busy_pct"]]
+        return statistics.median(x) if x else NAN
 
     def phase_note(name):
         x = phase_noise.get(name)
@@ -659,6 +683,17 @@ def main():
     par_async_s = sum(num(d, "raw_aparallel_seconds") for d in par["async"])
     par_async_rate = sum(par_async) / par_async_s if par_async and par_async_s > 0 else NAN
     par_ratio = par_sql_rate / par_raw_rate if known(par_raw_rate) and par_raw_rate > 0 else NAN
+    # the composed throughput floor, measured (zkfloor acomposed)
+    par_comp = [num(d, "raw_acomposed_cycles") for d in par["composed"]]
+    par_comp_s = sum(num(d, "raw_acomposed_seconds") for d in par["composed"])
+    par_comp_rate = sum(par_comp) / par_comp_s if par_comp and par_comp_s > 0 else NAN
+    par_comp_ratio = par_sql_rate / par_comp_rate if known(par_comp_rate) and par_comp_rate > 0 else NAN
+    par_comp_note = (f"; the measured composed floor (`zkfloor acomposed`: 8 raw C sessions, each with a connection "
+                     f"of its own, 4 per server, looping `pg_advisory_lock`, zklock's multi, `pg_advisory_unlock`, "
+                     f"its delete) {fmt(par_comp_rate)} cycles/s, zklock {par_comp_ratio:.2f} × that"
+                     + (f" (machine busy {par_busy['sql']:.0f} % during the SQL runs, {par_busy['composed']:.0f} % "
+                        f"during the composed floor's)" if "sql" in par_busy and "composed" in par_busy else "")
+                     if known(par_comp_ratio) else "; the measured composed floor (`zkfloor acomposed`): not measured")
 
     # the composed floor of the parallel phase: each of the SQL clients
     # needs the raw C session's cycle time plus PostgreSQL's own two
@@ -838,16 +873,25 @@ def main():
                       + (f"; zklock's own cycle through the asynchronous API from 8 raw C sessions "
                          f"(`zkfloor aparallel`) {fmt(par_async_rate)} cycles/s, zklock "
                          f"{par_sql_rate / par_async_rate:.2f} × that" if known(par_async_rate) else "")
-                      + ")" if known(par_composed_ratio) else "not measured"),
+                      + ")" if known(par_composed_ratio) else "not measured") + par_comp_note,
                      par_composed_ratio, T_OWN_PARALLEL, "ge"),
         ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_on`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
                      f"sessions' cycles/s (`fanout_floor`), same phase",
                      "fanout_on_over_floor", T_OWN_FANOUT, "ge",
-                     f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
+                     (f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
                      + (f"; zklock's own cycle through the asynchronous API from as many raw C sessions "
                         f"(`fanout_afloor`) {fmt(ph_med('fanout_afloor'))} cycles/s, zklock "
                         f"{fmt(rmed('fanout_on_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
-                     if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else ""),
+                     if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else "")
+                     + (f"; the measured composed floor (`fanout_composed`: as many raw C sessions, each with a "
+                        f"connection of its own, 40 per server, looping `pg_advisory_lock`, zklock's multi, "
+                        f"`pg_advisory_unlock`, its delete) {fmt(ph_med('fanout_composed'))} cycles/s, zklock "
+                        f"{fmt(rmed('fanout_on_over_composed'), 2)} × that (within each round)"
+                        + (f" (machine busy {fan_busy('fanout_on'):.0f} % during `fanout_on`, "
+                           f"{fan_busy('fanout_composed'):.0f} % during `fanout_composed`)"
+                           if known(fan_busy("fanout_on")) and known(fan_busy("fanout_composed")) else "")
+                        if "fanout_on" in ph_pooled and known(rmed("fanout_on_over_composed"))
+                        else "; the measured composed floor (`fanout_composed`): not measured")),
         value_target(f"Own cost: CPU per uncontended cycle, all threads of the backend, ≤ {T_OWN_CPU:g} × the bare "
                      f"C client's (`zkfloor multi`), cpu phase",
                      (f"{cpu_ratio:.2f} × ({fmt(cpu_fig('sql', 'us'))} vs {fmt(cpu_fig('floor', 'us'))} µs)"
@@ -893,6 +937,9 @@ def main():
             "curator_contend_grants_per_s": cur_rate, "contend_us_per_grant_over_floor_create": c_over_floor,
             "contend_rate_over_curator": c_over_curator, "parallel_sql_cycles_per_s": par_sql_rate,
             "parallel_raw_cycles_per_s": par_raw_rate, "parallel_sql_over_raw": par_ratio,
+            "parallel_composed_cycles_per_s": par_comp_rate, "parallel_sql_over_composed": par_comp_ratio,
+            "parallel_machine_busy_pct": par_busy,
+            "fanout_machine_busy_pct": {v: fan_busy(v) for v, _ in FANOUT_VARIANTS},
             "contend_floor_grants_per_s": cf_rate, "contend_floor_us_per_grant": cf_us_per_grant,
             "contend_floor_us_per_grant_over_floor_create": cf_over_floor,
             "contend_us_per_grant_over_contend_floor": c_over_cf,
@@ -1028,41 +1075,56 @@ def main():
     ]
 
     def par_mean_cycle(side, key_n):
-        cyc = {"sql": par_sql, "raw": par_raw, "async": par_async}[side]
-        secs = {"sql": par_sql_s, "raw": par_raw_s, "async": par_async_s}[side]
+        cyc = {"sql": par_sql, "raw": par_raw, "async": par_async, "composed": par_comp}[side]
+        secs = {"sql": par_sql_s, "raw": par_raw_s, "async": par_async_s, "composed": par_comp_s}[side]
         return (num(par[side][0], key_n) * secs * 1e6 / sum(cyc)
                 if par[side] and sum(cyc) > 0 else NAN)
 
+    def par_busy_cell(side):
+        return f"{par_busy[side]:.0f} %" if side in par_busy else "n/a"
+
     par_rows = [
         "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) | "
-        "raw C, zklock's cycle (`zkfloor aparallel`) |",
-        "|---|---:|---:|---:|",
+        "raw C, zklock's cycle (`zkfloor aparallel`) | the composed floor (`zkfloor acomposed`) |",
+        "|---|---:|---:|---:|---:|",
         f"| sessions | {par['sql'][0].get('sql_parallel_clients', '?') if par['sql'] else '?'} backends (4 per server) | "
         f"{par['raw'][0].get('raw_parallel_threads', '?') if par['raw'] else '?'} threads, a zhandle each | "
-        f"{par['async'][0].get('raw_aparallel_threads', '?') if par['async'] else '?'} threads, a zhandle each |",
+        f"{par['async'][0].get('raw_aparallel_threads', '?') if par['async'] else '?'} threads, a zhandle each | "
+        f"{par['composed'][0].get('raw_acomposed_threads', '?') if par['composed'] else '?'} threads, a zhandle "
+        f"and a connection each (4 per server) |",
         f"| one cycle | `SELECT zk_lock('/bench/par/i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
         f"(pipelined), both answers awaited; then a synchronous delete | multi {{create, setData(parent)}}, then "
-        f"delete, each through the asynchronous API and awaited |",
-        f"| cycles per run, in run order (raw, async, SQL, SQL, async, raw) | {' / '.join(fmt(x) for x in par_sql)} | "
-        f"{' / '.join(fmt(x) for x in par_raw)} | {' / '.join(fmt(x) for x in par_async)} |",
-        f"| measured seconds, total | {fmt(par_sql_s, 0)} s | {fmt(par_raw_s, 0)} s | {fmt(par_async_s, 0)} s |",
+        f"delete, each through the asynchronous API and awaited | `SELECT pg_advisory_lock(k)`, the multi, "
+        f"`SELECT pg_advisory_unlock(k)`, the delete, each awaited in turn |",
+        f"| cycles per run, in run order ({'raw, async, composed, SQL, SQL, composed, async, raw' if par['composed'] else 'raw, async, SQL, SQL, async, raw'}) | "
+        f"{' / '.join(fmt(x) for x in par_sql)} | "
+        f"{' / '.join(fmt(x) for x in par_raw)} | {' / '.join(fmt(x) for x in par_async)} | "
+        f"{' / '.join(fmt(x) for x in par_comp) or 'not measured'} |",
+        f"| measured seconds, total | {fmt(par_sql_s, 0)} s | {fmt(par_raw_s, 0)} s | {fmt(par_async_s, 0)} s | "
+        f"{fmt(par_comp_s, 0) + ' s' if par['composed'] else 'n/a'} |",
         f"| **aggregate cycles per second** | **{fmt(par_sql_rate)}** | **{fmt(par_raw_rate)}** | "
-        f"**{fmt(par_async_rate)}** |",
+        f"**{fmt(par_async_rate)}** | **{fmt(par_comp_rate)}** |",
         f"| mean cycle of one session (sessions × seconds ÷ cycles) | "
         f"{fmt(par_mean_cycle('sql', 'sql_parallel_clients'))} µs | "
         f"{fmt(par_mean_cycle('raw', 'raw_parallel_threads'))} µs | "
-        f"{fmt(par_mean_cycle('async', 'raw_aparallel_threads'))} µs |",
+        f"{fmt(par_mean_cycle('async', 'raw_aparallel_threads'))} µs | "
+        f"{fmt(par_mean_cycle('composed', 'raw_acomposed_threads'))} µs |",
+        f"| machine busy (all processes, % of both cores, mean over the runs) | {par_busy_cell('sql')} | "
+        f"{par_busy_cell('raw')} | {par_busy_cell('async')} | {par_busy_cell('composed')} |",
         f"| cycles of the slowest / fastest client (per run) | "
-        f"{', '.join(d.get('sql_parallel_client_cycles_min', '?') + ' / ' + d.get('sql_parallel_client_cycles_max', '?') for d in par['sql'])} | | |",
+        f"{', '.join(d.get('sql_parallel_client_cycles_min', '?') + ' / ' + d.get('sql_parallel_client_cycles_max', '?') for d in par['sql'])} | | | |",
         f"| failures | {sum(int(num(d, 'sql_parallel_failures', 0)) for d in par['sql'])}"
         f"{' (a run failed)' if any('sql_parallel_failed' in d for d in par['sql']) else ''} | "
         f"{'a run failed' if any('raw_parallel_failed' in d for d in par['raw']) else '0'} | "
-        f"{'a run failed' if any('raw_aparallel_failed' in d for d in par['async']) else '0'} |",
-        f"| **zklock ÷ raw** (target ≥ {T_PARALLEL:g}) | **{fmt(par_ratio, 2)} ×** | | |",
+        f"{'a run failed' if any('raw_aparallel_failed' in d for d in par['async']) else '0'} | "
+        f"{'a run failed' if any('raw_acomposed_failed' in d for d in par['composed']) else '0' if par['composed'] else ''} |",
+        f"| **zklock ÷ raw** (target ≥ {T_PARALLEL:g}) | **{fmt(par_ratio, 2)} ×** | | | |",
         f"| zklock ÷ the composed floor (raw C cycle + `sql_advisory`; target ≥ {T_OWN_PARALLEL:g}) | "
-        f"**{fmt(par_composed_ratio, 2)} ×** | | |",
+        f"**{fmt(par_composed_ratio, 2)} ×** | | | |",
         f"| zklock ÷ raw C with zklock's cycle | "
-        f"{fmt(par_sql_rate / par_async_rate, 2) if known(par_async_rate) and par_async_rate > 0 else '?'} × | | |",
+        f"{fmt(par_sql_rate / par_async_rate, 2) if known(par_async_rate) and par_async_rate > 0 else '?'} × | | | |",
+        f"| zklock ÷ the composed floor, measured (`zkfloor acomposed`) | "
+        f"{fmt(par_comp_ratio, 2) + ' ×' if known(par_comp_ratio) else 'not measured'} | | | |",
     ]
 
     def rv(k, digits=0, scale=1.0):
@@ -1347,7 +1409,7 @@ def main():
     if "fanout" in phases_run:
         for v, _ in FANOUT_VARIANTS:
             if v in ph_pooled:
-                summary.append(f"Fanout phase, {v}: {'cycles/s' if v == 'fanout_floor' else 'locks/s'} per round "
+                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_on', 'fanout_off') else 'cycles/s'} per round "
                                f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
@@ -1386,7 +1448,16 @@ def main():
                        f"Curator {fmt(cur_over_cf, 2)} x its wall time per grant")
     summary.append(f"Parallel: zklock {fmt(par_sql_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_sql)}), "
                    f"raw C {fmt(par_raw_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_raw)}), "
-                   f"ratio {fmt(par_ratio, 2)}")
+                   f"ratio {fmt(par_ratio, 2)}; composed floor measured (zkfloor acomposed) "
+                   + (f"{fmt(par_comp_rate)} cycles/s (runs {' / '.join(fmt(x) for x in par_comp)}), "
+                      f"zklock {fmt(par_comp_ratio, 2)} x that" if known(par_comp_rate) else "not measured"))
+    if par_busy or any(known(fan_busy(v)) for v, _ in FANOUT_VARIANTS):
+        summary.append("Machine busy (cpuwatch, all processes, % of both cores): "
+                       + ("parallel (mean over each side's runs) "
+                          + ", ".join(f"{k} {x:.0f} %" for k, x in par_busy.items()) if par_busy else "parallel n/a")
+                       + "; fanout (median over rounds) "
+                       + (", ".join(f"{v} {fan_busy(v):.0f} %" for v, _ in FANOUT_VARIANTS if known(fan_busy(v)))
+                          or "n/a"))
     summary.append("Deadlock: ms from deadlock_timeout to 40P01: " +
                    ", ".join(f"{m}-cycle {dl[m]:.2f}" for m in (2, 3, 4)))
     summary.append(f"Release: N {release.get('release_nlocks', '?')}, setting {release.get('release_sync_setting', '?')}; "
@@ -1626,7 +1697,12 @@ def main():
               "`zkfloor parallel` with one thread per pgbench client of both servers, each with its own "
               "session and its own parent node, looping an ephemeral-sequential create and a getChildren sent "
               "back to back, then a synchronous delete (cycles whose delete is answered after the C warm-up, "
-              "over the same seconds).\n\n")
+              "over the same seconds). `fanout_afloor`: the same sessions sending zklock's own requests through the "
+              "asynchronous API. `fanout_composed`, the composed throughput floor: as many sessions, each also with "
+              "a connection of its own (to the two servers in turn, as many per server as pgbench clients), each "
+              "cycle `SELECT pg_advisory_lock(k)`, zklock's multi, `SELECT pg_advisory_unlock(k)`, its delete, "
+              "prepared statements, each awaited in turn (k a key of the session's own): what a backend's cycle "
+              "costs at the least, two statements with one ZooKeeper write in each, on the same two cores.\n\n")
     if phase_start("fanout"):
         md.append("| variant | what | median over rounds | per round |\n|---|---|---:|---|\n")
         for v, desc in FANOUT_VARIANTS:
@@ -1641,6 +1717,10 @@ def main():
             rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
             rrow("`fanout_on` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
             rrow("`fanout_off` ÷ `fanout_floor`", "fanout_off_over_floor"),
+            rrow("`fanout_on` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
+                 "fanout_on_over_composed"),
+            rrow("`fanout_composed` ÷ `fanout_afloor` (what PostgreSQL's two statements leave of the bare cycles/s)",
+                 "fanout_composed_over_afloor"),
         ])
         if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled:
             md.append(f"\nThe fan-out target asks `fanout_on` for 2 × `fanout_off`, "
@@ -1683,8 +1763,14 @@ def main():
             "`bench/zkfloor aparallel`: the same, each thread looping zklock's own requests through the "
             "asynchronous API (a multi {create, setData(parent)}, then a delete, each answer awaited on a "
             "condition variable set by the completion thread). "
+            "`bench/zkfloor acomposed`, the composed throughput floor: as `aparallel`, each thread also with a "
+            "libpq connection of its own (4 to each server), looping `SELECT pg_advisory_lock(k)`, the multi, "
+            "`SELECT pg_advisory_unlock(k)`, the delete (prepared statements, each awaited in turn; k a key of "
+            "the thread's own): a backend's two statements with one ZooKeeper write in each, and nothing of "
+            "zklock's own. "
             "All run against the same ZooKeeper for the same time, "
-            "twice each in the order raw, async, SQL, SQL, async, raw (so that linear drift cancels); a cycle counts when "
+            "twice each in the order raw, async, composed, SQL, SQL, composed, async, raw (so that linear drift "
+            "cancels; runs before the composed floor was added had no composed step); a cycle counts when "
             "its release is answered inside the measured window (after 1 s of warm-up). "
             "Ratio = (SQL cycles of both runs ÷ their seconds) ÷ (raw cycles of both runs ÷ their seconds).\n\n")
     section("200 waiters on one path, and watch events per release", "herd", herd_rows,

@@ -98,15 +98,24 @@
 #       and the floor of as many sessions without PostgreSQL: 2 x
 #       FANOUT_CLIENTS raw C sessions looping the create+getChildren,
 #       delete cycle, each on a parent of its own (bench/zkfloor.c
-#       parallel, fanout_floor, cycles/s), in alternating order,
-#       FANOUT_ROUNDS rounds
+#       parallel, fanout_floor, cycles/s), as many looping zklock's own
+#       requests through the asynchronous API (zkfloor aparallel,
+#       fanout_afloor), and the composed throughput floor: as many
+#       sessions each also running PostgreSQL's two statements of a cycle
+#       (pg_advisory_lock, pg_advisory_unlock, prepared) on a connection of
+#       its own, to the two servers in turn (zkfloor acomposed,
+#       fanout_composed); in alternating order, FANOUT_ROUNDS rounds
 #   (d) contention: 8 SQL clients on 2 servers on one path, Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads), and the
 #       bare herd-free recipe in C with 8 sessions (bench/zkfloor.c
 #       contend); 200 waiters queued on one path, with ZooKeeper's watch
 #       counters
 #   (e) independent locks in parallel: 8 SQL clients (4 per server) each on
-#       its own path, against 8 raw C sessions doing the same cycle
+#       its own path, against 8 raw C sessions doing the same cycle, 8
+#       sending zklock's requests through the asynchronous API (zkfloor
+#       aparallel), and the composed throughput floor: 8 doing that with
+#       PostgreSQL's two statements between them, each on a connection of
+#       its own, 4 per server (zkfloor acomposed)
 #   (f) scale: one backend holding 10000 distinct locks (2000 with --quick)
 #   (g) releasing many locks at once: the COMMIT of a transaction holding
 #       10000 transaction locks (2000 with --quick), zk_unlock_all() of as
@@ -367,7 +376,7 @@ cmp -s "$REPO/zklock.so" /usr/lib/postgresql/15/lib/zklock.so ||
 # build the helpers
 
 log "building helpers"
-gcc -O2 -Wall -Wextra -o "$BUILD/zkfloor" "$HERE/zkfloor.c" -lzookeeper_mt -lpthread
+gcc -O2 -Wall -Wextra -I"$(pg_config --includedir)" -o "$BUILD/zkfloor" "$HERE/zkfloor.c" -lzookeeper_mt -lpthread -lpq
 gcc -O2 -Wall -Wextra -I"$(pg_config --includedir)" -o "$BUILD/pgclients" "$HERE/pgclients.c" -lpq
 javac -nowarn -d "$BUILD" -cp "$CURATOR_CP" "$HERE/CuratorBench.java"
 
@@ -655,12 +664,14 @@ run_fanout() { # outfile [pgoptions]
 }
 
 # fanout phase, the floor: as many raw C sessions as both servers' pgbench
-# clients (zkfloor parallel, each on a parent of its own); the outfile gets
-# their cycles/s, as run_fanout's gets locks/s
-run_fanout_floor() { # outfile [aparallel]
-	local outfile=$1 mode=${2:-parallel}
+# clients (zkfloor parallel, each on a parent of its own; aparallel; or
+# acomposed, each with a connection of its own too, to the two servers in
+# turn); the outfile gets their cycles/s, as run_fanout's gets locks/s
+run_fanout_floor() { # outfile [aparallel|acomposed]
+	local outfile=$1 mode=${2:-parallel} conns=()
+	[ "$mode" = acomposed ] && conns=("$CONN1" "$CONN2")
 	run_bounded $((FANOUT_SECONDS + 120)) "$BUILD/zkfloor" "$ZKHOSTS" "$mode" "$FANOUT_SECONDS" \
-		"$outfile.threads" "$FLOOR_WARMUP" $((2 * FANOUT_CLIENTS)) >"$outfile.zkfloor" 2>&1 ||
+		"$outfile.threads" "$FLOOR_WARMUP" $((2 * FANOUT_CLIENTS)) "${conns[@]}" >"$outfile.zkfloor" 2>&1 ||
 		{ cat "$outfile.zkfloor" >&2; return 1; }
 	awk -v k="raw_${mode}_cycles_per_s" '$1 == k { print $2 }' "$outfile.zkfloor" >"$outfile"
 }
@@ -736,6 +747,7 @@ run_variant() { # name round
 	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
 	fanout_floor) run_fanout_floor "$f" ;;
 	fanout_afloor) run_fanout_floor "$f" aparallel ;;
+	fanout_composed) run_fanout_floor "$f" acomposed ;;
 	barrier_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_dbarrier8)
 		zk_counted "$RAW/$v.r$r.zk" run_bounded $((SECONDS_PER + 120)) "$BUILD/pgclients" dbarrier "$CONN1" "$CONN2" "$BARRIER_PER_SERVER" \
@@ -886,9 +898,10 @@ fi
 # without the guess
 
 if want fanout; then
-	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions, $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
+	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_on fanout_off fanout_floor fanout_afloor
+	# the composed floor next to fanout_on, whose ratio to it is taken
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_on fanout_off fanout_floor fanout_afloor
 	phase_end fanout
 fi
 
@@ -942,15 +955,23 @@ if want contend; then
 fi
 
 # ---------------------------------------------------------------------------
-# (e) independent locks in parallel: raw C sessions (the textbook cycle, and
-# zklock's own cycle through the asynchronous API) and SQL clients, in the
-# order raw, async, SQL, SQL, async, raw so that linear drift cancels
+# (e) independent locks in parallel: raw C sessions (the textbook cycle,
+# zklock's own cycle through the asynchronous API, and that cycle composed
+# with PostgreSQL's two statements) and SQL clients, in the order raw,
+# async, composed, SQL, SQL, composed, async, raw so that linear drift
+# cancels; each step's start and end go to parallel_steps.txt
 
 if want parallel; then
-	log "parallel: 8 independent lock paths, raw C sessions (two cycles) vs SQL clients (4 per server), 2 x ${PARALLEL_SECONDS}s each"
+	log "parallel: 8 independent lock paths, raw C sessions (three cycles) vs SQL clients (4 per server), 2 x ${PARALLEL_SECONDS}s each"
 	phase_begin
-	for step in raw.1 async.1 sql.1 sql.2 async.2 raw.2; do
+	for step in raw.1 async.1 composed.1 sql.1 sql.2 composed.2 async.2 raw.2; do
+		ts=$(date +%s.%N)
 		case "$step" in
+		composed.*)
+			record "$RAW/parallel_$step.txt" raw_acomposed run_bounded $((PARALLEL_SECONDS + 120)) \
+				"$BUILD/zkfloor" "$ZKHOSTS" acomposed "$PARALLEL_SECONDS" \
+				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER)) "$CONN1" "$CONN2"
+			;;
 		async.*)
 			record "$RAW/parallel_$step.txt" raw_aparallel run_bounded $((PARALLEL_SECONDS + 120)) \
 				"$BUILD/zkfloor" "$ZKHOSTS" aparallel "$PARALLEL_SECONDS" \
@@ -967,6 +988,7 @@ if want parallel; then
 				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP"
 			;;
 		esac
+		echo "$step $ts $(date +%s.%N)" >>"$RAW/parallel_steps.txt"
 	done
 	phase_end parallel
 fi

@@ -4,6 +4,7 @@
  *   zkfloor HOSTS MODE SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]
  *   zkfloor HOSTS parallel|aparallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *   zkfloor HOSTS contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
+ *   zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2
  *
  * MODE
  *   create   one ephemeral-sequential create per op (the floor: one quorum
@@ -62,6 +63,22 @@
  *            "amulti" sends it (multi {create, setData(parent)}, then
  *            delete, through the asynchronous API): the floor of zklock's
  *            traffic from as many sessions, without PostgreSQL.
+ *   acomposed  the composed throughput floor: as aparallel, but each thread
+ *            also has a libpq connection of its own (thread i to CONN1 when
+ *            i is even, to CONN2 when it is odd, as the SQL clients
+ *            alternate between the two servers) and runs PostgreSQL's two
+ *            statements of a cycle between zklock's two requests, in the
+ *            order a zklock cycle's backend runs them: SELECT
+ *            pg_advisory_lock(KEY), the multi, SELECT
+ *            pg_advisory_unlock(KEY), the delete (KEY is 1000 + the
+ *            thread's number: no two threads wait for each other).  The
+ *            statements are prepared (PQprepare, then PQexecPrepared, as
+ *            pgbench -M prepared sends them).  The least a zklock cycle's
+ *            backend must do: one statement per ZooKeeper write, each
+ *            waited for in turn, with the machine's CPU shared by the
+ *            clients, PostgreSQL's backends and ZooKeeper as in the SQL
+ *            runs; it counts, prints and writes what aparallel does.
+ *            Needs a build with libpq (see below).
  *   contend  contention on one lock: THREADS threads (default 8), each with
  *            its own session, all on one lock node, each looping the
  *            textbook herd-free exclusive lock as fast as it can: create
@@ -106,6 +123,24 @@
 #endif
 #include <zookeeper/zookeeper.h>
 
+/*
+ * Only the acomposed mode talks to PostgreSQL: it is built when libpq's
+ * header is on the include path (bench/run.sh builds with
+ * -I$(pg_config --includedir) ... -lpq); a build without it (as
+ * bench/cpu_account.sh's, which needs no PostgreSQL client) has every other
+ * mode, and acomposed says it is missing.
+ */
+#if defined(__has_include)
+#if __has_include(<libpq-fe.h>)
+#define ZKFLOOR_LIBPQ
+#endif
+#endif
+#ifdef ZKFLOOR_LIBPQ
+#include <libpq-fe.h>
+#else
+typedef struct pg_conn PGconn;
+#endif
+
 #include "common.h"
 
 #define DATA_LEN 160
@@ -147,6 +182,7 @@ typedef enum
 	M_PATTERN,
 	M_PARALLEL,
 	M_APARALLEL,
+	M_ACOMPOSED,
 	M_CONTEND
 } Mode;
 
@@ -381,17 +417,17 @@ renew_once(zhandle_t *zh, Waiter *w, const char *node, const char *data)
 }
 
 /*
- * multi_cycle
- *		zklock's traffic with synchronous release: a multi {create
- *		EPHEMERAL_SEQUENTIAL under parent, setData of parent}, then a delete
- *		of the node, each answer awaited.  With async, both go through the
- *		asynchronous API (answers on the completion thread, awaited on w),
- *		as zklock sends them; otherwise through the synchronous API.  Dies on
- *		any error, or if the node was not alone.
+ * multi_acquire
+ *		The first half of zklock's traffic: a multi {create
+ *		EPHEMERAL_SEQUENTIAL under parent, setData of parent}, its answer
+ *		awaited; the node's path is copied into created.  With async it
+ *		goes through the asynchronous API (the answer on the completion
+ *		thread, awaited on w), as zklock sends it; otherwise through the
+ *		synchronous API.  Dies on any error, or if the node was not alone.
  */
 static void
-multi_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
-			const char *data, char *created, size_t created_len, bool async)
+multi_acquire(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+			  const char *data, char *created, size_t created_len, bool async)
 {
 	zoo_op_t	ops[2];
 	zoo_op_result_t results[2];
@@ -421,6 +457,19 @@ multi_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 				pstat.numChildren);
 		exit(1);
 	}
+}
+
+/*
+ * multi_release
+ *		The second half: a delete of the node created, its answer awaited,
+ *		through the asynchronous API (with async) or the synchronous one.
+ *		Dies on any error.
+ */
+static void
+multi_release(zhandle_t *zh, Waiter *w, const char *created, bool async)
+{
+	int			rc;
+
 	if (async)
 	{
 		waiter_expect(w, 1);
@@ -433,6 +482,19 @@ multi_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
 		rc = zoo_delete(zh, created, -1);
 	if (rc != ZOK)
 		die("delete", rc);
+}
+
+/*
+ * multi_cycle
+ *		zklock's traffic with synchronous release: multi_acquire, then
+ *		multi_release of the node.
+ */
+static void
+multi_cycle(zhandle_t *zh, Waiter *w, const char *parent, const char *base,
+			const char *data, char *created, size_t created_len, bool async)
+{
+	multi_acquire(zh, w, parent, base, data, created, created_len, async);
+	multi_release(zh, w, created, async);
 }
 
 static void
@@ -510,13 +572,112 @@ typedef struct ParThread
 								 * waits, create sent -> granted) */
 	Contention *con;			/* contend: shared by all threads */
 	bool		amulti;			/* parallel: zklock's cycle, asynchronous (multi_cycle) */
+	PGconn	   *pg;				/* acomposed: the thread's connection, with
+								 * the statements "lk" and "ul" prepared */
 	long		watch_timeouts; /* contend: watches given up on */
 } ParThread;
 
+#ifdef ZKFLOOR_LIBPQ
+
+/*
+ * pg_open
+ *		Connect to conninfo and prepare the composed floor's two
+ *		statements on thread key: "lk" (pg_advisory_lock) and "ul"
+ *		(pg_advisory_unlock).  Dies on any error.
+ */
+static PGconn *
+pg_open(const char *conninfo, int key)
+{
+	PGconn	   *conn = PQconnectdb(conninfo);
+	char		sql[128];
+
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		fprintf(stderr, "zkfloor: could not connect to \"%s\": %s",
+				conninfo, PQerrorMessage(conn));
+		exit(1);
+	}
+	for (int k = 0; k < 2; k++)
+	{
+		PGresult   *r;
+
+		snprintf(sql, sizeof(sql), "SELECT %s(%d)",
+				 k ? "pg_advisory_unlock" : "pg_advisory_lock", key);
+		r = PQprepare(conn, k ? "ul" : "lk", sql, 0, NULL);
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		{
+			fprintf(stderr, "zkfloor: prepare %s: %s", sql, PQerrorMessage(conn));
+			exit(1);
+		}
+		PQclear(r);
+	}
+	return conn;
+}
+
+/*
+ * pg_statement
+ *		Run the prepared statement name ("lk" or "ul") and wait for its
+ *		result; dies on an error, or if pg_advisory_unlock says the lock
+ *		was not held.
+ */
+static void
+pg_statement(PGconn *conn, const char *name)
+{
+	PGresult   *r = PQexecPrepared(conn, name, 0, NULL, NULL, NULL, 0);
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+	{
+		fprintf(stderr, "zkfloor: statement %s: %s", name, PQerrorMessage(conn));
+		exit(1);
+	}
+	if (strcmp(name, "ul") == 0 && strcmp(PQgetvalue(r, 0, 0), "t") != 0)
+	{
+		fprintf(stderr, "zkfloor: pg_advisory_unlock returned %s\n",
+				PQgetvalue(r, 0, 0));
+		exit(1);
+	}
+	PQclear(r);
+}
+
+/* pg_close: close a connection pg_open opened */
+static void
+pg_close(PGconn *conn)
+{
+	PQfinish(conn);
+}
+
+#else							/* !ZKFLOOR_LIBPQ */
+
+static PGconn *
+pg_open(const char *conninfo, int key)
+{
+	(void) conninfo;
+	(void) key;
+	fprintf(stderr, "zkfloor: built without libpq: acomposed is not available\n");
+	exit(2);
+}
+
+static void
+pg_statement(PGconn *conn, const char *name)
+{
+	(void) conn;
+	(void) name;
+}
+
+static void
+pg_close(PGconn *conn)
+{
+	(void) conn;
+}
+
+#endif							/* ZKFLOOR_LIBPQ */
+
 /*
  * par_main
- *		One thread of the parallel mode: loop the linearizable cycle on the
- *		thread's own session and parent until the window is over.
+ *		One thread of the parallel modes: loop its cycle (the linearizable
+ *		cycle; zklock's, through the asynchronous API; or that and
+ *		PostgreSQL's two statements) on the thread's own session, parent
+ *		and connection until the window is over.
  */
 static void *
 par_main(void *arg)
@@ -534,7 +695,16 @@ par_main(void *arg)
 
 		if (t0 >= t->t_end)
 			break;
-		if (t->amulti)
+		if (t->pg != NULL)
+		{
+			/* zklock's two statements, one ZooKeeper write in each */
+			pg_statement(t->pg, "lk");
+			multi_acquire(t->zh, &t->w, t->parent, t->base, data,
+						  created, sizeof(created), true);
+			pg_statement(t->pg, "ul");
+			multi_release(t->zh, &t->w, created, true);
+		}
+		else if (t->amulti)
 			multi_cycle(t->zh, &t->w, t->parent, t->base, data,
 						created, sizeof(created), true);
 		else
@@ -688,15 +858,20 @@ contend_main(void *arg)
  * run_threads
  *		Open nthreads sessions, then let one thread per session loop for
  *		warmup + seconds: the parallel mode's cycle (with amulti, zklock's
- *		cycle through the asynchronous API), each on a parent node of its
- *		own, or (contend) the exclusive lock, all on one lock node; report
- *		the cycles or grants completed in the measured window.
+ *		cycle through the asynchronous API; given conninfo, two servers'
+ *		connection strings, that cycle composed with PostgreSQL's two
+ *		statements on a connection per thread, to the servers in turn),
+ *		each on a parent node of its own, or (contend) the exclusive lock,
+ *		all on one lock node; report the cycles or grants completed in the
+ *		measured window.
  */
 static int
 run_threads(const char *hosts, double seconds, const char *outfile,
-			double warmup, int nthreads, bool contend, bool amulti)
+			double warmup, int nthreads, bool contend, bool amulti,
+			char **conninfo)
 {
-	const char *name = contend ? "contend" : amulti ? "aparallel" : "parallel";
+	const char *name = contend ? "contend" : conninfo ? "acomposed" :
+		amulti ? "aparallel" : "parallel";
 	const char *what = contend ? "grants" : "cycles";
 	ParThread  *th;
 	Contention	con;
@@ -721,6 +896,8 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 		th[i].amulti = amulti;
 		waiter_init(&th[i].w);
 		th[i].zh = open_session(hosts);
+		if (conninfo)
+			th[i].pg = pg_open(conninfo[i % 2], 1000 + i);
 		if (contend)
 			snprintf(th[i].parent, sizeof(th[i].parent), "/bench_floor_contend");
 		else
@@ -750,6 +927,8 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 		busy += th[i].busy_us;
 		timeouts += th[i].watch_timeouts;
 		zookeeper_close(th[i].zh);
+		if (th[i].pg)
+			pg_close(th[i].pg);
 	}
 	fclose(out);
 	printf("raw_%s_threads %d\n", name, nthreads);
@@ -798,7 +977,8 @@ main(int argc, char **argv)
 	if (argc < 5)
 	{
 		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|amulti|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
-				"       zkfloor HOSTS parallel|aparallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n");
+				"       zkfloor HOSTS parallel|aparallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n"
+				"       zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2\n");
 		return 2;
 	}
 	hosts = argv[1];
@@ -830,6 +1010,8 @@ main(int argc, char **argv)
 		mode = M_PARALLEL;
 	else if (strcmp(modename, "aparallel") == 0)
 		mode = M_APARALLEL;
+	else if (strcmp(modename, "acomposed") == 0)
+		mode = M_ACOMPOSED;
 	else if (strcmp(modename, "contend") == 0)
 		mode = M_CONTEND;
 	else
@@ -838,10 +1020,24 @@ main(int argc, char **argv)
 		return 2;
 	}
 	zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+	if (mode == M_ACOMPOSED)
+	{
+#ifndef ZKFLOOR_LIBPQ
+		fprintf(stderr, "zkfloor: built without libpq: acomposed is not available\n");
+		return 2;
+#endif
+		if (argc != 9)
+		{
+			fprintf(stderr, "zkfloor: acomposed needs WARMUP_SECONDS THREADS CONN1 CONN2\n");
+			return 2;
+		}
+		return run_threads(hosts, seconds, argv[4], warmup, atoi(argv[6]),
+						   false, true, argv + 7);
+	}
 	if (mode == M_PARALLEL || mode == M_APARALLEL || mode == M_CONTEND)
 		return run_threads(hosts, seconds, argv[4], warmup,
 						   argc > 6 ? atoi(argv[6]) : 8, mode == M_CONTEND,
-						   mode == M_APARALLEL);
+						   mode == M_APARALLEL, NULL);
 	if (argc > 6)
 		gap_us = atof(argv[6]);
 
@@ -985,6 +1181,7 @@ main(int argc, char **argv)
 				break;
 			case M_PARALLEL:
 			case M_APARALLEL:
+			case M_ACOMPOSED:
 			case M_CONTEND:
 				break;			/* handled above */
 		}
