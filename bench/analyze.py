@@ -116,6 +116,8 @@ FRESH_VARIANTS = [
 FANOUT_VARIANTS = [
     ("fanout_on", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
     ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
+    ("fanout_own", "locks/s: 2 × 40 pgbench clients, each on a path of its own (`/bench/fanown/S_C`), "
+     "default settings: the floors' ZooKeeper work per cycle (a parent of its own per session)"),
     ("fanout_floor", "cycles/s: the floor without PostgreSQL: 2 × 40 raw C sessions (`zkfloor parallel`), each looping "
      "create + getChildren (pipelined), then a synchronous delete, on a parent node of its own"),
     ("fanout_afloor", "cycles/s: as many raw C sessions looping zklock's own cycle through the asynchronous API "
@@ -372,6 +374,8 @@ def main():
         "fanout_on_over_afloor": ph_over("fanout_on", "fanout_afloor", fanout_rounds),
         "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
         "fanout_on_over_composed": ph_over("fanout_on", "fanout_composed", fanout_rounds),
+        "fanout_own_over_composed": ph_over("fanout_own", "fanout_composed", fanout_rounds),
+        "fanout_own_over_floor": ph_over("fanout_own", "fanout_floor", fanout_rounds),
         "fanout_composed_over_afloor": ph_over("fanout_composed", "fanout_afloor", fanout_rounds),
         "dbarrier_release_over_create": ph_over("sql_dbarrier8_release", "barrier_floor_create", barrier_rounds),
         "dbarrier_round_over_curator": ph_over("sql_dbarrier8", "curator_dbarrier8", barrier_rounds),
@@ -891,7 +895,12 @@ def main():
                            f"{fan_busy('fanout_composed'):.0f} % during `fanout_composed`)"
                            if known(fan_busy("fanout_on")) and known(fan_busy("fanout_composed")) else "")
                         if "fanout_on" in ph_pooled and known(rmed("fanout_on_over_composed"))
-                        else "; the measured composed floor (`fanout_composed`): not measured")),
+                        else "; the measured composed floor (`fanout_composed`): not measured")
+                     + (f"; each backend on a path of its own, as each floor session has its own parent "
+                        f"(`fanout_own`) {fmt(ph_med('fanout_own'))} locks/s: "
+                        f"{fmt(rmed('fanout_own_over_floor'), 2)} × `fanout_floor`, "
+                        f"{fmt(rmed('fanout_own_over_composed'), 2)} × the composed floor"
+                        if "fanout_own" in ph_pooled and known(rmed("fanout_own_over_composed")) else "")),
         value_target(f"Own cost: CPU per uncontended cycle, all threads of the backend, ≤ {T_OWN_CPU:g} × the bare "
                      f"C client's (`zkfloor multi`), cpu phase",
                      (f"{cpu_ratio:.2f} × ({fmt(cpu_fig('sql', 'us'))} vs {fmt(cpu_fig('floor', 'us'))} µs)"
@@ -1719,6 +1728,8 @@ def main():
             rrow("`fanout_off` ÷ `fanout_floor`", "fanout_off_over_floor"),
             rrow("`fanout_on` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
                  "fanout_on_over_composed"),
+            rrow("`fanout_own` ÷ `fanout_floor` (each backend on a path of its own)", "fanout_own_over_floor"),
+            rrow("`fanout_own` ÷ `fanout_composed`", "fanout_own_over_composed"),
             rrow("`fanout_composed` ÷ `fanout_afloor` (what PostgreSQL's two statements leave of the bare cycles/s)",
                  "fanout_composed_over_afloor"),
         ])

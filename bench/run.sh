@@ -94,7 +94,9 @@
 #       the two servers at once) taking random paths of FANOUT_PATHS
 #       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
 #       run; locks/s summed over both servers, with the default settings
-#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off),
+#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off);
+#       each client on a path of its own (/bench/fanown/S_C, fanout_own:
+#       the floors' ZooKeeper work, a parent of its own per session);
 #       and the floor of as many sessions without PostgreSQL: 2 x
 #       FANOUT_CLIENTS raw C sessions looping the create+getChildren,
 #       delete cycle, each on a parent of its own (bench/zkfloor.c
@@ -571,6 +573,13 @@ cat >"$BUILD/sql_fanout.sql" <<EOF
 SELECT zk_lock('/bench/fan/' || :n);
 SELECT zk_unlock('/bench/fan/' || :n);
 EOF
+# fanout phase, fanout_own: each client on a path of its own (:s, the
+# server, is given with -D), as each session of the floors has its own
+# parent: the same ZooKeeper work per cycle as theirs
+cat >"$BUILD/sql_fanout_own.sql" <<'EOF'
+SELECT zk_lock('/bench/fanown/' || :s || '_' || :client_id);
+SELECT zk_unlock('/bench/fanown/' || :s || '_' || :client_id);
+EOF
 # :token is given with -D by run_lease_renew
 cat >"$BUILD/sql_lease_renew.sql" <<'EOF'
 SELECT zk_lease_renew('/bench/renew', :token);
@@ -643,14 +652,14 @@ run_lease_renew() { # seconds outfile
 # fanout phase: pgbench with FANOUT_CLIENTS clients on each server at once;
 # writes the sum of both servers' transactions per second (lock + unlock
 # each) to outfile, and checks that no node is left
-run_fanout() { # outfile [pgoptions]
-	local outfile=$1 pgopts=${2:-} i port pids=() rc=0
+run_fanout() { # outfile [pgoptions [script]]
+	local outfile=$1 pgopts=${2:-} script=${3:-$BUILD/sql_fanout.sql} i port pids=() rc=0
 	for i in 1 2; do
 		port=$PGPORT1
 		[ $i = 2 ] && port=$PGPORT2
 		start_bounded $((FANOUT_SECONDS + 120)) env PGOPTIONS="$pgopts" \
 			"$PGBIN/pgbench" -h "$TMP/pg$i" -p "$port" -U postgres -n -M prepared \
-			-c "$FANOUT_CLIENTS" -j 2 -T "$FANOUT_SECONDS" -f "$BUILD/sql_fanout.sql" postgres \
+			-c "$FANOUT_CLIENTS" -j 2 -T "$FANOUT_SECONDS" -D s="$i" -f "$script" postgres \
 			>"$outfile.pgbench$i" 2>&1
 		pids+=("$BOUNDED_PID")
 	done
@@ -659,8 +668,8 @@ run_fanout() { # outfile [pgoptions]
 	done
 	[ $rc = 0 ] || return 1
 	awk '/^tps = / { s += $3 } END { printf "%.1f\n", s }' "$outfile.pgbench1" "$outfile.pgbench2" >"$outfile"
-	[ "$("${PSQL1[@]}" -c "SELECT count(*) FROM zk_cluster_locks() WHERE path LIKE '/bench/fan/%'")" = 0 ] ||
-		{ echo "nodes left under /bench/fan" >&2; return 1; }
+	[ "$("${PSQL1[@]}" -c "SELECT count(*) FROM zk_cluster_locks() WHERE path LIKE '/bench/fan%/%'")" = 0 ] ||
+		{ echo "nodes left under /bench/fan or /bench/fanown" >&2; return 1; }
 }
 
 # fanout phase, the floor: as many raw C sessions as both servers' pgbench
@@ -745,6 +754,7 @@ run_variant() { # name round
 	sql_fresh_off) run_pgbench "$BUILD/sql_fresh.sql" "$SECONDS_PER" "$f" "$NOGUESS_PGOPTIONS" ;;
 	fanout_on) run_fanout "$f" ;;
 	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
+	fanout_own) run_fanout "$f" "" "$BUILD/sql_fanout_own.sql" ;;
 	fanout_floor) run_fanout_floor "$f" ;;
 	fanout_afloor) run_fanout_floor "$f" aparallel ;;
 	fanout_composed) run_fanout_floor "$f" acomposed ;;
@@ -901,7 +911,7 @@ if want fanout; then
 	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
 	# the composed floor next to fanout_on, whose ratio to it is taken
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_on fanout_off fanout_floor fanout_afloor
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_own fanout_on fanout_off fanout_floor fanout_afloor
 	phase_end fanout
 fi
 
