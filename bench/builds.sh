@@ -9,9 +9,10 @@
 # working tree when not given), makes a private copy of this machine's
 # PostgreSQL installation (so that the installed zklock is never touched),
 # starts a standalone ZooKeeper (test/zkctl) and one cluster of the copy on
-# free loopback ports, and then, for N rounds, puts each build's zklock.so
-# in the copy in turn, restarts the server and runs each workload for S
-# seconds (pgbench -M prepared):
+# free loopback ports, and then, for N rounds, runs each workload for S
+# seconds (pgbench -M prepared) with each build in turn, the first
+# alternating from round to round (the build's zklock.so put in the copy,
+# the server restarted):
 #
 #   cycle       1 client: zk_lock + zk_unlock on one path
 #   xact        1 client: BEGIN; zk_xact_lock; COMMIT (released at COMMIT)
@@ -124,10 +125,15 @@ run() {
 # a warm-up (ZooKeeper's JVM runs slower at first)
 for w in $WORKLOADS; do run "$w" >/dev/null; done
 : >"$OUT/rounds.txt"
+# each workload by both builds back to back, the first alternating round by
+# round: what a workload leaves behind (fanout's 4000 lock nodes, which
+# ZooKeeper reaps over the next seconds) then weighs on both builds alike
 for r in $(seq 1 "$ROUNDS"); do
-	for b in old new; do
-		start "$b"
-		for w in $WORKLOADS; do
+	order="old new"
+	[ $((r % 2)) = 0 ] && order="new old"
+	for w in $WORKLOADS; do
+		for b in $order; do
+			start "$b"
 			echo "$r $b $w $(run "$w")" | tee -a "$OUT/rounds.txt"
 		done
 	done
