@@ -1418,7 +1418,7 @@ def main():
     if "fanout" in phases_run:
         for v, _ in FANOUT_VARIANTS:
             if v in ph_pooled:
-                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_on', 'fanout_off') else 'cycles/s'} per round "
+                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_on', 'fanout_off', 'fanout_own') else 'cycles/s'} per round "
                                f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
