@@ -73,22 +73,7 @@ chmod 644 "$WORK/own.sql"
 CONN="host=$WORK port=$PGPORT user=postgres dbname=postgres"
 
 # ZooKeeper's last transaction id (srvr), as a number
-zxid() {
-	python3 - "$ZKPORT" <<'EOF'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-s.sendall(b"srvr")
-data = b""
-while True:
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    data += chunk
-for line in data.decode().splitlines():
-    if line.startswith("Zxid:"):
-        print(int(line.split()[1], 16))
-EOF
-}
+zxid() { echo $(($(test/zkctl 4lw "$ZKPORT" srvr | sed -n 's/^Zxid: //p'))); }
 
 # one side of a round: start its clients, measure the window, wait
 measure() { # side round
