@@ -505,26 +505,28 @@ def main():
     ph_noise = [x for x in noise if x["variant"] in ph_rounds]
     noise = [x for x in noise if x["variant"] not in ph_rounds]
     foreign_all = [c[3] for c in cpu]
-    phase_noise = {}
-    if os.path.exists(os.path.join(raw, "phases.txt")):
-        for line in open(os.path.join(raw, "phases.txt")):
-            p = line.split()
-            if len(p) == 3:
-                inside = [c[3] for c in cpu if float(p[1]) < c[0] <= float(p[2])]
-                phase_noise[p[0]] = statistics.fmean(inside) if inside else float("nan")
+    def interval_means(name, col):
+        """(label, mean of cpuwatch column col over the label's interval) for each
+        "label t_start t_end" line of raw file name; NaN for an interval with no sample"""
+        out = []
+        if os.path.exists(os.path.join(raw, name)):
+            for line in open(os.path.join(raw, name)):
+                p = line.split()
+                if len(p) == 3:
+                    inside = [c[col] for c in cpu if float(p[1]) < c[0] <= float(p[2])]
+                    out.append((p[0], statistics.fmean(inside) if inside else float("nan")))
+        return out
+
+    phase_noise = dict(interval_means("phases.txt", 3))
 
     # the machine's busy CPU (cpuwatch, % of both cores, every process)
     # during each step of the parallel phase (run.sh writes
     # parallel_steps.txt: step t_start t_end), mean over its samples, and
     # the mean of the runs of each side
     par_busy = {}
-    if os.path.exists(os.path.join(raw, "parallel_steps.txt")):
-        for line in open(os.path.join(raw, "parallel_steps.txt")):
-            p = line.split()
-            if len(p) == 3:
-                inside = [c[1] for c in cpu if float(p[1]) < c[0] <= float(p[2])]
-                if inside:
-                    par_busy.setdefault(p[0].split(".")[0], []).append(statistics.fmean(inside))
+    for step, x in interval_means("parallel_steps.txt", 1):
+        if x == x:
+            par_busy.setdefault(step.split(".")[0], []).append(x)
     par_busy = {k: statistics.fmean(v) for k, v in par_busy.items()}
 
     def fan_busy(v):
