@@ -246,11 +246,12 @@ extern void ZkLossWatchSetCancel(bool cancel);
 extern void ZkLossWatchRegister(const char *znode, const char *path,
 								const char *what, int64 deadline);
 extern void ZkLossWatchRelease(const char *znode);
+extern bool ZkLossWatchArm(void);
+extern bool ZkLossWatchDisarm(void);
 extern bool ZkLossWatchPending(void);
-extern bool ZkLossWatchCancelSent(void);
-extern bool ZkLossWatchHoldOff(bool hold);
-extern int	ZkLossWatchDescribe(ZkLossKind *kind, const char **what,
-								char **path, char **znode);
+extern int	ZkLossWatchDescribe(bool cause, ZkLossKind *kind,
+								const char **what, char **path,
+								char **znode);
 extern void ZkLossWatchMarkReported(void);
 extern int	ZkLossWatchTake(char ***znodes, bool **reported,
 							ZkSessionLoss *session);

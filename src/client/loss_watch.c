@@ -28,27 +28,54 @@
  * ZK_LOSS_ARM_DELAY_MS plus a round trip.  (A node a waiter watched as its
  * own keeps that watch too; the two do not interfere.)
  *
- * When a hold is lost and zklock.on_lock_loss is cancel, the thread that
- * found it sends SIGINT to the backend, exactly as pg_cancel_backend()
- * would: PostgreSQL's own handler sets QueryCancelPending, and the running
- * statement ends at its next CHECK_FOR_INTERRUPTS() with 57014, which the
- * SQL layer reports as the lost locks' 08006 (sql/loss_cancel.c).  An idle
- * backend ignores a cancel; the SQL layer raises the ERROR at its next
- * statement instead.
- *
  * With zklock.on_lock_loss = error the watch finds losses all the same,
  * and the holds layer reports them at the next call on the lock or at
  * COMMIT; only the cancel is not sent.
  *
  * Threads.  A watchdog thread of this file (started with the first node
- * registered, with every signal blocked) sets the watches,
- * runs the lease deadlines and the out-of-touch rule; the library's
- * completion thread runs the watcher and the exists completions.  They
- * follow client/bridge.c's thread rules: plain memory under this file's
- * own mutex, the thread-safe client library, and kill(); no PostgreSQL
- * call.  (They also read one word of shared memory, the backend's
- * pg_stat_activity state, to leave a backend between statements alone.)
- * The only lock order is this file's mutex, then the bridge's.
+ * registered, with every signal blocked) sets the watches, runs the lease
+ * deadlines and the out-of-touch rule; the library's completion thread
+ * runs the watcher and the exists completions.  They follow
+ * client/bridge.c's thread rules: plain memory under this file's own
+ * mutex, the thread-safe client library, and kill(); no PostgreSQL call,
+ * no PostgreSQL memory, shared or not.  The only lock order is this
+ * file's mutex, then the bridge's.
+ *
+ * The stop, a protocol between the client threads and the backend.  Every
+ * field it names lives under watch.mutex, so it needs no barrier of its
+ * own: the mutex orders each side's store before its load.
+ *
+ *	 T1  A client thread that finds a hold lost marks it lost; then, if
+ *		 zklock.on_lock_loss is cancel, the statement is armed and no
+ *		 cancel was sent since it was armed, it sets cancel_sent, keeps the
+ *		 lost node as the cancel's cause, and sends SIGINT to the backend,
+ *		 as pg_cancel_backend() does.  All of it in one hold of the mutex.
+ *	 B1  The backend arms the outermost part of each statement that may be
+ *		 stopped (ZkLossWatchArm) and, in the same hold of the mutex,
+ *		 learns whether a loss no ERROR named is known: then it raises the
+ *		 ERROR itself, at once.  T1 and B1 are ordered by the mutex: either
+ *		 T1 came first and B1 sees the loss, or B1 came first and T1 sees
+ *		 the statement armed and cancels it.  No loss falls between them.
+ *	 B2  When that part ends, however it ends, the backend disarms it
+ *		 (ZkLossWatchDisarm) and takes cancel_sent, again in one hold of
+ *		 the mutex; after it no cancel is sent.  If a cancel was sent, the
+ *		 statement ends with the loss's ERROR: its cancel error (57014) is
+ *		 replaced by it, or, when it ran on (a handler caught the cancel,
+ *		 or it had not struck yet), the ERROR is raised there.
+ *	 S   A SIGINT sent by T1 is pending on the process when kill()
+ *		 returns, so before B2 can see cancel_sent; the backend's thread is
+ *		 the only one that does not block signals, and it takes the signal
+ *		 on its next return from the kernel, at the latest while it sends
+ *		 the ERROR to the client.  A cancel that arrives once a statement
+ *		 is over is dropped by PostgreSQL (between statements a cancel does
+ *		 nothing).  So a cancel of ours never stops a statement it was not
+ *		 sent for, and a user's own cancel is never taken back: the
+ *		 backend never clears QueryCancelPending.
+ *
+ * A statement that is not armed (transaction control and DISCARD, which
+ * report losses themselves and must stay possible, and everything between
+ * statements) is never cancelled; the next armed part finds the loss at
+ * B1, COMMIT at its own check.
  *
  * Record lifetime.  A ZkHeldNode is malloc'd; 'refs' counts its
  * registration and each watch or request that names it as context; a
@@ -68,7 +95,6 @@
 #include "common/hashfn.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
-#include "utils/backend_status.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -124,11 +150,8 @@ static struct
 	bool		stop;			/* asks it to end */
 	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
 	bool		cancel;			/* zklock.on_lock_loss = cancel */
-	bool		held_off;		/* the statement running reports losses
-								 * itself (ZkLossWatchHoldOff) */
+	bool		armed;			/* a statement runs that a loss stops */
 	pid_t		pid;			/* the backend's */
-	volatile BackendState *activity;	/* its pg_stat_activity state, in
-										 * shared memory; NULL: unknown */
 	dlist_head	nodes;			/* registered ZkHeldNodes */
 	dlist_head	to_arm;			/* those whose watch is due, by arm_at */
 	dlist_head	deadlines;		/* those that are leases */
@@ -136,7 +159,9 @@ static struct
 	int			nlost;			/* lost, not taken by the holds layer */
 	bool		session_reported;	/* a closed session's loss, named by an
 									 * ERROR, not taken yet */
-	bool		cancel_sent;	/* a SIGINT for a loss not reported yet */
+	bool		cancel_sent;	/* a SIGINT was sent since it was armed */
+	ZkHeldNode *cause;			/* the lost node the last SIGINT was sent
+								 * for (a reference), until the next arm */
 }			watch =
 {
 	.mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -146,13 +171,6 @@ static struct
 	.deadlines = DLIST_STATIC_INIT(watch.deadlines),
 	.orphans = DLIST_STATIC_INIT(watch.orphans),
 };
-
-/*
- * Set (under the mutex) when a loss is noted, cleared when every loss was
- * taken: the backend reads it without the mutex, as a hint that costs
- * nothing at each statement.
- */
-static volatile sig_atomic_t zk_loss_hint = 0;
 
 /* backend only */
 static HTAB *zk_held_map = NULL;
@@ -218,37 +236,26 @@ zk_node_lost_locked(ZkHeldNode *node, ZkLossKind kind)
 		node->to_arm = false;
 	}
 	watch.nlost++;
-	zk_loss_hint = 1;
 	return true;
 }
 
 /*
  * zk_stop_holder_locked
- *		Holds were just lost: in cancel mode, cancel the backend's statement
- *		as pg_cancel_backend() does (once until the loss is reported).
+ *		'node' was just lost (T1 of the protocol in the file's header): in
+ *		cancel mode, cancel the armed statement as pg_cancel_backend() does,
+ *		once for as long as it stays armed.
  */
 static void
-zk_stop_holder_locked(void)
+zk_stop_holder_locked(ZkHeldNode *node)
 {
-	if (!watch.cancel || watch.cancel_sent || watch.held_off || watch.pid == 0)
+	if (!watch.cancel || !watch.armed || watch.cancel_sent || watch.pid == 0)
 		return;
-
-	/*
-	 * A backend between statements is not cancelled: its next statement
-	 * raises the ERROR (sql/loss_cancel.c), a COMMIT fails its check.  The
-	 * loss was noted before this look, and a statement starts by saying it
-	 * runs, then looks for losses: either this look sees it run, or it
-	 * sees the loss.
-	 */
-	if (watch.activity != NULL)
-	{
-		BackendState state = *watch.activity;
-
-		if (state == STATE_IDLE || state == STATE_IDLEINTRANSACTION ||
-			state == STATE_IDLEINTRANSACTION_ABORTED)
-			return;
-	}
 	watch.cancel_sent = true;
+	if (watch.cause == NULL)
+	{
+		watch.cause = node;
+		node->refs++;
+	}
 	(void) kill(watch.pid, SIGINT);
 }
 
@@ -261,17 +268,18 @@ static void
 zk_session_lost_locked(ZkLossKind kind)
 {
 	dlist_iter	iter;
-	bool		any = false;
+	ZkHeldNode *first = NULL;
 
 	dlist_foreach(iter, &watch.nodes)
 	{
 		ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
 
-		if (node->deadline == 0)
-			any |= zk_node_lost_locked(node, kind);
+		if (node->deadline == 0 && zk_node_lost_locked(node, kind) &&
+			first == NULL)
+			first = node;
 	}
-	if (any)
-		zk_stop_holder_locked();
+	if (first != NULL)
+		zk_stop_holder_locked(first);
 }
 
 /* ------------------------------------------------------------------------
@@ -299,7 +307,7 @@ zk_loss_watcher(zhandle_t *zh, int type, int state, const char *path,
 	if (type == ZOO_DELETED_EVENT)
 	{
 		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
-			zk_stop_holder_locked();
+			zk_stop_holder_locked(node);
 	}
 	else
 	{
@@ -326,7 +334,7 @@ zk_loss_exists_done(int rc, const struct Stat *stat, const void *data)
 	if (rc == ZNONODE)
 	{
 		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
-			zk_stop_holder_locked();
+			zk_stop_holder_locked(node);
 	}
 	else if (rc != ZOK)
 	{
@@ -373,7 +381,7 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 	bool		connected = view->open && !view->lost &&
 		view->state == ZOO_CONNECTED_STATE;
 	dlist_iter	iter;
-	bool		any = false;
+	ZkHeldNode *first = NULL;
 
 	*nbatch = 0;
 	if (dlist_is_empty(&watch.nodes))
@@ -398,12 +406,15 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 		if (node->lost != ZK_LOSS_NONE)
 			continue;
 		if (now >= node->deadline)
-			any |= zk_node_lost_locked(node, ZK_LOSS_TTL);
+		{
+			if (zk_node_lost_locked(node, ZK_LOSS_TTL) && first == NULL)
+				first = node;
+		}
 		else
 			next = Min(next, node->deadline);
 	}
-	if (any)
-		zk_stop_holder_locked();
+	if (first != NULL)
+		zk_stop_holder_locked(first);
 
 	/* watches due, while connected */
 	if (connected)
@@ -530,9 +541,6 @@ zk_watchdog_start(void)
 	pthread_mutex_lock(&watch.mutex);
 	watch.stop = false;
 	watch.pid = MyProcPid;
-	/* without track_activities the state says nothing: cancel always */
-	watch.activity = (MyBEEntry != NULL && pgstat_track_activities) ?
-		&MyBEEntry->st_state : NULL;
 	pthread_mutex_unlock(&watch.mutex);
 
 	sigfillset(&all_signals);
@@ -609,9 +617,8 @@ ZkLossWatchForget(void)
 	dlist_init(&watch.to_arm);
 	dlist_init(&watch.deadlines);
 	watch.nlost = 0;
-	watch.cancel_sent = false;
+	watch.cause = NULL;			/* freed with the rest */
 	watch.start_failed = false;
-	zk_loss_hint = watch.session_reported ? 1 : 0;
 	pthread_mutex_unlock(&watch.mutex);
 
 	if (zk_held_map != NULL)
@@ -790,8 +797,6 @@ ZkLossWatchRelease(const char *znode)
 		dlist_delete(&node->deadline_link);
 	if (node->lost != ZK_LOSS_NONE && !node->taken)
 		watch.nlost--;
-	if (watch.nlost == 0)
-		zk_loss_hint = watch.session_reported ? 1 : 0;
 	/* a watch or a request may still name it: it waits for them */
 	dlist_push_tail(&watch.orphans, &node->link);
 	zk_node_unref_locked(node);
@@ -799,60 +804,85 @@ ZkLossWatchRelease(const char *znode)
 }
 
 /*
- * ZkLossWatchHoldOff
- *		The statement that starts (true) reports losses itself, and must not
- *		be cancelled for one: COMMIT checks its locks, ROLLBACK and DISCARD
- *		must stay possible; or it ended (false).  Returns whether a cancel
- *		was sent for a loss no ERROR named yet, which the caller may take
- *		back before it strikes.
+ * zk_cause_drop_locked
+ *		Forget the node the last cancel was sent for.
+ */
+static void
+zk_cause_drop_locked(void)
+{
+	if (watch.cause != NULL)
+		zk_node_unref_locked(watch.cause);
+	watch.cause = NULL;
+}
+
+/*
+ * ZkLossWatchArm
+ *		The outermost part of a statement that a loss stops begins (B1 of
+ *		the protocol in the file's header): from now on a loss cancels it.
+ *		Returns whether a loss is known that the holds layer has not taken
+ *		yet; the caller then raises the ERROR of those no ERROR named.
+ *		Never raises, allocates nothing.
  */
 bool
-ZkLossWatchHoldOff(bool hold)
+ZkLossWatchArm(void)
+{
+	bool		pending;
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.armed = true;
+	watch.cancel_sent = false;
+	zk_cause_drop_locked();
+	pending = watch.nlost > 0 || watch.session_reported;
+	pthread_mutex_unlock(&watch.mutex);
+	return pending;
+}
+
+/*
+ * ZkLossWatchDisarm
+ *		That part ended, or failed (B2): no cancel is sent any more.
+ *		Returns whether one was sent while it was armed: the statement must
+ *		then end with the loss's ERROR.  Never raises, allocates nothing.
+ */
+bool
+ZkLossWatchDisarm(void)
 {
 	bool		sent;
 
 	pthread_mutex_lock(&watch.mutex);
-	watch.held_off = hold;
+	watch.armed = false;
 	sent = watch.cancel_sent;
+	watch.cancel_sent = false;
 	pthread_mutex_unlock(&watch.mutex);
 	return sent;
 }
 
 /*
  * ZkLossWatchPending
- *		Is a loss known that the holds layer has not taken yet?  A hint read
- *		without the mutex: cheap enough for every statement.
+ *		Is a loss known that the holds layer has not taken yet?
  */
 bool
 ZkLossWatchPending(void)
 {
-	return zk_loss_hint != 0;
-}
-
-/*
- * ZkLossWatchCancelSent
- *		Did the watch cancel the statement for a loss not reported yet?
- */
-bool
-ZkLossWatchCancelSent(void)
-{
-	bool		sent;
+	bool		pending;
 
 	pthread_mutex_lock(&watch.mutex);
-	sent = watch.cancel_sent;
+	pending = watch.nlost > 0 || watch.session_reported;
 	pthread_mutex_unlock(&watch.mutex);
-	return sent;
+	return pending;
 }
 
 /*
  * ZkLossWatchDescribe
  *		The losses no ERROR named yet, for the ERROR that names them:
  *		returns how many nodes were lost (0: none), and the first one's kind,
- *		what it was (untranslated), its lock path and node (palloc'd).
+ *		what it was (untranslated), its lock path and node (palloc'd).  With
+ *		'cause', when every loss was named already (a zklock call of the
+ *		statement raised it, and a handler caught that), the node the last
+ *		cancel was sent for.
  */
 int
-ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
-					char **znode)
+ZkLossWatchDescribe(bool cause, ZkLossKind *kind, const char **what,
+					char **path, char **znode)
 {
 	ZkHeldNode *first = NULL;
 	int			n = 0;
@@ -866,17 +896,20 @@ ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
 		if (node->lost == ZK_LOSS_NONE || node->reported)
 			continue;
 		if (first == NULL)
-		{
 			first = node;
-			*kind = node->lost;
-		}
 		n++;
 	}
+	if (n == 0 && cause && watch.cause != NULL)
+	{
+		first = watch.cause;
+		n = 1;
+	}
+	/* its constant fields stay: only the backend withdraws or unrefs it */
+	if (first != NULL)
+		*kind = first->lost;
 	pthread_mutex_unlock(&watch.mutex);
 	if (n == 0)
 		return 0;
-
-	/* a registered record's constant fields: the backend alone frees it */
 	*what = first->what;
 	*path = pstrdup(first->path);
 	*znode = pstrdup(first->znode);
@@ -886,8 +919,7 @@ ZkLossWatchDescribe(ZkLossKind *kind, const char **what, char **path,
 /*
  * ZkLossWatchMarkReported
  *		The losses known so far were named in an ERROR (the SQL layer's, or
- *		one the holds layer raised): the holds layer forgets them quietly,
- *		and the next cancel is a new loss's.
+ *		one the holds layer raised): the holds layer forgets them quietly.
  */
 void
 ZkLossWatchMarkReported(void)
@@ -902,7 +934,6 @@ ZkLossWatchMarkReported(void)
 		if (node->lost != ZK_LOSS_NONE)
 			node->reported = true;
 	}
-	watch.cancel_sent = false;
 	pthread_mutex_unlock(&watch.mutex);
 }
 
@@ -958,8 +989,6 @@ ZkLossWatchTake(char ***znodes, bool **reported, ZkSessionLoss *session)
 		(*reported)[got] = node->reported;
 		taken[got++] = node;
 	}
-	if (watch.nlost == 0 && !watch.session_reported)
-		zk_loss_hint = 0;
 	pthread_mutex_unlock(&watch.mutex);
 
 	for (int i = 0; i < got; i++)

@@ -64,7 +64,7 @@ extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
 extern bool ZkLockAbsorbLosses(void);
-extern bool ZkLockDescribeLosses(char **message, char **detail);
+extern bool ZkLockDescribeLosses(bool cause, char **message, char **detail);
 extern int	ZkLockReadQueue(const char *path, int max_rows,
 							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,

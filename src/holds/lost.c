@@ -121,19 +121,21 @@ ZkLockAbsorbLosses(void)
  *		The message and DETAIL (palloc'd in the current memory context) of
  *		the ERROR that names the losses the loss watch found and no ERROR
  *		named yet, in the words of the errors that report them at the next
- *		call or at COMMIT, plus the reason the statement ends.  Returns
- *		false when there is none.  Runs inside error reporting too: only
+ *		call or at COMMIT, plus the reason the statement ends.  With
+ *		'cause', for a statement the loss watch cancelled: the loss the
+ *		cancel was sent for when every loss was named already.  Returns
+ *		false when there is none.  Runs in a failed transaction too: only
  *		allocates.
  */
 bool
-ZkLockDescribeLosses(char **message, char **detail)
+ZkLockDescribeLosses(bool cause, char **message, char **detail)
 {
 	ZkLossKind	kind;
 	const char *what;
 	char	   *path;
 	char	   *znode;
 	const char *why = _("The statement was stopped because zklock.on_lock_loss is \"cancel\".");
-	int			n = ZkLossWatchDescribe(&kind, &what, &path, &znode);
+	int			n = ZkLossWatchDescribe(cause, &kind, &what, &path, &znode);
 
 	if (n == 0)
 		return false;
@@ -148,6 +150,12 @@ ZkLockDescribeLosses(char **message, char **detail)
 
 				initStringInfo(&held);
 				ZkDescribeHeld(&held);
+				/* named already, and forgotten: the cancel's own node */
+				if (nlocks == 0)
+				{
+					nlocks = 1;
+					appendStringInfo(&held, "\"%s\"", ZkUtf8ForMessage(path));
+				}
 				*message = psprintf(ngettext("ZooKeeper session expired: %d lock was lost",
 											 "ZooKeeper session expired: %d locks were lost",
 											 nlocks), nlocks);

@@ -16,7 +16,8 @@
  *
  * zklock's one ProcessUtility hook, installed when the library is loaded
  * (a backend that never loaded zklock holds no zklock lock); it also
- * lets sql/loss_cancel.c look at each utility statement for a lost lock.  It lets the statement
+ * runs each utility statement as a part a lost lock stops
+ * (sql/loss_cancel.c).  It lets the statement
  * run first, through the previous hook or standard_ProcessUtility, and
  * acts only once that returned: a DISCARD ALL that fails (inside a
  * transaction block) releases nothing, and DISCARD PLANS, SEQUENCES and
@@ -58,11 +59,50 @@ ZkInstallDiscardHook(void)
 	ProcessUtility_hook = zk_process_utility;
 }
 
+/* ProcessUtility's arguments, for ZkLossRunPart */
+typedef struct ZkUtilityArgs
+{
+	PlannedStmt *pstmt;
+	const char *queryString;
+	bool		readOnlyTree;
+	ProcessUtilityContext context;
+	ParamListInfo params;
+	QueryEnvironment *queryEnv;
+	DestReceiver *dest;
+	QueryCompletion *qc;
+} ZkUtilityArgs;
+
+/*
+ * zk_run_utility
+ *		Run the statement through the previous hook or
+ *		standard_ProcessUtility; after a DISCARD ALL that succeeded, release
+ *		every session hold of the backend.
+ */
+static void
+zk_run_utility(void *arg)
+{
+	ZkUtilityArgs *a = (ZkUtilityArgs *) arg;
+	Node	   *parsetree = a->pstmt->utilityStmt;
+
+	if (zk_prev_process_utility)
+		zk_prev_process_utility(a->pstmt, a->queryString, a->readOnlyTree,
+								a->context, a->params, a->queryEnv, a->dest,
+								a->qc);
+	else
+		standard_ProcessUtility(a->pstmt, a->queryString, a->readOnlyTree,
+								a->context, a->params, a->queryEnv, a->dest,
+								a->qc);
+
+	if (IsA(parsetree, DiscardStmt) &&
+		((DiscardStmt *) parsetree)->target == DISCARD_ALL)
+		ZkLockDiscardAll();
+}
+
 /*
  * zk_process_utility
- *		Run the statement (looked at first for a lost lock, or kept from
- *		being cancelled for one: sql/loss_cancel.c); after a DISCARD ALL
- *		that succeeded, release every session hold of the backend.
+ *		Run the statement as a part a lost lock stops (sql/loss_cancel.c),
+ *		unless it is transaction control or DISCARD: COMMIT checks its
+ *		locks itself, ROLLBACK and DISCARD must stay possible.
  */
 static void
 zk_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -71,26 +111,10 @@ zk_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
-	bool		discard_all = IsA(parsetree, DiscardStmt) &&
-		((DiscardStmt *) parsetree)->target == DISCARD_ALL;
-	bool		held_off = ZkLossUtilityBegin(parsetree);
+	ZkUtilityArgs a = {pstmt, queryString, readOnlyTree, context, params,
+	queryEnv, dest, qc};
 
-	PG_TRY();
-	{
-		if (zk_prev_process_utility)
-			zk_prev_process_utility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree,
-									context, params, queryEnv, dest, qc);
-
-		if (discard_all)
-			ZkLockDiscardAll();
-	}
-	PG_FINALLY();
-	{
-		if (held_off)
-			ZkLossUtilityEnd();
-	}
-	PG_END_TRY();
+	ZkLossRunPart(!IsA(parsetree, TransactionStmt) &&
+				  !IsA(parsetree, DiscardStmt),
+				  zk_run_utility, &a);
 }

@@ -2,28 +2,40 @@
  *
  * sql/loss_cancel.c
  *		zklock.on_lock_loss = cancel as the SQL user meets it: the ERROR of
- *		a statement cancelled because a hold of the backend was lost, and
- *		the ERROR at the next statement of a backend that was idle then.
+ *		a statement stopped because a hold of the backend was lost, and the
+ *		ERROR at the next statement of a backend that was idle then.
  *
- * The loss watch (client/loss_watch.c) cancels the running statement with
- * SIGINT, as pg_cancel_backend() does, and PostgreSQL's interrupt machinery
- * raises its own 57014 at the statement's next CHECK_FOR_INTERRUPTS(): in
- * pg_sleep, a scan, a PL/pgSQL loop, COPY, a procedure.  The
- * error-reporting hook (emit_log_hook) turns that report, when the cancel
- * was the loss watch's, into the lost locks' ERROR: SQLSTATE 08006 and a
- * message naming them, in the server log and to the client alike.  The
- * code a handler catches is still 57014 (query_canceled), which PL/pgSQL's
- * WHEN OTHERS does not catch: an exception block does not keep a holder
- * that lost its lock running.  One that names query_canceled does; the
- * next statement then raises the ERROR below.
+ * The outermost part of each statement runs armed (the loss watch's
+ * protocol, client/loss_watch.c): the executor's run and finish of a
+ * top-level query (ExecutorRun_hook, ExecutorFinish_hook; AFTER triggers
+ * run in the finish), and a top-level utility statement (the
+ * ProcessUtility hook, sql/discard.c), except transaction control and
+ * DISCARD, which report losses themselves and must stay possible.  Parts
+ * nested in it (SPI, a procedure's queries, a cursor's FETCH) run inside
+ * its arming, and are not armed again.
  *
- * A backend between statements is not cancelled (PostgreSQL would ignore
- * it while waiting for a command anyway), nor one running a transaction
- * control statement or DISCARD, which report losses themselves and must
- * stay possible.  So every other statement (ExecutorStart, ProcessUtility)
- * first looks for a loss that no ERROR has named yet and raises it;
- * COMMIT's own check fails for it.  The look is a flag read without a
- * lock while nothing was lost.
+ *	- Arming, it raises the ERROR of a loss no ERROR named yet: the backend
+ *	  was idle when it was found, or a handler caught its ERROR.
+ *	- While it runs, a loss makes the loss watch send SIGINT, exactly as
+ *	  pg_cancel_backend() does: PostgreSQL stops the statement at its next
+ *	  CHECK_FOR_INTERRUPTS() (pg_sleep, a scan, a PL/pgSQL loop, COPY, a
+ *	  procedure between its COMMITs) with its own 57014, which PL/pgSQL's
+ *	  WHEN OTHERS does not catch.
+ *	- The armed part ends in a PG_TRY block of this file.  If the watch
+ *	  sent a cancel meanwhile, a 57014 that reaches that block (the
+ *	  cancel, or a user's cancel or statement_timeout that came with it)
+ *	  is replaced there by the lost locks' ERROR, SQLSTATE 08006: the
+ *	  handler copies the error out (CopyErrorData), leaves error state
+ *	  (FlushErrorState) and raises a new ERROR, the pattern elog.c
+ *	  documents for a handler that does processing of its own.  Any other
+ *	  error goes on unchanged.  A part that returns although the cancel
+ *	  was sent (a handler caught query_canceled) raises the 08006 itself.
+ *
+ * Being the outermost, the block has no PL/pgSQL exception block above it
+ * in the statement: the 08006 reaches the client whatever the logging
+ * settings, and no code of the lost holder can catch it and run on.  A
+ * 57014 the loss watch did not cause (no cancel was sent while armed) is
+ * the user's and stays as it is; the locks are kept.
  *
  * Either way the holds layer then forgets the named losses quietly
  * (ZkLockAbsorbLosses), and the transaction can no longer COMMIT.
@@ -34,74 +46,65 @@
 
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
 #include "utils/elog.h"
+#include "utils/memutils.h"
 
 #include "sql/loss_cancel.h"
 #include "holds/holds.h"
 #include "common/vocabulary.h"
 #include "client/client.h"
 
-static emit_log_hook_type zk_prev_emit_log = NULL;
-static ExecutorStart_hook_type zk_prev_executor_start = NULL;
+static ExecutorRun_hook_type zk_prev_executor_run = NULL;
+static ExecutorFinish_hook_type zk_prev_executor_finish = NULL;
 
-static void zk_loss_emit_log(ErrorData *edata);
-static void zk_loss_executor_start(QueryDesc *queryDesc, int eflags);
+/* how deep the backend is in statement parts: only the outermost is armed */
+static int	zk_part_depth = 0;
+
+static void zk_loss_executor_run(QueryDesc *queryDesc, ScanDirection direction,
+								 uint64 count, bool execute_once);
+static void zk_loss_executor_finish(QueryDesc *queryDesc);
 
 /*
  * ZkInstallLossCancelHooks
- *		Chain our hooks in front of the previous ones (utility statements
- *		come through sql/discard.c's ProcessUtility hook).  Called once,
- *		from _PG_init.
+ *		Chain our executor hooks in front of the previous ones (utility
+ *		statements come through sql/discard.c's ProcessUtility hook).
+ *		Called once, from _PG_init.
  */
 void
 ZkInstallLossCancelHooks(void)
 {
-	zk_prev_emit_log = emit_log_hook;
-	emit_log_hook = zk_loss_emit_log;
-	zk_prev_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = zk_loss_executor_start;
+	zk_prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = zk_loss_executor_run;
+	zk_prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = zk_loss_executor_finish;
 }
 
 /*
- * zk_loss_emit_log
- *		A statement was cancelled (57014) while the loss watch's cancel was
- *		pending: report the lost locks instead, as 08006 (also when a zklock
- *		call of the statement took the loss meanwhile without naming it).  Runs inside
- *		error reporting: allocates a little in the error's own context, and
- *		does nothing when errors are nesting.
+ * zk_loss_raise
+ *		Raise the ERROR naming the losses no ERROR named yet (with 'cause':
+ *		or the one the watch's cancel was sent for), if there is one; the
+ *		holds layer forgets them at the next statement.
  */
 static void
-zk_loss_emit_log(ErrorData *edata)
+zk_loss_raise(bool cause)
 {
-	if (edata->elevel == ERROR &&
-		edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-		!in_error_recursion_trouble() &&
-		ZkLossWatchCancelSent())
-	{
-		MemoryContext old = MemoryContextSwitchTo(edata->assoc_context);
-		char	   *message;
-		char	   *detail;
+	char	   *message;
+	char	   *detail;
 
-		if (ZkLockDescribeLosses(&message, &detail))
-		{
-			edata->sqlerrcode = ERRCODE_CONNECTION_FAILURE;
-			edata->message = message;
-			edata->detail = detail;
-			edata->hint = NULL;
-			ZkLossWatchMarkReported();
-		}
-		MemoryContextSwitchTo(old);
-	}
-	if (zk_prev_emit_log)
-		zk_prev_emit_log(edata);
+	if (!ZkLockDescribeLosses(cause, &message, &detail))
+		return;
+	ZkLossWatchMarkReported();
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg_internal("%s", message),
+			 errdetail_internal("%s", detail)));
 }
 
 /*
  * zk_loss_check_statement
- *		Before a statement: forget the losses an ERROR named already, and, in
- *		cancel mode, raise the ERROR of one that none named yet (the backend
- *		was idle, or a handler caught the cancel).
+ *		Arming found a loss the holds layer has not taken: forget the losses
+ *		an ERROR named already, and, in cancel mode, raise the ERROR of one
+ *		that none named yet.
  */
 static void
 zk_loss_check_statement(void)
@@ -109,10 +112,8 @@ zk_loss_check_statement(void)
 	char	   *message = NULL;
 	char	   *detail = NULL;
 
-	if (!ZkLossWatchPending())
-		return;
 	if (zklock_on_lock_loss == ZK_ON_LOSS_CANCEL &&
-		ZkLockDescribeLosses(&message, &detail))
+		ZkLockDescribeLosses(false, &message, &detail))
 		ZkLossWatchMarkReported();
 	/* a lost session named by an ERROR is closed now (counted expired) */
 	if (ZkLockAbsorbLosses())
@@ -125,54 +126,133 @@ zk_loss_check_statement(void)
 }
 
 /*
- * zk_loss_executor_start
- *		Check for a loss, then start the query.
+ * zk_loss_replace_cancel
+ *		In the outermost handler, the loss watch having sent a cancel: if
+ *		the error is a cancel (57014), raise the lost locks' ERROR instead.
+ *		Returns, with the error still current, for any other error.
  */
 static void
-zk_loss_executor_start(QueryDesc *queryDesc, int eflags)
+zk_loss_replace_cancel(MemoryContext cxt)
 {
-	zk_loss_check_statement();
-	if (zk_prev_executor_start)
-		zk_prev_executor_start(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-}
+	ErrorData  *edata;
+	char	   *message;
+	char	   *detail;
 
-/*
- * ZkLossUtilityBegin
- *		Before a utility statement (the ProcessUtility hook, sql/discard.c):
- *		check for a loss, unless the statement is one that reports losses
- *		itself and must stay possible (transaction control, DISCARD).
- *		Returns whether it is one: the caller then calls ZkLossUtilityEnd
- *		however the statement ends.
- */
-bool
-ZkLossUtilityBegin(Node *parsetree)
-{
-	if (!IsA(parsetree, TransactionStmt) && !IsA(parsetree, DiscardStmt))
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		ZkLockDescribeLosses(true, &message, &detail))
 	{
-		zk_loss_check_statement();
-		return false;
+		FlushErrorState();
+		FreeErrorData(edata);
+		ZkLossWatchMarkReported();
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg_internal("%s", message),
+				 errdetail_internal("%s", detail)));
 	}
-
-	/*
-	 * COMMIT fails its check and ends the transaction, DISCARD ALL warns:
-	 * no cancel while they run, and one sent that has not struck yet is
-	 * taken back, since it would fail the statement before it ends the
-	 * transaction and leave the block aborted.
-	 */
-	if (ZkLossWatchHoldOff(true) && QueryCancelPending)
-		QueryCancelPending = false;
-	return true;
+	FreeErrorData(edata);
 }
 
 /*
- * ZkLossUtilityEnd
- *		A statement ZkLossUtilityBegin held cancels off for ended.  Never
- *		raises.
+ * ZkLossRunPart
+ *		Run one part of a statement, run(arg).  The outermost part is
+ *		armed if it is 'stoppable': a loss found before it starts is raised,
+ *		and one found while it runs stops it with the lost locks' ERROR.
+ *		Nested parts just run.
  */
 void
-ZkLossUtilityEnd(void)
+ZkLossRunPart(bool stoppable, ZkStatementPart run, void *arg)
 {
-	(void) ZkLossWatchHoldOff(false);
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (zk_part_depth > 0)
+	{
+		run(arg);
+		return;
+	}
+
+	zk_part_depth++;
+	PG_TRY();
+	{
+		if (stoppable && ZkLossWatchArm())
+			zk_loss_check_statement();
+		run(arg);
+		if (stoppable && ZkLossWatchDisarm())
+			zk_loss_raise(true);
+	}
+	PG_CATCH();
+	{
+		zk_part_depth--;
+		/* disarming twice is harmless: the second says no cancel was sent */
+		if (stoppable && ZkLossWatchDisarm())
+			zk_loss_replace_cancel(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	zk_part_depth--;
+}
+
+/* ExecutorRun's arguments, for ZkLossRunPart */
+typedef struct ZkRunArgs
+{
+	QueryDesc  *queryDesc;
+	ScanDirection direction;
+	uint64		count;
+	bool		execute_once;
+} ZkRunArgs;
+
+/*
+ * zk_run_executor
+ *		The previous ExecutorRun, or the standard one.
+ */
+static void
+zk_run_executor(void *arg)
+{
+	ZkRunArgs  *a = (ZkRunArgs *) arg;
+
+	if (zk_prev_executor_run)
+		zk_prev_executor_run(a->queryDesc, a->direction, a->count,
+							 a->execute_once);
+	else
+		standard_ExecutorRun(a->queryDesc, a->direction, a->count,
+							 a->execute_once);
+}
+
+/*
+ * zk_loss_executor_run
+ *		Run the query as a statement part.
+ */
+static void
+zk_loss_executor_run(QueryDesc *queryDesc, ScanDirection direction,
+					 uint64 count, bool execute_once)
+{
+	ZkRunArgs	a = {queryDesc, direction, count, execute_once};
+
+	ZkLossRunPart(true, zk_run_executor, &a);
+}
+
+/*
+ * zk_finish_executor
+ *		The previous ExecutorFinish, or the standard one.
+ */
+static void
+zk_finish_executor(void *arg)
+{
+	QueryDesc  *queryDesc = (QueryDesc *) arg;
+
+	if (zk_prev_executor_finish)
+		zk_prev_executor_finish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+}
+
+/*
+ * zk_loss_executor_finish
+ *		Finish the query (its AFTER triggers) as a statement part.
+ */
+static void
+zk_loss_executor_finish(QueryDesc *queryDesc)
+{
+	ZkLossRunPart(true, zk_finish_executor, queryDesc);
 }

@@ -8,10 +8,10 @@
 #ifndef SQL_LOSS_CANCEL_H
 #define SQL_LOSS_CANCEL_H
 
-#include "nodes/nodes.h"
+/* one part of a statement, run by ZkLossRunPart */
+typedef void (*ZkStatementPart) (void *arg);
 
 extern void ZkInstallLossCancelHooks(void);
-extern bool ZkLossUtilityBegin(Node *parsetree);
-extern void ZkLossUtilityEnd(void);
+extern void ZkLossRunPart(bool stoppable, ZkStatementPart run, void *arg);
 
 #endif							/* SQL_LOSS_CANCEL_H */
