@@ -238,7 +238,7 @@ zk_counted(ZkCountedCall *call)
 static void
 zk_acquire_begin(void)
 {
-	ZkLockTableInit();
+	ZkHoldsInit();
 	ZkSessionEnsure();
 	ZkCollectHeldEvents();
 }

@@ -6,7 +6,7 @@
  *		leases the transaction touched.
  *
  * At the end of a transaction its transaction holds go, and the nodes left
- * without holds are released in one batch (holds/release.c); ROLLBACK TO
+ * without holds are released in one batch (holds/batch.c); ROLLBACK TO
  * SAVEPOINT releases what the subtransaction took, and a subtransaction's
  * commit hands its holds to its parent.  PREPARE is refused while the
  * transaction holds transaction locks: they could not outlive the backend.
@@ -38,9 +38,6 @@
 #include "common/vocabulary.h"
 #include "client/client.h"
 
-/* this top-level transaction lost locks to an expiry or a deletion */
-static bool zk_xact_lost_locks = false;
-
 /*
  * Leases (recipes/lease.c) belong to no backend and are not in the table; a
  * transaction that took or renewed one records it here, for the check at
@@ -70,18 +67,6 @@ static void zk_leases_pre_commit(void);
 static void zk_locks_pre_commit(void);
 static bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,
 						 int64 quiet_ms);
-
-/*
- * ZkNoteXactLostLocks
- *		Locks were just found lost: the transaction in progress, if any, must
- *		not COMMIT.
- */
-void
-ZkNoteXactLostLocks(void)
-{
-	if (IsTransactionState())
-		zk_xact_lost_locks = true;
-}
 
 /*
  * ZkTouchLease
@@ -428,11 +413,7 @@ zk_locks_pre_commit(void)
 	ZkLockEntry *first_lost = NULL;
 	int			nlost = 0;
 
-	if (zk_xact_lost_locks)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
-				 errdetail("The ZooKeeper session expired or a held node was deleted during the transaction.")));
+	ZkCheckXactLostLocks();
 
 	if (zk_nleases_touched > 0)
 		zk_leases_pre_commit();
@@ -540,7 +521,7 @@ zk_xact_end(void)
 	if (ZkHoldsXactLocks())
 		ZkReleaseXactHolds(1);
 	ZkFlushReleases();
-	zk_xact_lost_locks = false;
+	ZkForgetXactLostLocks();
 	zk_forget_touched_leases();
 }
 

@@ -6,8 +6,14 @@
  *		callbacks, and the calls that hold nothing.
  *
  * The one header of this layer that the SQL layer includes.  The functions
- * live in the files of holds/ (table.c, acquire.c, release.c, commit.c,
- * lost.c, unheld.c), which share holds/internal.h among themselves.
+ * live in the files of holds/, which share holds/internal.h among
+ * themselves and call each other downward only, from the top:
+ *
+ *	acquire.c, unheld.c		taking locks; the calls that hold nothing
+ *	commit.c, release.c		transaction end; releases
+ *	lost.c					locks found lost; the session's hooks
+ *	table.c					the table of held entries
+ *	batch.c					the batch of released nodes; the memory context
  *
  *-------------------------------------------------------------------------
  */

@@ -4,10 +4,11 @@
  *		What the lock table's own files share: the held entries, the memory
  *		context they live in, and what each file offers the others.
  *
- * Only the lock table's files (src/holds/table.c, holds/acquire.c,
- * holds/release.c, holds/commit.c, holds/lost.c, holds/unheld.c) include this
- * header; the SQL layer sees holds/holds.h alone.  It names no recipe's
- * header: a recipe's grant is passed as a pointer to its struct.
+ * Only the lock table's files (src/holds/batch.c, holds/table.c,
+ * holds/lost.c, holds/release.c, holds/commit.c, holds/acquire.c,
+ * holds/unheld.c) include this header; the SQL layer sees holds/holds.h
+ * alone.  It names no recipe's header: a recipe's grant is passed as a
+ * pointer to its struct.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,8 +72,21 @@ typedef struct ZkLockEntry
 	bool		lost;			/* znode is known to have been deleted */
 } ZkLockEntry;
 
-/* holds/table.c: the table */
+/*
+ * What each file offers the others, from the bottom up: a file calls only
+ * the files listed before it (test/check_layers.py fails on a call circle).
+ */
+
+/* holds/batch.c: the memory context, and the batch of released nodes */
 extern MemoryContext ZkLockContext;
+
+extern void ZkBatchRelease(char *znode);
+extern void ZkFlushReleases(void);
+extern void ZkReserveReleases(int nentries);
+extern void ZkDropBatchedReleases(void);
+extern bool ZkHasBatchedReleases(void);
+
+/* holds/table.c: the table */
 extern HTAB *ZkHeldLocks;
 
 extern void ZkLockTableInit(void);
@@ -85,7 +99,6 @@ extern ZkLockEntry *ZkEntryAdoptGuard(const char *path, ZkLockMode mode,
 									  ZkLockEntry *other);
 extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
 extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);
-extern void ZkMembersAtExitRegister(void);
 extern bool ZkHoldsXactLocks(void);
 extern void ZkReleaseXactHolds(int from_level);
 extern void ZkPromoteXactHolds(int level);
@@ -94,21 +107,23 @@ extern void ZkCheckRoom(int more);
 extern char *ZkLockNodePath(const char *path);
 extern void ZkDescribeHeld(StringInfo buf);
 
-/* holds/release.c: the batch of released nodes */
-extern void ZkBatchRelease(char *znode);
-extern void ZkFlushReleases(void);
-extern void ZkReserveReleases(int nentries);
-extern void ZkDropBatchedReleases(void);
-extern bool ZkHasBatchedReleases(void);
-
-/* holds/lost.c: locks found lost */
+/*
+ * holds/lost.c: locks found lost, the transaction that lost them, and the
+ * session's hooks (ZkHoldsInit makes the table and sets them)
+ */
+extern void ZkHoldsInit(void);
 extern void ZkCollectHeldEvents(void);
 extern void ZkRaiseLost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
 extern void ZkReportExpiredLocks(int elevel, int nlocks);
 extern void ZkLocksLost(void);
+extern void ZkNoteXactLostLocks(void);
+extern void ZkCheckXactLostLocks(void);
+extern void ZkForgetXactLostLocks(void);
+
+/* holds/release.c: releases */
+extern void ZkMembersAtExitRegister(void);
 
 /* holds/commit.c: transaction end */
-extern void ZkNoteXactLostLocks(void);
 extern void ZkTouchLease(const char *path, const struct ZkLeaseInfo *info);
 extern void ZkForgetTouchedLease(const char *path, int64 token);
 extern void ZkUnwatchTouchedLease(const char *path, int64 token);

@@ -14,8 +14,13 @@
  * A lost lock is forgotten, never taken again silently: the first zklock
  * call after the loss raises the ERROR (ZkLockReportExpiry, and the
  * session's lost hook ZkLocksLost), and a transaction that lost locks
- * cannot COMMIT (holds/commit.c).  DISCARD ALL reports an expiry by a
- * WARNING instead (holds/release.c).
+ * cannot COMMIT: this file notes it (ZkNoteXactLostLocks), and the COMMIT
+ * asks (ZkCheckXactLostLocks, from holds/commit.c).  DISCARD ALL reports an
+ * expiry by a WARNING instead (holds/release.c).
+ *
+ * The session's hooks, ZkLocksLost and the table's ZkLockCount, are set
+ * here as the table is made (ZkHoldsInit): the table (holds/table.c) and the
+ * batch of releases (holds/batch.c) call nothing of this file.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +34,46 @@
 #include "common/stats.h"
 #include "common/text_encoding.h"
 #include "client/client.h"
+
+/* this top-level transaction lost locks to an expiry or a deletion */
+static bool zk_xact_lost_locks = false;
+
+/*
+ * ZkNoteXactLostLocks
+ *		Locks were just found lost: the transaction in progress, if any, must
+ *		not COMMIT.
+ */
+void
+ZkNoteXactLostLocks(void)
+{
+	if (IsTransactionState())
+		zk_xact_lost_locks = true;
+}
+
+/*
+ * ZkCheckXactLostLocks
+ *		Before COMMIT: refuse to commit a transaction whose locks were lost
+ *		(ZkNoteXactLostLocks).
+ */
+void
+ZkCheckXactLostLocks(void)
+{
+	if (zk_xact_lost_locks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
+				 errdetail("The ZooKeeper session expired or a held node was deleted during the transaction.")));
+}
+
+/*
+ * ZkForgetXactLostLocks
+ *		The transaction ended: the next one starts with no loss noted.
+ */
+void
+ZkForgetXactLostLocks(void)
+{
+	zk_xact_lost_locks = false;
+}
 
 /*
  * ZkCollectHeldEvents
@@ -285,6 +330,23 @@ ZkLocksLost(void)
 		return;
 	ZkNoteXactLostLocks();
 	ZkReportExpiredLocks(ERROR, n);
+}
+
+/*
+ * ZkHoldsInit
+ *		Make the lock table (ZkLockTableInit) and set the session's hooks:
+ *		ZkLocksLost, and ZkLockCount (a session cannot be replaced while
+ *		locks are held); once per backend, at the first zklock call that
+ *		needs them.  Set here rather than by the table, so that the table
+ *		calls nothing of this file.
+ */
+void
+ZkHoldsInit(void)
+{
+	if (ZkHeldLocks != NULL)
+		return;
+	ZkLockTableInit();
+	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
 }
 
 /*

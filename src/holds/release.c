@@ -1,22 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * holds/release.c
- *		Releasing held locks: the lock table's release entry points and the
- *		batch that sends their deletes.
+ *		Releasing held locks: the lock table's release entry points.
  *
- * A node whose last hold went is not deleted at once: the table batches it
- * (ZkBatchRelease), and the operation that released it (zk_unlock,
- * zk_unlock_all, DISCARD ALL, COMMIT, ROLLBACK, ROLLBACK TO SAVEPOINT)
- * sends the batch when it ends (ZkFlushReleases): one round trip however
- * many nodes.  With zklock.synchronous_release (the default) the operation
- * returns only once ZooKeeper applied the deletes, so any lock attempt
- * that starts afterwards, on any server, finds the locks free.  At COMMIT
- * and ROLLBACK PostgreSQL holds interrupts, so the wait there is bounded
- * by zklock.connect_timeout and raises no ERROR; in zk_unlock a cancel
- * ends the wait (the lock is released all the same, its delete completing
- * in the background).  A release not confirmed within
- * zklock.connect_timeout is reported by a WARNING and goes on in the
- * background until it succeeds or the session ends.
+ * The nodes left without holds go in one batch (holds/batch.c), which each
+ * entry point sends before it returns, waiting for it as
+ * zklock.synchronous_release says.
  *
  * Only session holds are released here; transaction holds go at the end
  * of their (sub)transaction (holds/commit.c).  A double barrier's
@@ -24,9 +13,6 @@
  * ALL and backend exit end it as that call would, without waiting for the
  * other members (zk_depart_members): the round's "ready" goes with its last
  * member, which a delete of the member's node alone would leave behind.
- *
- * The batch lives in ZkLockContext and only grows to the largest batch,
- * which zklock.max_locks_per_backend bounds.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,11 +30,6 @@
 #include "common/vocabulary.h"
 #include "client/client.h"
 
-/* nodes released and not yet sent (ZkLockContext); see ZkFlushReleases */
-static char **zk_released = NULL;
-static int	zk_nreleased = 0;
-static int	zk_maxreleased = 0;
-
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit);
 static bool zk_release_paths(const char *const *paths, int n, bool permit);
@@ -58,116 +39,6 @@ static void zk_members_at_exit(int code, Datum arg);
 
 /* zk_members_at_exit is registered (at the first membership) */
 static bool zk_members_exit_registered = false;
-
-/*
- * ZkReserveReleases
- *		Make room in the batch for the nodes of 'nentries' held entries (two
- *		each: its node and a downgrade's guard) besides the nodes batched
- *		already.  Called as an entry is added to the lock table, so
- *		that every entry can be batched later, at transaction abort too,
- *		without allocating: an entry goes to the batch at most once, and
- *		the batch is emptied only by sending it.
- */
-void
-ZkReserveReleases(int nentries)
-{
-	int			need = zk_nreleased + 2 * nentries;
-
-	if (need > zk_maxreleased)
-	{
-		int			newmax = Max(16, Max(need, zk_maxreleased * 2));
-
-		if (zk_released == NULL)
-			zk_released = MemoryContextAlloc(ZkLockContext,
-											 sizeof(char *) * newmax);
-		else
-			zk_released = repalloc(zk_released, sizeof(char *) * newmax);
-		zk_maxreleased = newmax;
-	}
-}
-
-/*
- * ZkBatchRelease
- *		Take over a released node's path (palloc'd in ZkLockContext) until
- *		ZkFlushReleases sends its delete, and stop watching it for a loss.
- *		Room was reserved when its entry was added (ZkReserveReleases):
- *		nothing is allocated here.
- */
-void
-ZkBatchRelease(char *znode)
-{
-	/* our own delete is no loss (client/loss_watch.c) */
-	ZkLossWatchRelease(znode);
-	if (zk_nreleased == zk_maxreleased)
-	{
-		/* no room (never expected): delete it alone rather than allocate */
-		ZkDeleteInBackground(znode);
-		pfree(znode);
-		return;
-	}
-	zk_released[zk_nreleased++] = znode;
-}
-
-/*
- * ZkFlushReleases
- *		Send the deletes of every node released since the last flush, in
- *		one batch, and with zklock.synchronous_release wait until ZooKeeper
- *		applied them (see the file header).  In the transaction callbacks
- *		PostgreSQL holds interrupts, so the wait there raises no ERROR.
- *		Deep in error recursion (an error while reporting an error) it
- *		neither waits nor warns, as postgres_fdw's abort cleanup does not
- *		talk to its server then: the deletes go in the background.  It
- *		allocates nothing that can raise an ERROR on the way.
- */
-void
-ZkFlushReleases(void)
-{
-	int			n = zk_nreleased;
-	bool		wait = zklock_synchronous_release && !proc_exit_inprogress &&
-		!in_error_recursion_trouble();
-	ZkOp	   *op;
-
-	if (n == 0)
-		return;
-
-	/* sent once, whatever happens next: forget them first */
-	zk_nreleased = 0;
-	op = ZkDeleteNodes((const char *const *) zk_released, n, wait);
-	for (int i = 0; i < n; i++)
-		pfree(zk_released[i]);
-
-	if (op != NULL && !ZkReleaseWait(op))
-		ereport(WARNING,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg_plural("release of %d ZooKeeper lock is not yet confirmed",
-							   "release of %d ZooKeeper locks is not yet confirmed",
-							   n, n),
-				 errdetail("The connection to ZooKeeper was not back within zklock.connect_timeout (%d ms). The release is retried in the background until it succeeds or the session ends; other servers may see the lock held until then.",
-						   zklock_connect_timeout)));
-}
-
-/*
- * ZkDropBatchedReleases
- *		The session expired: the nodes released and not yet sent went with
- *		it.  Forget them unsent.
- */
-void
-ZkDropBatchedReleases(void)
-{
-	for (int i = 0; i < zk_nreleased; i++)
-		pfree(zk_released[i]);
-	zk_nreleased = 0;
-}
-
-/*
- * ZkHasBatchedReleases
- *		Are released nodes waiting to be sent?
- */
-bool
-ZkHasBatchedReleases(void)
-{
-	return zk_nreleased > 0;
-}
 
 /*
  * zk_maybe_drop

@@ -29,7 +29,8 @@
  * The other files of the lock table take (holds/acquire.c), release
  * (holds/release.c), check at transaction end (holds/commit.c) and find lost
  * (holds/lost.c) what this table holds; holds/unheld.c has the calls that
- * hold nothing.
+ * hold nothing.  Of them, the table calls only the batch of released nodes
+ * (holds/batch.c).
  *
  * Everything lives in the "zklock" memory context under TopMemoryContext;
  * entries are freed when released, so nothing grows with the number of
@@ -53,9 +54,6 @@
 #include "common/text_encoding.h"
 #include "common/vocabulary.h"
 #include "client/client.h"
-
-/* the "zklock" memory context: every per-backend allocation of zklock */
-MemoryContext ZkLockContext = NULL;
 
 /* the held entries, by ZkLockKey (ZkLockContext) */
 HTAB	   *ZkHeldLocks = NULL;
@@ -149,8 +147,9 @@ zk_key_copy(void *dest, const void *src, Size keysize)
 
 /*
  * ZkLockTableInit
- *		Create the memory context and the table, and set the session's
- *		hooks, once per backend, at the first zklock call that needs them.
+ *		Create the memory context and the table, once per backend, at the
+ *		first zklock call that needs them (ZkHoldsInit, holds/lost.c, which
+ *		then sets the session's hooks).
  */
 void
 ZkLockTableInit(void)
@@ -172,8 +171,6 @@ ZkLockTableInit(void)
 	ZkHeldLocks = hash_create("zklock held locks", 16, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
 							  HASH_KEYCOPY | HASH_CONTEXT);
-
-	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
 }
 
 /*
@@ -394,7 +391,7 @@ ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope)
 /*
  * ZkEntryDrop
  *		Remove an entry; with delete_nodes, batch its node for release
- *		(holds/release.c sends the batch), minding the guards: our entry
+ *		(holds/batch.c), minding the guards: our entry
  *		for the path in the other mode (the partner) may keep this entry's
  *		node as its guard, which then stays until the partner goes; and a
  *		guard this entry kept goes now, unless it is the partner's own node

@@ -40,7 +40,7 @@ static bool zk_holds_node(const char *path, const char *znode);
 static void
 zk_ensure_session(void)
 {
-	ZkLockTableInit();
+	ZkHoldsInit();
 	ZkSessionEnsure();
 }
 

@@ -19,7 +19,7 @@
  * the set as one wait for all of its nodes not granted yet.
  *
  * Round trips, uncontended: one write for the set, one for its release
- * (holds/table.c deletes a set's nodes in one multi).
+ * (the batch of released nodes, holds/batch.c, deletes them in one multi).
  *
  * However an attempt ends without the locks (a try that gives up, a
  * timeout, cancel, an error) every node of the set goes (ZkAttemptAbandon):
