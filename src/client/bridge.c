@@ -645,7 +645,7 @@ ZkBridgeLook(ZkOp *op, ZkBridgeView *view)
 	view->answers = bridge.answers;
 	view->op_done = (op != NULL && op->done);
 	pthread_mutex_unlock(&bridge.mutex);
-	view->lost = view->expired || view->auth_failed;
+	view->ended = view->expired || view->auth_failed;
 }
 
 /*

@@ -41,7 +41,7 @@ typedef struct ZkBridgeView
 	int			state;			/* last session state the watcher saw */
 	bool		expired;
 	bool		auth_failed;
-	bool		lost;			/* expired or auth_failed */
+	bool		ended;			/* the session ended: expired or auth_failed */
 	int64		connected_at;	/* monotonic ms of the session's first connect */
 	int64		disconnected_at;	/* monotonic ms; 0 while connected */
 	int			watch_event;	/* event on the armed watch, 0 = none yet */

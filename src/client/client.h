@@ -151,7 +151,7 @@ typedef enum ZkAliveResult
 /* the session (client/session.c, client/connect.c) */
 extern void ZkSessionSetHooks(ZkSessionLostHook lost, ZkLocksHeldHook held);
 extern bool ZkSessionIsExpired(void);
-extern bool ZkSessionGiveUpOutOfTouch(void);
+extern bool ZkSessionExpireIfOutOfTouch(void);
 extern void ZkSessionGetStatus(ZkSessionStatus *status);
 extern bool ZkSessionAliveFresh(void);
 extern bool ZkIsConnectionLoss(int rc);
@@ -228,7 +228,7 @@ typedef enum ZkLossKind
 {
 	ZK_LOSS_NONE,
 	ZK_LOSS_DELETED,			/* another client deleted its node */
-	ZK_LOSS_SESSION,			/* the session expired */
+	ZK_LOSS_EXPIRED,			/* the session expired */
 	ZK_LOSS_OUT_OF_TOUCH,		/* disconnected past the session timeout */
 	ZK_LOSS_TTL					/* a lease's ttl ran out */
 } ZkLossKind;

@@ -77,9 +77,9 @@ ZkSessionCloseIfLost(void)
 	if (ZkBridgeHandle() == NULL)
 		return;
 	ZkBridgeLook(NULL, &view);
-	if (view.lost)
+	if (view.ended)
 		zk_close_handle(false);
-	else if (view.disconnected_at != 0 && ZkNowMs() >= ZkSessionGiveUpAt(&view))
+	else if (view.disconnected_at != 0 && ZkNowMs() >= ZkSessionOutOfTouchAt(&view))
 		zk_close_handle(true);
 	else
 		return;
@@ -124,13 +124,13 @@ ZkSessionEnsure(void)
 			zk_failures_reported = failed;
 		}
 
-		if (view.lost)
+		if (view.ended)
 		{
 			zk_close_handle(false);
 			ZkSessionReportLost();
 		}
 		else if (view.disconnected_at != 0 &&
-				 ZkNowMs() >= ZkSessionGiveUpAt(&view))
+				 ZkNowMs() >= ZkSessionOutOfTouchAt(&view))
 		{
 			/*
 			 * Out of touch with ZooKeeper for longer than the session
@@ -201,13 +201,13 @@ zk_connect(void)
 		ZkWaitResult wr;
 
 		deadline = ZkNowMs() + zklock_connect_timeout;
-		wr = ZkWaitStatus(ZK_FOR_CONNECTED, NULL, deadline, ZK_WAIT_NO_CUT_OFF);
+		wr = ZkWaitStatus(ZK_FOR_CONNECTED, NULL, deadline, ZK_WAIT_THROUGH_OUT_OF_TOUCH);
 		if (wr != ZK_WAIT_READY)
 			ereport(ERROR,
 					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 					 errmsg("could not connect to ZooKeeper at \"%s\"",
 							zklock_hosts),
-					 wr == ZK_WAIT_LOST ?
+					 wr == ZK_WAIT_ENDED ?
 					 errdetail("The server refused the new session.") :
 					 errdetail("No ZooKeeper server answered within zklock.connect_timeout (%d ms).",
 							   zklock_connect_timeout)));
@@ -368,7 +368,7 @@ ZkSessionConfirmAlive(void)
 		 * the watcher's session event: record the expiry here, so that
 		 * ZkSessionEnsure reports the lost locks whichever came first.
 		 */
-		if (wr == ZK_WAIT_LOST || rc == ZSESSIONEXPIRED ||
+		if (wr == ZK_WAIT_ENDED || rc == ZSESSIONEXPIRED ||
 			rc == ZINVALIDSTATE || ZkSessionIsExpired())
 		{
 			ZkBridgeMarkExpired();
@@ -383,7 +383,7 @@ ZkSessionConfirmAlive(void)
 		 * again (or knows the session expired), ask again.
 		 */
 		wr = ZkWaitStatus(ZK_FOR_CONNECTED, NULL, deadline, 0);
-		if (wr == ZK_WAIT_LOST)
+		if (wr == ZK_WAIT_ENDED)
 			return ZK_SESSION_EXPIRED;
 		if (wr != ZK_WAIT_READY)
 			return ZK_SESSION_UNCONFIRMED;

@@ -663,7 +663,7 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 	ZkQuietWait *qw = (ZkQuietWait *) arg;
 	int64		give_up;
 
-	if (view->op_done || !view->open || view->lost)
+	if (view->op_done || !view->open || view->ended)
 		return ZK_WAIT_READY;
 	if (view->answers != qw->seen)
 	{
@@ -672,7 +672,7 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 	}
 	if (view->disconnected_at != 0)
 		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
-					  ZkSessionGiveUpAt(view));
+					  ZkSessionOutOfTouchAt(view));
 	else
 		give_up = qw->last_progress + ZkSessionTimeout();
 	if (now >= give_up)
@@ -873,6 +873,6 @@ ZkGuardRemoveAtExit(void)
 	if (op == NULL)
 		return;					/* out of memory: sent, not waited for */
 	(void) ZkWaitStatus(ZK_FOR_ANSWER, op, ZkNowMs() + zklock_connect_timeout,
-						ZK_WAIT_NO_CUT_OFF | ZK_WAIT_NO_INTERRUPTS);
+						ZK_WAIT_THROUGH_OUT_OF_TOUCH | ZK_WAIT_NO_INTERRUPTS);
 	ZkOpFree(op);
 }

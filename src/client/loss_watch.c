@@ -13,7 +13,7 @@
  * - the session expired (the session watcher's event), or the connection
  *	 has been lost for longer than the session timeout: the server has
  *	 expired the session then, whether or not the client library has heard
- *	 so (the rule ZkSessionGiveUpOutOfTouch applies at COMMIT); only
+ *	 so (the rule ZkSessionExpireIfOutOfTouch applies at COMMIT); only
  *	 ephemeral nodes go with the session;
  * - its node was deleted by another client: an exists-watch on the node
  *	 fires, or the exists that sets it finds the node gone;
@@ -358,7 +358,7 @@ ZkLossWatchSessionEvent(int state)
 {
 	pthread_mutex_lock(&watch.mutex);
 	if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
-		zk_session_lost_locked(ZK_LOSS_SESSION);
+		zk_session_lost_locked(ZK_LOSS_EXPIRED);
 	if (watch.running)
 		pthread_cond_signal(&watch.cond);
 	pthread_mutex_unlock(&watch.mutex);
@@ -371,14 +371,14 @@ ZkLossWatchSessionEvent(int state)
  *		each with a reference, into 'batch', for the caller to send without
  *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken).
  *		(The session itself is counted as expired by the backend, at its
- *		next call, by the same rule: ZkSessionGiveUpOutOfTouch.)
+ *		next call, by the same rule: ZkSessionExpireIfOutOfTouch.)
  */
 static int64
 zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 						ZkHeldNode **batch, int *nbatch)
 {
 	int64		next = PG_INT64_MAX;
-	bool		connected = view->open && !view->lost &&
+	bool		connected = view->open && !view->ended &&
 		view->state == ZOO_CONNECTED_STATE;
 	dlist_iter	iter;
 	ZkHeldNode *first = NULL;
@@ -388,7 +388,7 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 		return next;
 
 	/* out of touch for longer than the session timeout */
-	if (view->open && !view->lost && view->disconnected_at != 0 && timeout > 0)
+	if (view->open && !view->ended && view->disconnected_at != 0 && timeout > 0)
 	{
 		int64		give_up_at = view->disconnected_at + timeout;
 
@@ -601,7 +601,7 @@ ZkLossWatchForget(void)
 
 		/* the holds layer must still learn that an ERROR named this loss */
 		if (node->reported && !node->taken &&
-			(node->lost == ZK_LOSS_SESSION ||
+			(node->lost == ZK_LOSS_EXPIRED ||
 			 node->lost == ZK_LOSS_OUT_OF_TOUCH))
 			watch.session_reported = true;
 		dlist_delete(&node->link);
@@ -977,7 +977,7 @@ ZkLossWatchTake(char ***znodes, bool **reported, ZkSessionLoss *session)
 		node->taken = true;
 		watch.nlost--;
 		n--;
-		if (node->lost == ZK_LOSS_SESSION ||
+		if (node->lost == ZK_LOSS_EXPIRED ||
 			node->lost == ZK_LOSS_OUT_OF_TOUCH)
 		{
 			if (node->reported)

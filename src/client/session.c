@@ -206,14 +206,14 @@ ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 }
 
 /*
- * ZkSessionGiveUpAt
+ * ZkSessionOutOfTouchAt
  *		When a session out of touch with ZooKeeper has certainly expired at
  *		the server: the time the connection was lost plus the session
  *		timeout (monotonic ms); 0 while connected.  Waits give up then, and
  *		the next call counts the session as expired.
  */
 int64
-ZkSessionGiveUpAt(const ZkBridgeView *view)
+ZkSessionOutOfTouchAt(const ZkBridgeView *view)
 {
 	if (view->disconnected_at == 0)
 		return 0;
@@ -264,7 +264,7 @@ ZkSessionAliveFresh(void)
 	ZkBridgeView view;
 
 	ZkBridgeLook(NULL, &view);
-	return view.open && !view.lost && view.alive_at != 0 &&
+	return view.open && !view.ended && view.alive_at != 0 &&
 		ZkNowMs() - view.alive_at < zk_negotiated_timeout / 3;
 }
 
@@ -278,13 +278,13 @@ ZkSessionIsExpired(void)
 	ZkBridgeView view;
 
 	ZkBridgeLook(NULL, &view);
-	return view.open && view.lost;
+	return view.open && view.ended;
 }
 
 /*
- * ZkSessionGiveUpOutOfTouch
+ * ZkSessionExpireIfOutOfTouch
  *		Has the session been out of touch with ZooKeeper for longer than the
- *		session timeout (ZkSessionGiveUpAt)?  Then the server has expired it
+ *		session timeout (ZkSessionOutOfTouchAt)?  Then the server has expired it
  *		(or will at its next tick), whether or not the client library has
  *		heard so yet: record it as expired, as ZkSessionEnsure gives it up,
  *		so that the next zklock call closes it and opens a fresh one even if
@@ -293,13 +293,13 @@ ZkSessionIsExpired(void)
  *		and return true.
  */
 bool
-ZkSessionGiveUpOutOfTouch(void)
+ZkSessionExpireIfOutOfTouch(void)
 {
 	ZkBridgeView view;
 
 	ZkBridgeLook(NULL, &view);
-	if (!view.open || view.lost || view.disconnected_at == 0 ||
-		ZkNowMs() < ZkSessionGiveUpAt(&view))
+	if (!view.open || view.ended || view.disconnected_at == 0 ||
+		ZkNowMs() < ZkSessionOutOfTouchAt(&view))
 		return false;
 	ZkBridgeMarkExpired();
 	return true;

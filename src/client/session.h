@@ -19,7 +19,7 @@ extern void ZkSessionEstablished(bool authenticated);
 extern void ZkSessionForget(void);
 extern const char *ZkSessionHosts(void);
 extern bool ZkSessionSettingsChanged(void);
-extern int64 ZkSessionGiveUpAt(const ZkBridgeView *view);
+extern int64 ZkSessionOutOfTouchAt(const ZkBridgeView *view);
 extern int	ZkSessionTimeout(void);
 extern const struct ACL_vector *ZkSessionAcl(bool protect);
 extern void ZkSessionRaiseLost(void) pg_attribute_noreturn();

@@ -46,7 +46,8 @@ typedef struct ZkWaitGoal
 {
 	ZkWaitFor	goal;
 	int64		deadline_ms;	/* monotonic; 0 for none */
-	bool		cut_off;		/* end once disconnected for the timeout */
+	bool		end_out_of_touch;	/* end once out of touch (disconnected
+									 * for the session timeout) */
 } ZkWaitGoal;
 
 static ZkWaitResult zk_wait_check(const ZkBridgeView *view, int64 now,
@@ -123,15 +124,15 @@ zk_wait_check(const ZkBridgeView *view, int64 now, void *arg, int64 *wake_at)
 	}
 	if (ready)
 		return ZK_WAIT_READY;
-	if (view->lost)
-		return ZK_WAIT_LOST;
-	if (wg->cut_off && view->disconnected_at != 0)
+	if (view->ended)
+		return ZK_WAIT_ENDED;
+	if (wg->end_out_of_touch && view->disconnected_at != 0)
 	{
-		int64		give_up = ZkSessionGiveUpAt(view);
+		int64		out_of_touch_at = ZkSessionOutOfTouchAt(view);
 
-		if (now >= give_up)
-			return ZK_WAIT_CUT_OFF;
-		*wake_at = give_up;
+		if (now >= out_of_touch_at)
+			return ZK_WAIT_OUT_OF_TOUCH;
+		*wake_at = out_of_touch_at;
 	}
 	if (wg->deadline_ms != 0)
 	{
@@ -147,10 +148,10 @@ zk_wait_check(const ZkBridgeView *view, int64 now, void *arg, int64 *wake_at)
  * ZkWaitStatus
  *		Wait for 'goal' (ZK_FOR_ANSWER: the answer to 'op').
  *
- * Returns ZK_WAIT_READY once it holds, ZK_WAIT_LOST when the session
- * expired (or authentication failed), ZK_WAIT_CUT_OFF when the connection
+ * Returns ZK_WAIT_READY once it holds, ZK_WAIT_ENDED when the session
+ * expired (or authentication failed), ZK_WAIT_OUT_OF_TOUCH when the connection
  * has been lost for longer than the session timeout (unless
- * ZK_WAIT_NO_CUT_OFF), ZK_WAIT_DEADLINE when deadline_ms (monotonic; 0 for
+ * ZK_WAIT_THROUGH_OUT_OF_TOUCH), ZK_WAIT_DEADLINE when deadline_ms (monotonic; 0 for
  * none) has passed.  With ZK_WAIT_NO_INTERRUPTS, no CHECK_FOR_INTERRUPTS:
  * the wait raises no ERROR.
  */
@@ -163,13 +164,13 @@ ZkWaitStatus(ZkWaitFor goal, ZkOp *op, int64 deadline_ms, int flags)
 
 	wg.goal = goal;
 	wg.deadline_ms = deadline_ms;
-	wg.cut_off = (flags & ZK_WAIT_NO_CUT_OFF) == 0;
+	wg.end_out_of_touch = (flags & ZK_WAIT_THROUGH_OUT_OF_TOUCH) == 0;
 	result = ZkLatchWait(op, zk_wait_check, &wg,
 						 (flags & ZK_WAIT_NO_INTERRUPTS) == 0);
 
 	/* an answer that has not come for connect_timeout: ZooKeeper is silent */
 	if (goal == ZK_FOR_ANSWER && op != NULL &&
-		(result == ZK_WAIT_DEADLINE || result == ZK_WAIT_CUT_OFF) &&
+		(result == ZK_WAIT_DEADLINE || result == ZK_WAIT_OUT_OF_TOUCH) &&
 		ZkNowMs() - op->sent_at >= zklock_connect_timeout)
 	{
 		ZkBridgeView view;
@@ -235,10 +236,10 @@ ZkWaitOrRaise(ZkWaitFor goal, ZkOp *op, int64 deadline_ms)
 			return true;
 		case ZK_WAIT_DEADLINE:
 			return false;
-		case ZK_WAIT_LOST:
+		case ZK_WAIT_ENDED:
 			ZkSessionRaiseLost();
 			break;
-		case ZK_WAIT_CUT_OFF:
+		case ZK_WAIT_OUT_OF_TOUCH:
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("lost connection to ZooKeeper"),

@@ -21,8 +21,8 @@ typedef enum ZkWaitResult
 	ZK_WAIT_SLEEP,				/* not yet: sleep until woken or *wake_at */
 	ZK_WAIT_READY,				/* the condition holds */
 	ZK_WAIT_DEADLINE,			/* the deadline passed */
-	ZK_WAIT_LOST,				/* the session expired or auth failed */
-	ZK_WAIT_CUT_OFF				/* disconnected for the session timeout */
+	ZK_WAIT_ENDED,				/* the session ended: expired, or auth failed */
+	ZK_WAIT_OUT_OF_TOUCH		/* disconnected for the session timeout */
 } ZkWaitResult;
 
 typedef ZkWaitResult (*ZkWaitCheck) (const ZkBridgeView *view, int64 now,
@@ -37,7 +37,8 @@ typedef enum ZkWaitFor
 } ZkWaitFor;
 
 /* ZkWaitStatus flags */
-#define ZK_WAIT_NO_CUT_OFF		0x01	/* a lost connection does not end it */
+#define ZK_WAIT_THROUGH_OUT_OF_TOUCH 0x01	/* being out of touch does not end
+											 * it */
 #define ZK_WAIT_NO_INTERRUPTS	0x02	/* no CHECK_FOR_INTERRUPTS: no ERROR */
 
 extern ZkWaitResult ZkLatchWait(ZkOp *op, ZkWaitCheck check, void *arg,

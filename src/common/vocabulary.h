@@ -15,6 +15,26 @@
 #define COMMON_VOCABULARY_H
 
 /*
+ * Words for what becomes of a hold, one meaning each, in code, messages and
+ * docs:
+ *
+ *	lost			a hold whose node is gone while the backend held it, for
+ *					any of the reasons below; "a loss" is that event.  The
+ *					loss watch (client/loss_watch.c) finds losses, the holds
+ *					layer (holds/lost.c) reports them.
+ *	deleted			its node was deleted by another client.
+ *	expired			the ZooKeeper session expired (the server said so).
+ *	out of touch	no server answered for longer than the session timeout:
+ *					the server has expired the session by then, whether or
+ *					not the client library has heard so.
+ *	ended			the session is over: expired, or its authentication
+ *					was refused.
+ *	ran out			a lease passed its ttl.
+ *	armed			a statement part that a loss stops
+ *					(sql/loss_cancel.c).
+ */
+
+/*
  * The two lock modes of the read/write recipe, a semaphore's permit, and a
  * double barrier's participant.  ("Lease" names only a lease, a lock held
  * by a TTL node: ZK_SCOPE_LEASE; and "alive window" the time the session is

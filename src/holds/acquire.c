@@ -287,7 +287,7 @@ zk_held_entry(const char *path, ZkLockMode mode)
 {
 	ZkLockEntry *entry = ZkEntryLookup(path, mode);
 
-	if (entry != NULL && entry->lost)
+	if (entry != NULL && entry->deleted)
 		ZkRaiseLost(entry, 1);
 	return entry;
 }

@@ -437,7 +437,7 @@ zk_locks_pre_commit(void)
 		hash_seq_init(&status, ZkHeldLocks);
 		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 		{
-			if (!entry->watched && !entry->lost)
+			if (!entry->watched && !entry->deleted)
 			{
 				unwatched[n] = entry;
 				znodes[n++] = entry->znode;
@@ -458,7 +458,7 @@ zk_locks_pre_commit(void)
 		for (int i = 0; i < n; i++)
 		{
 			if (gone[i])
-				unwatched[i]->lost = true;
+				unwatched[i]->deleted = true;
 			else
 				unwatched[i]->watched = true;
 		}
@@ -497,7 +497,7 @@ zk_locks_pre_commit(void)
 	hash_seq_init(&status, ZkHeldLocks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
-		if (entry->lost)
+		if (entry->deleted)
 		{
 			nlost++;
 			if (first_lost == NULL)

@@ -69,7 +69,7 @@ typedef struct ZkLockEntry
 	int64		guard_token;	/* its fencing token */
 	int			max_leases;		/* a permit: the semaphore's limit */
 	bool		watched;		/* a held-node watch is set on znode */
-	bool		lost;			/* znode is known to have been deleted */
+	bool		deleted;		/* znode is known to have been deleted */
 } ZkLockEntry;
 
 /*

@@ -100,7 +100,7 @@ ZkCollectHeldEvents(void)
 			continue;
 		entry->watched = false;
 		if (deleted[i])
-			entry->lost = true;
+			entry->deleted = true;
 	}
 }
 
@@ -132,7 +132,7 @@ ZkLockAbsorbLosses(void)
 	{
 		ZkLockEntry *entry = ZkEntryForZnode(znodes[i]);
 
-		if (entry == NULL || entry->lost)
+		if (entry == NULL || entry->deleted)
 			continue;			/* a lease's, or known already */
 		if (reported[i])
 		{
@@ -140,7 +140,7 @@ ZkLockAbsorbLosses(void)
 			dropped++;
 		}
 		else
-			entry->lost = true;
+			entry->deleted = true;
 	}
 	if (session == ZK_SESSION_LOSS_REPORTED)
 	{
@@ -186,7 +186,7 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail)
 		return false;
 	switch (kind)
 	{
-		case ZK_LOSS_SESSION:
+		case ZK_LOSS_EXPIRED:
 		case ZK_LOSS_OUT_OF_TOUCH:
 			{
 				StringInfoData held;
@@ -255,7 +255,7 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost)
 	hash_seq_init(&status, ZkHeldLocks);
 	while ((e = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
-		if (e->lost)
+		if (e->deleted)
 		{
 			ZkEntryDrop(e, false);
 			dropped++;

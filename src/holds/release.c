@@ -265,10 +265,10 @@ ZkLockDiscardAll(void)
 	if (ZkHeldLocks == NULL || hash_get_num_entries(ZkHeldLocks) == 0)
 		return;
 
-	expired = ZkSessionIsExpired() || ZkSessionGiveUpOutOfTouch();
+	expired = ZkSessionIsExpired() || ZkSessionExpireIfOutOfTouch();
 	if (!expired)
 		expired = ZkSessionConfirmAlive() == ZK_SESSION_EXPIRED ||
-			ZkSessionGiveUpOutOfTouch();
+			ZkSessionExpireIfOutOfTouch();
 	if (expired)
 	{
 		ZkReportExpiredLocks(WARNING,
