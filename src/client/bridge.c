@@ -53,14 +53,6 @@
  */
 #define ZK_RESOLVE_DELAY_MS		30000
 
-/* An event on a node watched with ZK_WATCH_HELD (its watch is now spent). */
-typedef struct ZkDeletedNode
-{
-	slist_node	node;			/* in bridge.deleted_held */
-	bool		deleted;		/* else changed: only the watch is gone */
-	char		path[FLEXIBLE_ARRAY_MEMBER];
-} ZkDeletedNode;
-
 /*
  * State shared between the backend thread and the library's threads.
  * Everything below 'mutex' is read and written under it.
@@ -83,7 +75,8 @@ typedef struct ZkBridge
 								 * sent again by the next session */
 	int			jobs_pending;
 	int64		jobs_failed;
-	slist_head	deleted_held;	/* ZkDeletedNodes, the latest first */
+	char	   *own_path;		/* the own node a waiter watches */
+	int			own_event;		/* event seen on it, 0 = none yet */
 	ZkOp	   *awaited;		/* the op the backend waits for, if any */
 	int64		alive_at;		/* send time of the latest request the
 								 * server answered; 0: none yet */
@@ -148,41 +141,34 @@ ZkBridgeSessionEvent(int state, slist_head *resend)
 /*
  * ZkNodeWatcher
  *		Data, exists or child watch on a node: ctx is NULL for
- *		ZK_WATCH_BLOCKER, ZK_HELD_WATCH for ZK_WATCH_HELD.
+ *		ZK_WATCH_BLOCKER, ZK_OWN_WATCH for ZK_WATCH_OWN.
  *
  * ZK_WATCH_BLOCKER: the one node a waiting backend waits for; watches left
  * over from earlier waits (on other paths) are ignored.
  *
- * ZK_WATCH_HELD: a node this backend holds.  A deletion it did not ask for
- * means the lock is gone: record the path for the backend.  (Our own
- * releases are reported too; the backend ignores paths it no longer
- * holds.)  Any other event is recorded as well: it spent the watch, which
- * the next verification must set again.
+ * ZK_WATCH_OWN: a waiter's own node.  Its events are kept while it is the
+ * node of ZkOwnWatchArm(), a deletion over a change; events on own nodes of
+ * earlier waits (a held node's loss is the loss watch's to find, and our
+ * own release fires such a watch too) are ignored.
  */
 void
 ZkNodeWatcher(zhandle_t *zh, int type, int state, const char *path,
 			  void *ctx)
 {
-	bool		held = (ctx == ZK_HELD_WATCH);
-	ZkDeletedNode *node = NULL;
+	bool		own = (ctx == ZK_OWN_WATCH);
 	Latch	   *latch;
 
 	if (type == ZOO_SESSION_EVENT || path == NULL)
 		return;
-	if (held)
-	{
-		node = malloc(offsetof(ZkDeletedNode, path) + strlen(path) + 1);
-		if (node != NULL)
-		{
-			node->deleted = (type == ZOO_DELETED_EVENT);
-			strcpy(node->path, path);
-		}
-	}
 
 	pthread_mutex_lock(&bridge.mutex);
-	if (node != NULL)
-		slist_push_head(&bridge.deleted_held, &node->node);
-	else if (!held && bridge.watch_path != NULL &&
+	if (own)
+	{
+		if (bridge.own_path != NULL && strcmp(bridge.own_path, path) == 0 &&
+			bridge.own_event != ZOO_DELETED_EVENT)
+			bridge.own_event = type;
+	}
+	else if (bridge.watch_path != NULL &&
 			 strcmp(bridge.watch_path, path) == 0)
 		bridge.watch_event = type;
 	latch = bridge.latch;
@@ -768,9 +754,9 @@ ZkBridgeForget(void)
 	bridge.watch_path = NULL;
 	bridge.watch_event = 0;
 	bridge.jobs_pending = 0;
-	while (!slist_is_empty(&bridge.deleted_held))
-		free(slist_container(ZkDeletedNode, node,
-							 slist_pop_head_node(&bridge.deleted_held)));
+	free(bridge.own_path);
+	bridge.own_path = NULL;
+	bridge.own_event = 0;
 	pthread_mutex_unlock(&bridge.mutex);
 }
 
@@ -832,6 +818,21 @@ ZkBridgeArmWatch(char *path)
 }
 
 /*
+ * ZkBridgeArmOwnWatch
+ *		Say which own node a waiter watches (a malloc'd path, now the
+ *		bridge's), and forget any earlier event.
+ */
+void
+ZkBridgeArmOwnWatch(char *path)
+{
+	pthread_mutex_lock(&bridge.mutex);
+	free(bridge.own_path);
+	bridge.own_path = path;
+	bridge.own_event = 0;
+	pthread_mutex_unlock(&bridge.mutex);
+}
+
+/*
  * ZkBridgeTakeWatchEvent
  *		The event seen on the armed watch (0 if none), which is then
  *		forgotten.
@@ -886,73 +887,20 @@ ZkOpAbandon(ZkOp *op)
 }
 
 /*
- * ZkTakeDeletedHeld
- *		The events on watched held nodes since the last call: palloc'd
- *		paths, with deleted[i] true for a deletion (false: the watch was
- *		spent by a data change).  Returns how many (0 with NULL arrays).
+ * ZkOwnNodeEvent
+ *		Has the watch a waiter set on its own node 'path' fired (without
+ *		taking the event)?  0: no; ZOO_DELETED_EVENT or ZOO_CHANGED_EVENT:
+ *		yes, a deletion winning over a change; ZOO_NOTWATCHING_EVENT: its
+ *		events are no longer kept (another wait armed its own node since).
  */
 int
-ZkTakeDeletedHeld(char ***paths, bool **deleted)
+ZkOwnNodeEvent(const char *path)
 {
-	slist_head	list;
-	slist_iter	iter;
-	int			n = 0;
+	int			event = ZOO_NOTWATCHING_EVENT;
 
 	pthread_mutex_lock(&bridge.mutex);
-	list = bridge.deleted_held;
-	slist_init(&bridge.deleted_held);
-	pthread_mutex_unlock(&bridge.mutex);
-
-	/* the common case, asked at every acquisition and COMMIT */
-	if (slist_is_empty(&list))
-	{
-		*paths = NULL;
-		*deleted = NULL;
-		return 0;
-	}
-	slist_foreach(iter, &list)
-		n++;
-	*paths = palloc(sizeof(char *) * Max(n, 1));
-	*deleted = palloc(sizeof(bool) * Max(n, 1));
-	n = 0;
-	while (!slist_is_empty(&list))
-	{
-		ZkDeletedNode *d = slist_container(ZkDeletedNode, node,
-										   slist_pop_head_node(&list));
-
-		(*deleted)[n] = d->deleted;
-		(*paths)[n++] = pstrdup(d->path);
-		free(d);
-	}
-	return n;
-}
-
-/*
- * ZkHeldNodeEvent
- *		Has a held-node watch on this path fired (without taking the
- *		event)?  0: no; ZOO_DELETED_EVENT or ZOO_CHANGED_EVENT: yes.  A
- *		deletion wins over a change.
- */
-int
-ZkHeldNodeEvent(const char *path)
-{
-	slist_iter	iter;
-	int			event = 0;
-
-	pthread_mutex_lock(&bridge.mutex);
-	slist_foreach(iter, &bridge.deleted_held)
-	{
-		ZkDeletedNode *d = slist_container(ZkDeletedNode, node, iter.cur);
-
-		if (strcmp(d->path, path) != 0)
-			continue;
-		if (d->deleted)
-		{
-			event = ZOO_DELETED_EVENT;
-			break;
-		}
-		event = ZOO_CHANGED_EVENT;
-	}
+	if (bridge.own_path != NULL && strcmp(bridge.own_path, path) == 0)
+		event = bridge.own_event;
 	pthread_mutex_unlock(&bridge.mutex);
 	return event;
 }

@@ -52,8 +52,8 @@ typedef struct ZkBridgeView
 	bool		op_done;		/* the op looked at has its answer */
 } ZkBridgeView;
 
-/* ZkNodeWatcher's context: NULL for a waiter's watch, this for a held node's */
-#define ZK_HELD_WATCH			((void *) (uintptr_t) ZK_WATCH_HELD)
+/* ZkNodeWatcher's context: NULL for the blocker's watch, this for the own node's */
+#define ZK_OWN_WATCH			((void *) (uintptr_t) ZK_WATCH_OWN)
 
 /* the backend's side of the shared state */
 extern void ZkBridgeLook(ZkOp *op, ZkBridgeView *view);
@@ -67,6 +67,7 @@ extern void ZkBridgeSetAliveAt(int64 alive_at);
 extern void ZkBridgeMarkExpired(void);
 extern void ZkBridgeAwait(ZkOp *op);
 extern void ZkBridgeArmWatch(char *path);
+extern void ZkBridgeArmOwnWatch(char *path);
 extern int	ZkBridgeTakeWatchEvent(void);
 
 /* ops */

@@ -82,10 +82,10 @@ typedef enum ZkWatchKind
 {
 	ZK_NO_WATCH,
 	ZK_WATCH_BLOCKER,			/* the node a waiter waits for (ZkWatchArm) */
-	ZK_WATCH_HELD				/* a node this backend holds: its events (a
+	ZK_WATCH_OWN				/* a waiter's own node: its event (a
 								 * deletion, or a change that spent the
-								 * watch) are collected for
-								 * ZkTakeDeletedHeld() */
+								 * watch) is kept for ZkOwnNodeEvent(),
+								 * while it is the node of ZkOwnWatchArm() */
 } ZkWatchKind;
 
 /* one request of a ZkMulti */
@@ -219,9 +219,9 @@ extern void ZkGuardNode(const char *path);
 extern void ZkGuardRelease(void);
 extern ZkOp *ZkGuardRemove(bool want_answer);
 
-/* held nodes' watch events (client/bridge.c) */
-extern int	ZkTakeDeletedHeld(char ***paths, bool **deleted);
-extern int	ZkHeldNodeEvent(const char *path);
+/* a waiter's own node's watch (client/bridge.c) */
+extern void ZkOwnWatchArm(const char *path);
+extern int	ZkOwnNodeEvent(const char *path);
 
 /* how a hold was lost, as the loss watch found it */
 typedef enum ZkLossKind
@@ -249,6 +249,7 @@ extern void ZkLossWatchRelease(const char *znode);
 extern bool ZkLossWatchArm(void);
 extern bool ZkLossWatchDisarm(void);
 extern bool ZkLossWatchPending(void);
+extern bool ZkLossWatchWatching(const char *znode);
 extern int	ZkLossWatchDescribe(bool cause, ZkLossKind *kind,
 								const char **what, char **path,
 								char **znode);

@@ -116,6 +116,7 @@ typedef struct ZkHeldNode
 	dlist_node	arm_link;		/* in watch.to_arm while its watch is due */
 	dlist_node	deadline_link;	/* in watch.deadlines: a lease */
 	bool		to_arm;
+	bool		watching;		/* its exists-watch is set at the server */
 	int			refs;			/* registration + watches and requests */
 	bool		released;		/* the backend withdrew it */
 	ZkLossKind	lost;			/* ZK_LOSS_NONE while held */
@@ -304,6 +305,7 @@ zk_loss_watcher(zhandle_t *zh, int type, int state, const char *path,
 	if (type == ZOO_SESSION_EVENT || node == NULL)
 		return;
 	pthread_mutex_lock(&watch.mutex);
+	node->watching = false;
 	if (type == ZOO_DELETED_EVENT)
 	{
 		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
@@ -331,7 +333,9 @@ zk_loss_exists_done(int rc, const struct Stat *stat, const void *data)
 	ZkHeldNode *node = (ZkHeldNode *) data;
 
 	pthread_mutex_lock(&watch.mutex);
-	if (rc == ZNONODE)
+	if (rc == ZOK)
+		node->watching = true;
+	else if (rc == ZNONODE)
 	{
 		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
 			zk_stop_holder_locked(node);
@@ -914,6 +918,27 @@ ZkLossWatchDescribe(bool cause, ZkLossKind *kind, const char **what,
 	*path = pstrdup(first->path);
 	*znode = pstrdup(first->znode);
 	return n;
+}
+
+/*
+ * ZkLossWatchWatching
+ *		Is 'znode' registered and its exists-watch set at the server?  Then
+ *		its deletion is noted before the answer to any request sent after
+ *		this call (a sync, say) reaches the backend.
+ */
+bool
+ZkLossWatchWatching(const char *znode)
+{
+	ZkHeldNode *node = zk_held_lookup(znode, zk_held_hash(znode, strlen(znode)),
+									  false);
+	bool		watching;
+
+	if (node == NULL)
+		return false;
+	pthread_mutex_lock(&watch.mutex);
+	watching = node->watching;
+	pthread_mutex_unlock(&watch.mutex);
+	return watching;
 }
 
 /*

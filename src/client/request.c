@@ -402,8 +402,8 @@ ZkGetChildren(const char *path)
 /*
  * ZkGetData
  *		Start a getData, optionally leaving a data watch on the node: for a
- *		waiter, one that fires for the path armed with ZkWatchArm(); for a
- *		held node, one that records its deletion.  A data watch is only set
+ *		waiter, one that fires for the path armed with ZkWatchArm(); for
+ *		its own node, one whose event ZkOwnNodeEvent() tells.  A data watch is only set
  *		when the node exists, so a vanished node leaves nothing behind.
  */
 ZkOp *
@@ -411,7 +411,7 @@ ZkGetData(const char *path, ZkWatchKind watch)
 {
 	ZkOp	   *op = ZkOpNew(ZKOP_GET);
 	watcher_fn	fn = (watch == ZK_NO_WATCH) ? NULL : ZkNodeWatcher;
-	void	   *ctx = (watch == ZK_WATCH_HELD) ? ZK_HELD_WATCH : NULL;
+	void	   *ctx = (watch == ZK_WATCH_OWN) ? ZK_OWN_WATCH : NULL;
 
 	ZkOpIssued(op, zoo_awget(zk_handle(), path, fn, ctx, ZkOpDoneData, op));
 	return op;
@@ -881,6 +881,23 @@ ZkWatchArm(const char *path)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
 	ZkBridgeArmWatch(copy);
+}
+
+/*
+ * ZkOwnWatchArm
+ *		A waiter is about to watch its own node 'path' (ZK_WATCH_OWN): keep
+ *		that node's events from now on, and no other node's.
+ */
+void
+ZkOwnWatchArm(const char *path)
+{
+	char	   *copy = strdup(path);
+
+	if (copy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	ZkBridgeArmOwnWatch(copy);
 }
 
 /*

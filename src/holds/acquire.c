@@ -233,14 +233,14 @@ zk_counted(ZkCountedCall *call)
  * zk_acquire_begin
  *		What every acquisition does first: make the table, open the session
  *		(an expired one raises the ERROR naming the lost locks), and take
- *		the events of the held-node watches.
+ *		the losses the loss watch found.
  */
 static void
 zk_acquire_begin(void)
 {
 	ZkHoldsInit();
 	ZkSessionEnsure();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 }
 
 /*

@@ -282,7 +282,7 @@ zk_leases_pre_commit(void)
 				 errmsg("could not confirm ZooKeeper leases before commit"),
 				 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms).",
 						   zklock_connect_timeout)));
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	now = ZkNowMs();
 	for (int i = 0; i < zk_nleases_touched; i++)
 	{
@@ -307,13 +307,14 @@ zk_leases_pre_commit(void)
  *		Confirm with the server, before a COMMIT, that this backend's held
  *		nodes still exist: one round trip, however many nodes it holds.
  *
- * A sync, then a getData leaving a held-node watch (ZK_WATCH_HELD) on
- * each node given (those not watched yet), all pipelined.  ZooKeeper
- * delivers a watch notification before any later response on the session,
- * so once the sync has answered, the deletion of any node watched before
- * has been collected for ZkTakeDeletedHeld(); the getData answers say the
- * same for the nodes given, and leave their watches for next time.  The
- * sync's answer also proves the session alive when it was processed.
+ * A sync, then an exists of each node given, all pipelined.  The callers
+ * give the nodes whose loss-watch watch is not set (ZkLossWatchWatching):
+ * ZooKeeper delivers a watch notification before any later response on
+ * the session, and the client library runs watchers and completions in
+ * the order they came, so once the sync has answered, the deletion of any
+ * node the loss watch watched has been noted, for ZkLockAbsorbLosses();
+ * the exists answers say the same for the nodes given.  The sync's answer
+ * also proves the session alive when it was processed.
  *
  * Sets gone[i] for the given nodes found missing.  Returns false if the
  * server stopped answering for quiet_ms: the deadline moves with every
@@ -337,7 +338,7 @@ ZkVerifyHeld(const char *const *znodes, int n, bool *gone, int64 quiet_ms)
 
 		ops[0] = ZkSync("/");
 		for (int i = 0; i < n; i++)
-			ops[i + 1] = ZkGetData(znodes[i], ZK_WATCH_HELD);
+			ops[i + 1] = ZkExists(znodes[i]);
 
 		for (int i = 0; i <= n; i++)
 		{
@@ -424,22 +425,22 @@ zk_locks_pre_commit(void)
 	/* an expiry already seen by the watcher: report it (raises) */
 	if (ZkSessionIsExpired())
 		ZkSessionEnsure();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 
 	if (zklock_verify_on_commit)
 	{
 		long		nheld = hash_get_num_entries(ZkHeldLocks);
 		const char **znodes = palloc(sizeof(char *) * nheld);
-		ZkLockEntry **unwatched = palloc(sizeof(ZkLockEntry *) * nheld);
+		ZkLockEntry **asked = palloc(sizeof(ZkLockEntry *) * nheld);
 		bool	   *gone = palloc(sizeof(bool) * nheld);
 		int			n = 0;
 
 		hash_seq_init(&status, ZkHeldLocks);
 		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 		{
-			if (!entry->watched && !entry->deleted)
+			if (!entry->deleted && !ZkLossWatchWatching(entry->znode))
 			{
-				unwatched[n] = entry;
+				asked[n] = entry;
 				znodes[n++] = entry->znode;
 			}
 		}
@@ -458,12 +459,10 @@ zk_locks_pre_commit(void)
 		for (int i = 0; i < n; i++)
 		{
 			if (gone[i])
-				unwatched[i]->deleted = true;
-			else
-				unwatched[i]->watched = true;
+				asked[i]->deleted = true;
 		}
-		/* deletions of nodes watched before, notified before the sync's answer */
-		ZkCollectHeldEvents();
+		/* deletions of watched nodes, noted before the sync's answer */
+		(void) ZkLockAbsorbLosses();
 	}
 	else
 	{
@@ -491,7 +490,7 @@ zk_locks_pre_commit(void)
 				}
 		}
 		/* held-node deletions notified before the answers that renewed the lease */
-		ZkCollectHeldEvents();
+		(void) ZkLockAbsorbLosses();
 	}
 
 	hash_seq_init(&status, ZkHeldLocks);

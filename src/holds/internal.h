@@ -68,7 +68,6 @@ typedef struct ZkLockEntry
 								 * one (holds/table.c) */
 	int64		guard_token;	/* its fencing token */
 	int			max_leases;		/* a permit: the semaphore's limit */
-	bool		watched;		/* a held-node watch is set on znode */
 	bool		deleted;		/* znode is known to have been deleted */
 } ZkLockEntry;
 
@@ -112,7 +111,6 @@ extern void ZkDescribeHeld(StringInfo buf);
  * session's hooks (ZkHoldsInit makes the table and sets them)
  */
 extern void ZkHoldsInit(void);
-extern void ZkCollectHeldEvents(void);
 extern void ZkRaiseLost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
 extern void ZkReportExpiredLocks(int elevel, int nlocks);
 extern void ZkLocksLost(void);

@@ -1,15 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * holds/lost.c
- *		Held locks found lost: an expired session, or a held node deleted
- *		behind the backend's back.
+ *		Held locks found lost, and how each loss is reported: the one owner
+ *		of a loss once the loss watch found it.
  *
  * A lock is lost when ZooKeeper no longer has its node: the session
- * expired and took every ephemeral node with it, or a held node was
- * deleted (by an administrator, or a client that should not have).  The
- * session's watcher notices the expiry, and held-node watches notice the
- * deletions; this file turns what they saw into the table's state and the
- * ERROR that names the lost locks.
+ * expired (or was out of touch past the session timeout) and took every
+ * ephemeral node with it, a held node was deleted (by an administrator,
+ * or a client that should not have), or a lease ran out.  The loss watch
+ * (client/loss_watch.c) is the one thing that finds a lost node, and the
+ * session's watcher the one that finds an expiry; this file turns what
+ * they found into the table's state (ZkLockAbsorbLosses) and the ERROR
+ * that names the lost locks: at the next call on the lock (ZkRaiseLost),
+ * at COMMIT, at the next statement or in place of the cancel of the
+ * running one (sql/loss_cancel.c, with ZkLockDescribeLosses).
  *
  * A lost lock is forgotten, never taken again silently: the first zklock
  * call after the loss raises the ERROR (ZkLockReportExpiry, and the
@@ -73,35 +77,6 @@ void
 ZkForgetXactLostLocks(void)
 {
 	zk_xact_lost_locks = false;
-}
-
-/*
- * ZkCollectHeldEvents
- *		Take the events the held-node watches reported: a deleted node's lock
- *		is lost; a changed node's watch is spent and must be set again.
- *		Events on nodes no longer held (our own releases) are ignored.
- */
-void
-ZkCollectHeldEvents(void)
-{
-	char	  **paths;
-	bool	   *deleted;
-	int			n;
-
-	if (ZkHeldLocks == NULL)
-		return;
-	(void) ZkLockAbsorbLosses();
-	n = ZkTakeDeletedHeld(&paths, &deleted);
-	for (int i = 0; i < n; i++)
-	{
-		ZkLockEntry *entry = ZkEntryForZnode(paths[i]);
-
-		if (entry == NULL)
-			continue;
-		entry->watched = false;
-		if (deleted[i])
-			entry->deleted = true;
-	}
 }
 
 /*

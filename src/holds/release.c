@@ -105,7 +105,7 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 	bool		all = true;
 
 	ZkLockReportExpiry();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	for (int i = 0; i < n; i++)
 		all &= zk_release_one(paths[i], permit);
 	ZkFlushReleases();
@@ -155,7 +155,7 @@ ZkLockReleaseMode(const char *path, ZkLockMode mode)
 	ZkLockEntry *entry = NULL;
 
 	ZkLockReportExpiry();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	if (ZkHeldLocks != NULL)
 		entry = ZkEntryLookup(path, mode);
 	if (entry == NULL || entry->session_holds == 0)
@@ -181,7 +181,7 @@ ZkLockReleaseUnder(const char *prefix)
 	size_t		len = strlen(prefix);
 
 	ZkLockReportExpiry();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	if (ZkHeldLocks == NULL)
 		return;
 	hash_seq_init(&status, ZkHeldLocks);
@@ -232,7 +232,7 @@ void
 ZkLockReleaseAll(void)
 {
 	ZkLockReportExpiry();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	if (ZkHeldLocks == NULL)
 		return;
 	zk_release_session_holds(false);
@@ -276,7 +276,7 @@ ZkLockDiscardAll(void)
 		return;
 	}
 
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	zk_depart_members(ZkNowMs() + zklock_connect_timeout);
 	zk_release_session_holds(true);
 }
@@ -371,7 +371,7 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 	bool		result;
 
 	ZkLockReportExpiry();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	entry = ZkHeldLocks ? ZkEntryLookup(path, ZK_MODE_MEMBER) : NULL;
 	if (entry == NULL)
 	{

@@ -340,7 +340,6 @@ zk_entry_enter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 	PG_END_TRY();
 
 	entry->token = grant->token;
-	entry->watched = grant->own_watched;
 	entry->acquired_at = GetCurrentTimestamp();
 	entry->waited_us = entry->acquired_at - start;
 	return entry;

@@ -86,7 +86,7 @@ ZkLockLeaseRenew(const char *path, int64 token)
 
 	zk_ensure_session();
 	/* events of watches left on lease nodes: taken, so they do not pile up */
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	lock_node = ZkLockNodePath(path);
 	switch (ZkLeaseRenew(lock_node, path, token, &info))
 	{
@@ -122,7 +122,7 @@ ZkLockLeaseRelease(const char *path, int64 token)
 	ZkLeaseStatus st;
 
 	zk_ensure_session();
-	ZkCollectHeldEvents();
+	(void) ZkLockAbsorbLosses();
 	lock_node = ZkLockNodePath(path);
 	/* our own delete is no loss of a lease this transaction touched */
 	ZkUnwatchTouchedLease(path, token);

@@ -1046,7 +1046,10 @@ zk_watch_blocker(ZkAttempt *at, int b)
 	int			own_rc = ZOK;
 
 	if (!at->own_watched)
-		own = ZkGetData(at->znode, ZK_WATCH_HELD);
+	{
+		ZkOwnWatchArm(at->znode);
+		own = ZkGetData(at->znode, ZK_WATCH_OWN);
+	}
 	blocker = psprintf("%s/%s", at->args->lock_node, at->queue[b].name);
 	ZkWatchArm(blocker);
 	op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
@@ -1157,8 +1160,9 @@ zk_wait_queue(ZkAttempt *at, ZkGrant *grant)
 			return false;
 		}
 
-		/* a change of our own node spent its watch: set it again */
-		own_event = ZkHeldNodeEvent(at->znode);
+		/* a change of our own node spent its watch, or another wait took
+		 * the own watch over since: set it again */
+		own_event = ZkOwnNodeEvent(at->znode);
 		if (own_event == ZOO_DELETED_EVENT)
 			ZkAttemptRaiseDisappeared(at, false);
 		else if (own_event != 0)
@@ -1572,7 +1576,6 @@ ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant)
 	at->published = false;
 	grant->znode = at->znode;
 	grant->token = at->token;
-	grant->own_watched = at->own_watched;
 	if (at->logged_wait)
 	{
 		int64		ms = ZkNowMs() - at->start;

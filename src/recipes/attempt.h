@@ -67,7 +67,6 @@ typedef struct ZkGrant
 	bool		needs_guard;	/* downgrade (upgrade) with contenders between
 								 * our write (read) node and this one: that
 								 * node must outlive this one */
-	bool		own_watched;	/* a held-node watch is set on znode */
 } ZkGrant;
 
 /* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
@@ -99,7 +98,7 @@ typedef struct ZkAttempt
 	int64		start;			/* monotonic ms when the attempt began */
 	bool		logged_wait;	/* log_lock_waits: "still waiting" said */
 	bool		warned_blind;	/* a "-lock-" contender was reported */
-	bool		own_watched;	/* a held-node watch is set on our node */
+	bool		own_watched;	/* ZK_WATCH_OWN is set on our node */
 	bool		checked_deadlock;	/* checked conclusively for a deadlock */
 	bool		published;		/* our wait is published (cluster/deadlock.c) */
 	bool		granted;		/* ZkAttemptWait returned true */
