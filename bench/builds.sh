@@ -22,16 +22,21 @@
 #   fanout      80 clients: zk_lock + zk_unlock on a path drawn at random
 #               from 4000 per transaction (ZooKeeper reaps an unused lock
 #               node within about a second, so most paths are fresh)
+#   hold        80 clients: 50 zk_lock on paths of the client's own, held
+#               0.3 s (past the loss watch's 250 ms, so each held node is
+#               watched for its loss), then zk_unlock_all
 #
-# --workloads chooses among them (default: all but fanout, which takes
-# many backends); --version V creates extension version V (default: the
-# newest), for an OLD_REV older than the newest version's SQL objects.
+# --workloads chooses among them (default: all but fanout and hold, which
+# take many backends); --version V creates extension version V (default:
+# the newest), for an OLD_REV older than the newest version's SQL objects.
 #
 # Prints, per workload, the median transactions/s of each build over the
 # rounds and their ratio (new / old), and every round's ratio (the machine
-# is shared and noisy: the spread says how far to trust the median).  Both
-# builds must have the same extension version (the SQL objects are the
-# working tree's).
+# is shared and noisy: the spread says how far to trust the median); and the
+# ZooKeeper requests per transaction (the server's packets received, pings
+# of idle sessions included), for hold per lock, with locks/s.  Both builds
+# must have the same extension version (the SQL objects are the working
+# tree's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -111,15 +116,25 @@ printf '%s\n' "SELECT zk_semaphore_acquire('/b/sem', 3);" "SELECT zk_semaphore_r
 printf '%s\n' "SELECT zk_lock('/b/hot');" "SELECT zk_unlock('/b/hot');" >"$WORK/contended.sql"
 printf '%s\n' '\set n random(1, 4000)' "SELECT zk_lock('/b/fan/' || :n);" \
 	"SELECT zk_unlock('/b/fan/' || :n);" >"$WORK/fanout.sql"
+printf '%s\n' "SELECT count(zk_lock('/b/hold/' || :client_id || '/' || g)) FROM generate_series(1, 50) g;" \
+	"SELECT pg_sleep(0.3);" "SELECT zk_unlock_all();" >"$WORK/hold.sql"
 chmod 644 "$WORK"/*.sql
 
-# run(WORKLOAD): its transactions/s
+# the requests ZooKeeper has received so far
+zk_packets() { test/zkctl 4lw "$ZKPORT" mntr | sed -n 's/^zk_packets_received[[:space:]]*//p'; }
+
+# run(WORKLOAD): its transactions/s, and ZooKeeper's requests per
+# transaction
 run() {
-	local clients=1 threads=1
+	local clients=1 threads=1 before after out
 	[ "$1" = contended ] && clients=4 threads=4
-	[ "$1" = fanout ] && clients=80 threads=2
-	pgbench_ -n -M prepared -c "$clients" -j "$threads" -T "$SECONDS_PER" -f "$WORK/$1.sql" 2>/dev/null |
-		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+	[ "$1" = fanout ] || [ "$1" = hold ] && clients=80 threads=2
+	before=$(zk_packets)
+	out=$(pgbench_ -n -M prepared -c "$clients" -j "$threads" -T "$SECONDS_PER" -f "$WORK/$1.sql" 2>/dev/null)
+	after=$(zk_packets)
+	awk -v d=$((after - before)) '/^tps = / { tps = $3 }
+		/^number of transactions actually processed: / { n = $6 }
+		END { printf "%s %.2f\n", tps, n > 0 ? d / n : 0 }' <<<"$out"
 }
 
 # a warm-up (ZooKeeper's JVM runs slower at first)
@@ -141,11 +156,15 @@ done
 python3 - "$OUT/rounds.txt" $WORKLOADS <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-print(f"{'workload':<10} {'old tps':>9} {'new tps':>9} {'new/old':>8}  per round")
+print(f"{'workload':<10} {'old tps':>9} {'new tps':>9} {'new/old':>8} {'old req':>8} {'new req':>8}  per round")
 for w in sys.argv[2:]:
-    old = [float(t) for _, b, x, t in rows if x == w and b == 'old']
-    new = [float(t) for _, b, x, t in rows if x == w and b == 'new']
-    mo, mn = statistics.median(old), statistics.median(new)
-    print(f"{w:<10} {mo:9.1f} {mn:9.1f} {mn / mo:8.3f}  "
-          + " ".join(f"{b / a:.3f}" for a, b in zip(old, new)))
+    old = [(float(t), float(q)) for _, b, x, t, q in rows if x == w and b == 'old']
+    new = [(float(t), float(q)) for _, b, x, t, q in rows if x == w and b == 'new']
+    mo, mn = (statistics.median(t for t, _ in v) for v in (old, new))
+    qo, qn = (statistics.median(q for _, q in v) for v in (old, new))
+    print(f"{w:<10} {mo:9.1f} {mn:9.1f} {mn / mo:8.3f} {qo:8.2f} {qn:8.2f}  "
+          + " ".join(f"{b[0] / a[0]:.3f}" for a, b in zip(old, new)))
+    if w == 'hold':
+        print(f"{'':<10} locks/s: old {mo * 50:.0f}, new {mn * 50:.0f}; "
+              f"requests per lock held: old {qo / 50:.2f}, new {qn / 50:.2f}")
 EOF
