@@ -80,24 +80,32 @@ ZkInstallLossCancelHooks(void)
 }
 
 /*
- * zk_loss_raise
- *		Raise the ERROR naming the losses no ERROR named yet (with 'cause':
- *		or the one the watch's cancel was sent for), if there is one; the
- *		holds layer forgets them at the next statement.
+ * zk_loss_raise_stopped
+ *		The loss watch sent a cancel while the part ran: raise the ERROR
+ *		naming the losses no ERROR named yet, or else the one the cancel was
+ *		sent for; the holds layer forgets them at the next statement.  It
+ *		always raises, so that a cancel still on its way is dropped with the
+ *		statement (the records are gone only if the session was closed
+ *		meanwhile: then the ERROR names no lock).
  */
 static void
-zk_loss_raise(bool cause)
+zk_loss_raise_stopped(void)
 {
 	char	   *message;
 	char	   *detail;
 
-	if (!ZkLockDescribeLosses(cause, &message, &detail))
-		return;
-	ZkLossWatchMarkReported();
+	if (ZkLockDescribeLosses(true, &message, &detail))
+	{
+		ZkLossWatchMarkReported();
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg_internal("%s", message),
+				 errdetail_internal("%s", detail)));
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg_internal("%s", message),
-			 errdetail_internal("%s", detail)));
+			 errmsg("ZooKeeper locks of this backend were lost"),
+			 errdetail("The statement was stopped because zklock.on_lock_loss is \"cancel\".")));
 }
 
 /*
@@ -135,23 +143,17 @@ static void
 zk_loss_replace_cancel(MemoryContext cxt)
 {
 	ErrorData  *edata;
-	char	   *message;
-	char	   *detail;
+	bool		cancel;
 
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-		ZkLockDescribeLosses(true, &message, &detail))
+	cancel = (edata->sqlerrcode == ERRCODE_QUERY_CANCELED);
+	FreeErrorData(edata);
+	if (cancel)
 	{
 		FlushErrorState();
-		FreeErrorData(edata);
-		ZkLossWatchMarkReported();
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg_internal("%s", message),
-				 errdetail_internal("%s", detail)));
+		zk_loss_raise_stopped();
 	}
-	FreeErrorData(edata);
 }
 
 /*
@@ -179,7 +181,7 @@ ZkLossRunPart(bool stoppable, ZkStatementPart run, void *arg)
 			zk_loss_check_statement();
 		run(arg);
 		if (stoppable && ZkLossWatchDisarm())
-			zk_loss_raise(true);
+			zk_loss_raise_stopped();
 	}
 	PG_CATCH();
 	{
