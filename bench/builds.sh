@@ -134,7 +134,7 @@ run() {
 	after=$(zk_packets)
 	awk -v d=$((after - before)) '/^tps = / { tps = $3 }
 		/^number of transactions actually processed: / { n = $6 }
-		END { printf "%s %.2f\n", tps, n > 0 ? d / n : 0 }' <<<"$out"
+		END { printf "%s %.2f\n", tps, (n > 0 ? d / n : 0) }' <<<"$out"
 }
 
 # a warm-up (ZooKeeper's JVM runs slower at first)
