@@ -350,6 +350,50 @@ sub kazoo_run
 # background_psql session: query_safe('\set VERBOSITY verbose'); a psql or
 # safe_psql call: the same line in front of its SQL).
 
+# --- a holder and its loss -------------------------------------------------
+
+push @EXPORT, qw(held_node wait_watched wait_active kazoo_delete);
+
+# held_node(SESSION, PATH): the node of SESSION's hold on PATH (zk_locks)
+sub held_node
+{
+	my ($s, $path) = @_;
+	return $s->query_safe(
+		"SELECT znode FROM zk_locks WHERE path = '$path' LIMIT 1");
+}
+
+# wait_watched(ZK, NODE): wait until NODE is watched (its holder watches a
+# node once it has held it 250 ms: then its deletion is notified at once,
+# and a release of it is one the holder could mistake for a loss)
+sub wait_watched
+{
+	my ($zk, $node) = @_;
+	return wait_for(sub { (zk_watches($zk)->{$node} // 0) >= 1 }, 10,
+		"$node to be watched");
+}
+
+# wait_active(NODE, PID): wait until backend PID of server NODE runs a
+# statement (pg_stat_activity)
+sub wait_active
+{
+	my ($node, $pid) = @_;
+	return wait_for(
+		sub {
+			$node->safe_psql('postgres',
+				"SELECT state FROM pg_stat_activity WHERE pid = $pid") eq 'active';
+		},
+		10, "backend $pid to run its statement");
+}
+
+# kazoo_delete(ZK, NODE): delete NODE with kazoo; returns the time the
+# deletion was confirmed (its holder cannot have learnt of it before)
+sub kazoo_delete
+{
+	my ($zk, $node) = @_;
+	return kazoo_run($zk,
+		"import time\nc.delete('$node')\nprint(repr(time.time()))") + 0;
+}
+
 push @EXPORT, qw(error_is warning_is verbose_session);
 
 # verbose_session(NODE, DB): a background_psql session on database DB

@@ -228,7 +228,8 @@ $g->quit;
 
 # many held locks: the first writing COMMIT asks about every node, in one
 # pipelined round trip that may take longer than zklock.connect_timeout as
-# long as ZooKeeper keeps answering; later ones only sync
+# long as ZooKeeper keeps answering; once the loss watch watches the nodes
+# (it sets a node's watch 250 ms after it was taken), a COMMIT only syncs
 # (taken without verification, so that the first verified COMMIT is the
 # INSERT's)
 $s->query_safe(q{SET zklock.verify_on_commit = off});
@@ -240,6 +241,9 @@ my $tc = time();
 	q{BEGIN; SET LOCAL zklock.verify_on_commit = on; INSERT INTO work VALUES ('many'); COMMIT});
 my $first_ms = 1000 * (time() - $tc);
 is($err, '', 'with 3000 locks held, a writing COMMIT is confirmed despite a 100 ms connect_timeout');
+ok(wait_for(sub { scalar(grep { m{^/zklock/loss/many/} } keys %{ zk_watches($zk) }) >= 3000 },
+		30, 'the loss watch to watch the 3000 nodes'),
+	'the loss watch watches every held node');
 $tc = time();
 ($res, $err) = bg_query($s,
 	q{BEGIN; SET LOCAL zklock.verify_on_commit = on; INSERT INTO work VALUES ('many again'); COMMIT});

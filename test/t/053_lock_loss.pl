@@ -53,44 +53,6 @@ $a->safe_psql('postgres', q{
 	END $$;
 });
 
-# the node of the backend's hold on path (from zk_locks)
-sub held_node
-{
-	my ($s, $path) = @_;
-	return $s->query_safe(
-		"SELECT znode FROM zk_locks WHERE path = '$path' LIMIT 1");
-}
-
-# wait until a held node is watched (by its holder, which watches a node
-# once it has held it 250 ms): then its deletion is notified at once, and a
-# release of it is one the holder could mistake for a loss
-sub wait_watched
-{
-	my ($node) = @_;
-	return wait_for(sub { (zk_watches($zk)->{$node} // 0) >= 1 }, 10,
-		"$node to be watched");
-}
-
-# delete a node with kazoo; returns the time the deletion was confirmed
-# (the holder cannot have learnt of it before)
-sub kazoo_delete
-{
-	my ($node) = @_;
-	return kazoo_run($zk, "import time\nc.delete('$node')\nprint(repr(time.time()))") + 0;
-}
-
-# wait until backend pid of server a runs a statement (pg_stat_activity)
-sub wait_active
-{
-	my ($pid) = @_;
-	return wait_for(
-		sub {
-			$a->safe_psql('postgres',
-				"SELECT state FROM pg_stat_activity WHERE pid = $pid") eq 'active';
-		},
-		10, "backend $pid to run its statement");
-}
-
 # run SQL in session s in the background; delete the node of its hold on
 # path once the statement runs and the node is watched; return (stderr,
 # seconds from the deletion to the statement's end)
@@ -100,10 +62,10 @@ sub cancel_by_deletion
 	my $node = held_node($s, $path);
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, $sql, 'stmt_done');
-	ok(wait_watched($node), "the holder watches its node: $sql");
-	ok(wait_active($pid), "the statement runs: $sql");
+	ok(wait_watched($zk, $node), "the holder watches its node: $sql");
+	ok(wait_active($a, $pid), "the statement runs: $sql");
 	ok(!bg_done($s, 'stmt_done'), "still running before the deletion: $sql");
-	my $t0 = kazoo_delete($node);
+	my $t0 = kazoo_delete($zk, $node);
 	my (undef, $err) = bg_finish($s, 'stmt_done');
 	return ($err, time() - $t0);
 }
@@ -146,8 +108,8 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/idle')});
 	my $node = held_node($s, '/loss/idle');
-	ok(wait_watched($node), 'idle: the holder watches its node');
-	kazoo_delete($node);
+	ok(wait_watched($zk, $node), 'idle: the holder watches its node');
+	kazoo_delete($zk, $node);
 	ok(wait_for(sub { queue_len($b, '/loss/idle') eq '0' }, 10, 'the node to go'),
 		'idle: the node is gone');
 	# (the deletion's notice was sent to the holder before kazoo had its
@@ -184,11 +146,11 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_lock('/loss/err')});
 	my $node = held_node($s, '/loss/err');
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
-	ok(wait_watched($node), 'error mode: the node is watched');
+	ok(wait_watched($zk, $node), 'error mode: the node is watched');
 	my $t0 = time();
 	bg_begin($s, q{SELECT pg_sleep(2)}, 'err_done');
-	ok(wait_active($pid), 'error mode: the statement runs');
-	kazoo_delete($node);
+	ok(wait_active($a, $pid), 'error mode: the statement runs');
+	kazoo_delete($zk, $node);
 	my ($out, $err) = bg_finish($s, 'err_done');
 	ok(time() - $t0 >= 1.9, 'error mode: the statement ran to its end');
 	error_is($err, '08006', qr{ZooKeeper lock "/loss/err" was lost},
@@ -206,7 +168,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/own')});
 	$s->query_safe(q{SELECT zk_rlock('/loss/own2')});
-	ok(wait_watched(held_node($s, '/loss/own')) && wait_watched(held_node($s, '/loss/own2')),
+	ok(wait_watched($zk, held_node($s, '/loss/own')) && wait_watched($zk, held_node($s, '/loss/own2')),
 		'own release: both nodes are watched');
 	my ($out, $err) = bg_query($s,
 		q{SELECT zk_unlock('/loss/own'), zk_unlock('/loss/own2'), pg_sleep(1.5)});
@@ -219,7 +181,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_xact_lock('/loss/local')});
 	$s->query_safe(q{COMMIT});
 	$s->query_safe(q{SELECT zk_lock('/loss/local2')});
-	ok(wait_watched(held_node($s, '/loss/local2')), 'after a SET LOCAL: the node is watched');
+	ok(wait_watched($zk, held_node($s, '/loss/local2')), 'after a SET LOCAL: the node is watched');
 	($out, $err) = bg_query($s, q{SELECT zk_unlock('/loss/local2'), pg_sleep(0.5)});
 	is($err, '', 'after a SET LOCAL: cancel mode is back, and own releases cancel nothing');
 	$s->quit;
@@ -245,8 +207,8 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $node = $b->safe_psql('postgres',
 		q{SELECT '/zklock/loss/lease2/' || znode FROM zk_lock_queue('/loss/lease2') LIMIT 1});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'lease_done');
-	ok(wait_watched($node), 'lease deleted: its node is watched');
-	my $t1 = kazoo_delete($node);
+	ok(wait_watched($zk, $node), 'lease deleted: its node is watched');
+	my $t1 = kazoo_delete($zk, $node);
 	($out, $err) = bg_finish($s, 'lease_done');
 	error_is($err, '08006', qr{ZooKeeper lease on lock "/loss/lease2" was lost},
 		'lease deleted: the statement is cancelled with 08006');
@@ -256,7 +218,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	# a lease released by its own backend cancels nothing
 	$s->query_safe(q{BEGIN});
 	$token = $s->query_safe(q{SELECT zk_lease_lock('/loss/lease3', '10 min')});
-	ok(wait_watched($b->safe_psql('postgres',
+	ok(wait_watched($zk, $b->safe_psql('postgres',
 				q{SELECT '/zklock/loss/lease3/' || znode FROM zk_lock_queue('/loss/lease3') LIMIT 1})),
 		'own lease release: its node is watched');
 	($out, $err) = bg_query($s,
@@ -272,7 +234,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	$s->query_safe(q{SELECT zk_lock('/loss/exp')});
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'exp_done');
-	ok(wait_active($pid), 'expiry: the statement runs');
+	ok(wait_active($a, $pid), 'expiry: the statement runs');
 	kill 'STOP', $pid;
 	ok(wait_for(sub { queue_len($b, '/loss/exp') eq '0' }, 30,
 			'the frozen backend\'s node to go'),
@@ -305,7 +267,7 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	my $timeout = $s->query_safe(q{SELECT timeout_ms FROM zk_session()});
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'cut_done');
-	ok(wait_active($pid), 'cut off: the statement runs');
+	ok(wait_active($a, $pid), 'cut off: the statement runs');
 	my $t0 = time();
 	tcp_proxy_cmd($proxy, 'cut zk');
 	my ($out, $err) = bg_finish($s, 'cut_done');
@@ -329,11 +291,11 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 {
 	my $s = verbose_session($a);
 	$s->query_safe(q{SELECT zk_lock('/loss/blip')});
-	ok(wait_watched(held_node($s, '/loss/blip')), 'dropped connection: the node is watched');
+	ok(wait_watched($zk, held_node($s, '/loss/blip')), 'dropped connection: the node is watched');
 	my $sid = $s->query_safe(q{SELECT session_id FROM zk_session()});
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	bg_begin($s, q{SELECT pg_sleep(3)}, 'blip_done');
-	ok(wait_active($pid), 'dropped connection: the statement runs');
+	ok(wait_active($a, $pid), 'dropped connection: the statement runs');
 	tcp_proxy_cmd($proxy, 'reset zk');
 	usleep(300_000);
 	tcp_proxy_cmd($proxy, 'heal zk');

@@ -37,37 +37,6 @@ my $zk = zk_standalone();
 my $a = pg_with_zklock('a', $zk, "zklock.session_timeout = '2s'\n");
 my $b = pg_with_zklock('b', $zk);
 
-sub held_node
-{
-	my ($s, $path) = @_;
-	return $s->query_safe(
-		"SELECT znode FROM zk_locks WHERE path = '$path' LIMIT 1");
-}
-
-sub wait_watched
-{
-	my ($node) = @_;
-	return wait_for(sub { (zk_watches($zk)->{$node} // 0) >= 1 }, 10,
-		"$node to be watched");
-}
-
-sub wait_active
-{
-	my ($pid) = @_;
-	return wait_for(
-		sub {
-			$a->safe_psql('postgres',
-				"SELECT state FROM pg_stat_activity WHERE pid = $pid") eq 'active';
-		},
-		10, "backend $pid to run its statement");
-}
-
-sub kazoo_delete
-{
-	my ($node) = @_;
-	return kazoo_run($zk, "import time\nc.delete('$node')\nprint(repr(time.time()))") + 0;
-}
-
 # a session of server a with the given settings, holding an exclusive lock
 # on path, whose node is watched; returns (session, pid, node)
 sub holder
@@ -77,7 +46,7 @@ sub holder
 	$s->query_safe("SET $_") for @settings;
 	$s->query_safe("SELECT zk_lock('$path')");
 	my $node = held_node($s, $path);
-	wait_watched($node);
+	wait_watched($zk, $node);
 	my $pid = $s->query_safe(q{SELECT pg_backend_pid()});
 	return ($s, $pid, $node);
 }
@@ -96,8 +65,8 @@ for my $set (@settings)
 	{
 		my ($s, $pid, $node) = holder('/report/del', @$set);
 		bg_begin($s, q{SELECT pg_sleep(60)}, 'del_done');
-		ok(wait_active($pid), "$label, deleted node: the statement runs");
-		my $t0 = kazoo_delete($node);
+		ok(wait_active($a, $pid), "$label, deleted node: the statement runs");
+		my $t0 = kazoo_delete($zk, $node);
 		my (undef, $err) = bg_finish($s, 'del_done');
 		error_is($err, '08006',
 			qr{ZooKeeper lock "/report/del" was lost\nDETAIL:  Its node "/zklock/report/del/[^"]+" no longer exists\. The statement was stopped because zklock\.on_lock_loss is "cancel"\.},
@@ -113,7 +82,7 @@ for my $set (@settings)
 	{
 		my ($s, $pid) = holder('/report/exp', @$set);
 		bg_begin($s, q{SELECT pg_sleep(60)}, 'exp_done');
-		ok(wait_active($pid), "$label, expiry: the statement runs");
+		ok(wait_active($a, $pid), "$label, expiry: the statement runs");
 		kill 'STOP', $pid;
 		ok(wait_for(sub { queue_len($b, '/report/exp') eq '0' }, 30,
 				'the frozen backend\'s node to go'),
@@ -149,8 +118,8 @@ for my $set (@settings)
 	bg_begin($s,
 		q{DO $$ BEGIN LOOP BEGIN PERFORM pg_sleep(0.1); EXCEPTION WHEN OTHERS THEN NULL; END; END LOOP; END $$},
 		'others_done');
-	ok(wait_active($pid), 'OTHERS: the loop runs');
-	kazoo_delete($node);
+	ok(wait_active($a, $pid), 'OTHERS: the loop runs');
+	kazoo_delete($zk, $node);
 	my (undef, $err) = bg_finish($s, 'others_done');
 	error_is($err, '08006', qr{ZooKeeper lock "/report/others" was lost},
 		'a loop catching OTHERS around pg_sleep(0.1) ends with 08006 at the top level');
@@ -161,8 +130,8 @@ for my $set (@settings)
 	bg_begin($s,
 		q{DO $$ BEGIN BEGIN PERFORM pg_sleep(60); EXCEPTION WHEN query_canceled THEN RAISE NOTICE 'caught'; END; PERFORM pg_sleep(0.2); END $$},
 		'caught_done');
-	ok(wait_active($pid), 'query_canceled caught: the block runs');
-	kazoo_delete($node);
+	ok(wait_active($a, $pid), 'query_canceled caught: the block runs');
+	kazoo_delete($zk, $node);
 	(undef, $err) = bg_finish($s, 'caught_done');
 	like($err, qr/NOTICE:  00000: caught/, 'query_canceled caught: the handler saw the cancel');
 	error_is($err, '08006', qr{ZooKeeper lock "/report/caught" was lost},
@@ -175,7 +144,7 @@ for my $set (@settings)
 {
 	my ($s, $pid, $node) = holder('/report/user');
 	bg_begin($s, q{SELECT pg_sleep(60)}, 'user_done');
-	ok(wait_active($pid), 'user cancel: the statement runs');
+	ok(wait_active($a, $pid), 'user cancel: the statement runs');
 	$a->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	my (undef, $err) = bg_finish($s, 'user_done');
 	error_is($err, '57014', qr{canceling statement due to user request},
