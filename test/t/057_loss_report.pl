@@ -9,7 +9,8 @@
 #    what goes to the server log.)
 # 2. A PL/pgSQL loop catching OTHERS around pg_sleep(0.1) ends with 08006 at
 #    the top level; a block that catches query_canceled and returns still
-#    ends its statement with 08006.
+#    ends its statement with 08006, also when a zklock call of the statement
+#    named the loss meanwhile and a handler caught that.
 # 3. A plain pg_cancel_backend() of a holder is PostgreSQL's 57014 "user
 #    request", and so is a statement_timeout: the locks are kept.
 # 4. statement_timeout firing within a few ms of a loss: the statement ends
@@ -137,6 +138,24 @@ for my $set (@settings)
 	error_is($err, '08006', qr{ZooKeeper lock "/report/caught" was lost},
 		'query_canceled caught: the statement still ends with 08006');
 	ok(time() - $t0 < 30, 'query_canceled caught: well before its pg_sleep(60) would end');
+	$s->quit;
+
+	# the cancel caught, then a zklock call names the loss and a handler
+	# catches that too: the statement still ends, naming the lock the
+	# cancel was sent for
+	($s, $pid, $node) = holder('/report/named');
+	bg_begin($s,
+		q{DO $$ BEGIN BEGIN PERFORM pg_sleep(60); EXCEPTION WHEN query_canceled THEN NULL; END; BEGIN PERFORM zk_lock('/report/named'); EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'named: %', SQLERRM; END; END $$},
+		'named_done');
+	ok(wait_active($a, $pid), 'loss named inside: the block runs');
+	kazoo_delete($zk, $node);
+	(undef, $err) = bg_finish($s, 'named_done');
+	like($err, qr/NOTICE:  00000: named: ZooKeeper lock "\/report\/named" was lost/,
+		'loss named inside: a zklock call of the statement named the loss, and a handler caught it');
+	error_is($err, '08006', qr{ZooKeeper lock "/report/named" was lost\nDETAIL:  Its node "/zklock/report/named/[^"]+" no longer exists\. The statement was stopped},
+		'loss named inside: the statement still ends with 08006 naming the lock');
+	my (undef, $err2) = bg_query($s, q{SELECT 1});
+	is($err2, '', 'loss named inside: the next statement runs');
 	$s->quit;
 }
 
