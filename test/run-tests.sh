@@ -63,7 +63,8 @@ trap cleanup EXIT
 if [ $# -eq 0 ]; then
 	note "pg_regress and isolation tests (make installcheck)"
 	ZKPORT=$(free_port 21810)
-	test/zkctl start "$ZKDIR" "$ZKPORT"
+	# without fsync, as the TAP tests' servers (see test/lib/ZkTest.pm)
+	ZKCTL_FORCE_SYNC=no test/zkctl start "$ZKDIR" "$ZKPORT"
 	pg_virtualenv -o "zklock.hosts=127.0.0.1:$ZKPORT" make -k installcheck >"$WORK/installcheck.log" 2>&1
 	ic_rc=$?
 	test/zkctl stop "$ZKDIR"

@@ -26,6 +26,12 @@ our @EXPORT = qw(zk_standalone zk_ensemble zkctl zk_4lw zk_watches zk_mntr
 my $zkctl = abs_path(dirname(__FILE__) . '/../zkctl');
 my @started;
 
+# The servers started here write their transaction logs without fsync
+# (test/zkctl's ZKCTL_FORCE_SYNC): a test kills processes, never the
+# machine, so nothing written is lost, and a lock cycle takes a third of
+# the time.  A test can set ZKCTL_FORCE_SYNC=yes before starting a server.
+$ENV{ZKCTL_FORCE_SYNC} //= 'no';
+
 # zkctl(ARGS...): run test/zkctl, die on failure, return its output.
 sub zkctl
 {

@@ -4,10 +4,12 @@
 #
 # FIGURES (figures.tsv) has one line per value: "file<TAB>name<TAB>value",
 # where name is a figure the test printed ("# figure: NAME=VALUE") or one of
-# @commit, @date, @result, @seconds, which test/reliability.sh records for
-# each run.  In TEMPLATE, {{t/NNN_name.pl:NAME}} becomes that value, and
-# {{from t/NNN_name.pl}} the run it comes from: the file, the commit, and
-# the run's count of passed and failed checks.  Writes OUT even when a
+# @commit, @code, @run, @date, @result, @seconds and @failed_before, which
+# test/reliability.sh records for each run.  In TEMPLATE,
+# {{t/NNN_name.pl:NAME}} becomes that value, and {{from t/NNN_name.pl}} the
+# run it comes from: the file, the commit, how it ran (a full run or with
+# some files), the run's count of passed and failed checks, and the failed
+# runs before it at the same code, if any.  Writes OUT even when a
 # placeholder has no value (it then says so in OUT), and exits 1 naming
 # every such placeholder.
 use strict;
@@ -43,7 +45,11 @@ sub run_of
 		push @missing, "from $file";
 		return "_`$file`: not run yet_";
 	}
-	return "_`$file` at `$f->{'@commit'}`: $f->{'@result'}_";
+	my $how = defined $f->{'@run'} ? " ($f->{'@run'})" : '';
+	my $before = defined $f->{'@failed_before'}
+	  ? "; **failed before at the same code**: $f->{'@failed_before'}"
+	  : '';
+	return "_`$file` at `$f->{'@commit'}`$how: $f->{'@result'}${before}_";
 }
 
 sub value_of

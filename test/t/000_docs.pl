@@ -492,6 +492,35 @@ ok(index($readme, $two_commands) >= 0, 'README.md: the two commands, byte for by
 		  . 'recorded figures', \@problems);
 }
 
+# and its figures come from the code under test: every run recorded ran on
+# the code (test/reliability.sh --code: src/, sql/, zklock.control and
+# Makefile) of HEAD, with no margin
+{
+	my ($code, $err) = ('', '');
+	IPC::Run::run([ 'bash', "$root/test/reliability.sh", '--code' ],
+		'>', \$code, '2>', \$err);
+	chomp $code;
+	my @problems;
+	push @problems, "test/reliability.sh --code failed: $err" unless $code =~ /^[0-9a-f]{12}$/;
+	my (%code_of, %commit_of);
+	for my $line (split /\n/, slurp_file("$root/test/reliability/figures.tsv"))
+	{
+		my ($file, $name, $value) = split /\t/, $line, 3;
+		next if $line =~ /^#/ || !defined $value;
+		$code_of{$file} = $value if $name eq '@code';
+		$commit_of{$file} = $value if $name eq '@commit';
+	}
+	for my $file (sort keys %commit_of)
+	{
+		my $ran = $code_of{$file} // 'no code recorded';
+		push @problems, "$file ran at $commit_of{$file} on code $ran, not HEAD's $code: "
+		  . "run test/reliability.sh"
+		  if $code && $ran ne $code;
+	}
+	rule_ok('RELIABILITY.md: every row ran on the code of the commit under test',
+		\@problems);
+}
+
 # ---------------------------------------------------------------- links
 
 # GitHub's anchors for the headings of a Markdown file
