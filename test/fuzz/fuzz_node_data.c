@@ -12,7 +12,8 @@
  * ones for the same seed: mutations of valid node data of every format
  * (owner, lease, wait record, semaphore limit, double barrier round in both
  * forms), truncations, random JSON of the known fields, deep nesting,
- * huge numbers, long strings and lists at and past every bound, \u escapes
+ * huge numbers, numbers at and past the bounds of every field's range,
+ * long strings and lists at and past every bound, \u escapes
  * (surrogate pairs, lone surrogates, code point zero), invalid UTF-8, NUL
  * bytes, and data of 1 MB and more.  Every reader runs on every input, and
  * each result is checked against what the reader promises: every number in
@@ -34,6 +35,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres_fe.h"
+
+#include <ctype.h>
 
 #include "common/int.h"
 #include "lib/stringinfo.h"
@@ -117,6 +120,14 @@ static const char *const pieces[] = {
 	"\"max_leases\"", "\"round\"", "zklock-round:", "\"ffffffffffffffff\"",
 	"\"0000000000000000\"", "\"00000000000000001\"", "\xff", "\xc0\x80",
 	"\xe2\x82", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3\xa9",
+};
+
+/* numbers at and past the bounds of the fields' ranges: 1 to 65535 for a
+ * port, 1 to PG_INT32_MAX for a pid or a limit, 1 to ZK_MAX_TTL_MS for a
+ * ttl */
+static const char *const bounds[] = {
+	"0", "1", "-1", "65535", "65536", "2147483647", "2147483648",
+	"1099511627775", "1099511627776",
 };
 
 /* the fields the readers know, for random documents */
@@ -391,7 +402,11 @@ random_value(StringInfo s, const char *f, int depth)
 			appendStringInfoString(s, "null");
 			break;
 		case 1:
-			appendStringInfo(s, "%d", rnd_below(70000) - 100);
+			/* half the numbers at a bound of some field's range */
+			if (rnd_below(2))
+				appendStringInfoString(s, bounds[rnd_below(lengthof(bounds))]);
+			else
+				appendStringInfo(s, "%d", rnd_below(70000) - 100);
 			break;
 		case 2:
 			append_piece(s);
@@ -480,7 +495,7 @@ gen_mutation(StringInfo s)
 	for (int m = 0; m < nmut; m++)
 	{
 		int			pos = rnd_below(s->len + 1);
-		int			kind = rnd_below(7);
+		int			kind = rnd_below(8);
 
 		if (s->len == 0)
 			kind = 2;
@@ -540,6 +555,30 @@ gen_mutation(StringInfo s)
 					appendBinaryStringInfo(s, t.data, t.len);
 					pfree(t.data);
 					pfree(copy);
+					break;
+				}
+			case 6:				/* the next number made a bound */
+				{
+					int			start = pos;
+					int			end;
+					StringInfoData t;
+
+					while (start < s->len && !isdigit((unsigned char) s->data[start]))
+						start++;
+					if (start == s->len)
+						break;
+					if (start > 0 && s->data[start - 1] == '-')
+						start--;
+					end = start + 1;
+					while (end < s->len && isdigit((unsigned char) s->data[end]))
+						end++;
+					initStringInfo(&t);
+					appendBinaryStringInfo(&t, s->data, start);
+					appendStringInfoString(&t, bounds[rnd_below(lengthof(bounds))]);
+					appendBinaryStringInfo(&t, s->data + end, s->len - end);
+					resetStringInfo(s);
+					appendBinaryStringInfo(s, t.data, t.len);
+					pfree(t.data);
 					break;
 				}
 			default:			/* NUL byte */

@@ -506,6 +506,17 @@ sub wait_queue_len
 	return wait_for(sub { queue_len($node, $path) eq $n }, $secs, $what);
 }
 
+# published_waits(ZK): how many deadlock detection records (published
+# waits) are under the records' parent /zklock.waits; none once every wait
+# past deadlock_timeout has ended
+push @EXPORT, qw(published_waits);
+sub published_waits
+{
+	my ($zk) = @_;
+	return kazoo_run($zk,
+		"print(len(c.get_children('/zklock.waits')) if c.exists('/zklock.waits') else 0)");
+}
+
 # wait_queues_empty(NODE, PATHS, SECS, WHAT): wait_for (at most SECS) the
 # queues of every path in the array PATHS to be empty.
 sub wait_queues_empty

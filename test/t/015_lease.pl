@@ -59,7 +59,9 @@ sub freeze_until_b_has
 {
 	my ($path) = @_;
 	bg_begin($bw, "SELECT zk_lock('$path') > 0", "b_got");
-	wait_queue_len($nb, $path, 2, 10, 'B queued');
+	# B must wait behind the holder before it freezes: else B's grant
+	# would not be a takeover
+	wait_queue_len($nb, $path, 2, 10, 'B queued') or return 0;
 	kill 'STOP', $spid;
 	my ($out) = bg_finish($bw, 'b_got');
 	kill 'CONT', $spid;
@@ -138,6 +140,9 @@ $f->query_safe(q{SET zklock.session_timeout = '30s'});
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});
 my $fsid = session_hex($f);
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});    # stacked: no request
+# the loss watch's one request (an exists, 250 ms after the grant) is made
+# before the count starts
+ok(wait_watched($zk, held_node($f, '/lease/fresh')), 'the held node is watched');
 my $before = lcxid_of($fsid);
 $f->query_safe('BEGIN');
 $f->query_safe('SELECT 1');

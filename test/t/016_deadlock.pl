@@ -10,7 +10,9 @@
 # - No false positives: a long holder with waiters, a chain without a
 #   cycle, a cycle broken (by a try's timeout) before deadlock_timeout, and
 #   a minute of churn in which backends on both servers take several locks
-#   in one global order with deadlock_timeout = 100ms: zero 40P01.
+#   in one global order with deadlock_timeout = 100ms: zero 40P01.  Each
+#   of them shows that the checks ran: log_lock_waits' "still waiting",
+#   which a waiter logs right after its deadlock check, is in the log.
 use strict;
 use warnings;
 
@@ -22,17 +24,38 @@ use Time::HiRes qw(time usleep);
 use ZkTest;
 
 my $zk = zk_standalone();
-# (errors with their SQLSTATE, in psql and in the server log)
+# (errors with their SQLSTATE, in psql and in the server log; "still
+# waiting" logged after each deadlock check)
 my $conf = "deadlock_timeout = '200ms'\nmax_connections = 30\n"
-  . "log_error_verbosity = verbose\n";
+  . "log_error_verbosity = verbose\nlog_lock_waits = on\n";
 my $na = pg_with_zklock('a', $zk, $conf);
 my $nb = pg_with_zklock('b', $zk, $conf);
 
-# published waits left under the records' parent (none once waits end)
-sub records
+sub records { return published_waits($zk); }
+
+# checked(NODE, PID, OFFSET): wait (at most 10 s) for NODE's log, after
+# byte OFFSET, to say that backend PID still waits for a ZooKeeper lock:
+# log_lock_waits' message, logged once its deadlock check has run and found
+# no deadlock
+sub checked
 {
-	return kazoo_run($zk,
-		"print(len(c.get_children('/zklock.waits')) if c.exists('/zklock.waits') else 0)");
+	my ($node, $pid, $offset) = @_;
+	return wait_for(
+		sub {
+			substr(slurp_file($node->logfile), $offset)
+			  =~ /process $pid still waiting for ZooKeeper/;
+		},
+		10, "backend $pid's deadlock check");
+}
+
+# still_waiting(NODE, OFFSET): how many "still waiting" messages NODE's
+# log has after byte OFFSET
+sub still_waiting
+{
+	my ($node, $offset) = @_;
+	my @m = substr(slurp_file($node->logfile), $offset)
+	  =~ /still waiting for ZooKeeper/g;
+	return scalar @m;
 }
 
 sub deadlocks
@@ -106,13 +129,7 @@ sub queue_empty
 	bg_begin($sb, q{SELECT zk_rlock('/dl3/c') > 0 AS got}, 'b3');
 	ok(wait_queue_len($na, '/dl3/c', 2, 10, 'B queued'), '3-cycle: B waits for C');
 	# A and B publish their waits (past deadlock_timeout) before C waits
-	ok( wait_for(
-			sub {
-				kazoo_run($zk,
-					"print(len(c.get_children('/zklock.waits')) if c.exists('/zklock.waits') else 0)"
-				) >= 2;
-			},
-			10, 'A and B published'),
+	ok(wait_for(sub { records() >= 2 }, 10, 'A and B published'),
 		'3-cycle: A and B have published their waits');
 	bg_begin($sc, q{SELECT zk_rlock('/dl3/a') > 0 AS got}, 'c3');
 	my ($out_c, $err_c) = bg_finish($sc, 'c3');
@@ -136,7 +153,10 @@ sub queue_empty
 # --- no false positives
 {
 	my $h = verbose_session($na);
-	my @w = map { verbose_session($_ % 2 ? $nb : $na) } 1 .. 3;
+	my @wn = map { $_ % 2 ? $nb : $na } 1 .. 3;
+	my @w = map { verbose_session($_) } @wn;
+	my @wpid = map { $_->query_safe('SELECT pg_backend_pid()') } @w;
+	my @off = map { -s $_->logfile } @wn;
 
 	# a long holder with waiters
 	$h->query_safe(q{SELECT zk_lock('/fp/long')});
@@ -145,7 +165,8 @@ sub queue_empty
 		"long$_")
 	  for 0 .. 1;
 	ok(wait_queue_len($na, '/fp/long', 3, 10, 'waiters'), 'a holder with two waiters');
-	usleep(1_000_000);    # five deadlock_timeouts
+	ok(checked($wn[$_], $wpid[$_], $off[$_]), "long holder: waiter $_ checked for a deadlock")
+	  for 0 .. 1;
 	ok(!bg_done($w[$_], "long$_"), "waiter $_ still waits, no 40P01") for 0 .. 1;
 	$h->query_safe(q{SELECT zk_unlock('/fp/long')});
 	for (0 .. 1)
@@ -156,13 +177,15 @@ sub queue_empty
 	}
 
 	# a chain without a cycle: w0 holds 1, waits 2 (w1); w1 waits 3 (h)
+	@off = map { -s $_->logfile } @wn;
 	$h->query_safe(q{SELECT zk_lock('/fp/3')});
 	$w[1]->query_safe(q{SELECT zk_lock('/fp/2')});
 	$w[0]->query_safe(q{SELECT zk_lock('/fp/1')});
 	bg_begin($w[1], q{SELECT zk_lock('/fp/3') > 0}, 'chain1');
 	bg_begin($w[0], q{SELECT zk_lock('/fp/2') > 0}, 'chain0');
 	ok(wait_queue_len($na, '/fp/2', 2, 10, 'chain'), 'a chain of two waits');
-	usleep(1_000_000);
+	ok(checked($wn[$_], $wpid[$_], $off[$_]), "chain: waiter $_ checked for a deadlock")
+	  for 0 .. 1;
 	ok(!bg_done($w[0], 'chain0') && !bg_done($w[1], 'chain1'), 'the chain waits, no 40P01');
 	$h->query_safe(q{SELECT zk_unlock('/fp/3')});
 	my ($o1, $e1) = bg_finish($w[1], 'chain1');
@@ -172,6 +195,7 @@ sub queue_empty
 	$w[0]->query_safe(q{SELECT zk_unlock_all()});
 
 	# a cycle that breaks before deadlock_timeout: w0's try gives up first
+	@off = map { -s $_->logfile } @wn;
 	$w[0]->query_safe(q{SELECT zk_lock('/fp/x')});
 	$w[1]->query_safe(q{SELECT zk_lock('/fp/y')});
 	bg_begin($w[0], q{SELECT zk_try_lock('/fp/y', 150)}, 'try0');
@@ -179,7 +203,7 @@ sub queue_empty
 	bg_begin($w[1], q{SELECT zk_lock('/fp/x') > 0}, 'wait1');
 	my ($ot, $et) = bg_finish($w[0], 'try0');
 	like($ot, qr/\bf\b/, "the try's timeout breaks the cycle");
-	usleep(500_000);    # w1 passes deadlock_timeout and checks
+	ok(checked($wn[1], $wpid[1], $off[1]), 'the remaining waiter checked for a deadlock');
 	ok(!bg_done($w[1], 'wait1'), 'the remaining waiter keeps waiting: no 40P01');
 	$w[0]->query_safe(q{SELECT zk_unlock_all()});
 	my ($ow, $ew) = bg_finish($w[1], 'wait1');
@@ -220,6 +244,7 @@ BEGIN
 	END LOOP;
 END $$});
 }
+my @churn_off = map { -s $_->logfile } $na, $nb;
 my @churners = map { verbose_session($_ % 2 ? $nb : $na) } 1 .. 8;
 bg_begin($churners[$_], "CALL churn($churn_s)", "churn$_") for 0 .. 7;
 my ($total_dl, $total_rounds) = (0, 0);
@@ -240,6 +265,9 @@ note("churn: $total_rounds transactions in $churn_s s on 8 backends, $total_dl d
 figure(churn_transactions => $total_rounds, churn_deadlocks => $total_dl,
 	churn_seconds => $churn_s);
 cmp_ok($total_rounds, '>', 100, 'the churn ran');
+my $churn_checks = still_waiting($na, $churn_off[0]) + still_waiting($nb, $churn_off[1]);
+note("churn: $churn_checks waits passed deadlock_timeout and were checked");
+cmp_ok($churn_checks, '>', 0, 'the churn\'s waits were checked for deadlocks');
 is($total_dl, 0, 'locks taken in one global order never report a deadlock');
 ok(queue_empty(map { "/churn/$_" } 1 .. 5), 'no queue node is left after the churn');
 ok(wait_for(sub { records() eq '0' }, 10, 'records'), 'no published wait is left after the churn');

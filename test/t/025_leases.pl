@@ -346,7 +346,10 @@ is(znodes('/job/nightly'), '', 'no node left');
 	ok(wait_queue_len($na, '/dl/q', 2, 10, 'lease waits'), 'B\'s lease waits behind A\'s reader');
 	bg_begin($c, q{SELECT zk_rlock('/dl/q') > 0 AS got}, 'qc_done');
 	ok(wait_queue_len($na, '/dl/q', 3, 10, 'reader waits'), 'C\'s reader waits behind the lease');
-	usleep(400_000);    # past deadlock_timeout: B and C published
+	# B and C pass deadlock_timeout and publish what they wait for, which
+	# A's check reads
+	ok(wait_for(sub { published_waits($zk) >= 2 }, 10, 'B and C published'),
+		'B and C published their waits');
 	bg_begin($a, q{SELECT zk_lock('/dl/r') > 0 AS got}, 'qa_done');
 	my ($o, $e) = bg_finish($a, 'qa_done');
 	error_is($e, '40P01', qr/deadlock detected\n/,

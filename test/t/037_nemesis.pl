@@ -655,6 +655,14 @@ sub run_nemesis
 	$r{overlaps_vouched} = scalar(grep { $note_of{ $_->[0] } !~ /^080(06|01)$/ } @$pairs);
 	$r{stalled} = $run->{stalled_writes};
 	$r{grants} = $run->{stats}{grants} // 0;
+	# how long the lock stayed stuck: the longest time between two grants
+	# (a waiter's lock_timeout, 55P03, tells only that one waiter waited)
+	my @at = sort { $a <=> $b } map { $_->[0] } @{ $run->{grants} };
+	$r{longest_gap} = 0;
+	for my $k (1 .. $#at)
+	{
+		$r{longest_gap} = $at[$k] - $at[ $k - 1 ] if $at[$k] - $at[ $k - 1 ] > $r{longest_gap};
+	}
 	my %faults = %{ $run->{stats}{faults} // {} };
 	$r{faults} = \%faults;
 	my $nfaults = 0;
@@ -688,6 +696,14 @@ sub run_nemesis
 		"$name: no two grants share a token");
 	cmp_ok($faults{$_} // 0, '>', 0, "$name: the nemesis injected: $_") for @fault_kinds;
 	is($run->{stats}{rejoin_failures} // 0, 0, "$name: every cut-off member rejoined");
+	# the lock is stuck no longer than a stale holder's session can last:
+	# its session timeout, once the holder is cut off or frozen, and as
+	# long again for the server to expire it and for the waiter to hear of
+	# it over a connection the fault may have dropped (connect_timeout 2 s)
+	my $stuck_bound = 2 * $session_s + 2;
+	cmp_ok($r{longest_gap}, '<', $stuck_bound,
+		sprintf('%s: the lock was never stuck %d s or more (longest time between two grants: %.1f s)',
+			$name, $stuck_bound, $r{longest_gap}));
 	my @unexpected = grep { !/^(lock|work|unlock):(08001|08006|55P03|57014)$/ } keys %errors;
 	is(join(', ', sort @unexpected), '',
 		"$name: every error was one a fault explains (08001, 08006, 55P03, 57014), none on the resource");
@@ -728,6 +744,7 @@ sub figures
 	figure(
 		"${prefix}_seconds" => sprintf('%.0f', $r->{seconds}),
 		"${prefix}_grants" => $r->{grants},
+		"${prefix}_longest_gap_s" => sprintf('%.1f', $r->{longest_gap}),
 		"${prefix}_applied" => $r->{applied},
 		"${prefix}_final_value" => $r->{value},
 		"${prefix}_stale_tried" => $r->{stale_tried},

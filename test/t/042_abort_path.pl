@@ -45,10 +45,16 @@ my %fault = (
 		stop => sub { tcp_proxy_cmd($proxy, 'heal zk') },
 	});
 
+# each interrupt: returns whether it was delivered (a signal sent; the
+# timeout's 300 ms passed since ROLLBACK began at $_[1])
 my %interrupt = (
-	cancel => sub { $pg->safe_psql('postgres', "SELECT pg_cancel_backend($_[0])") },
-	statement_timeout => sub { },	# set before ROLLBACK: it fires by itself
-	terminate => sub { $pg->safe_psql('postgres', "SELECT pg_terminate_backend($_[0])") },
+	cancel => sub { $pg->safe_psql('postgres', "SELECT pg_cancel_backend($_[0])") eq 't' },
+	statement_timeout => sub {
+		# set before ROLLBACK: it fires by itself, 300 ms into it
+		usleep(10_000) while time() - $_[1] < 0.5;
+		return 1;
+	},
+	terminate => sub { $pg->safe_psql('postgres', "SELECT pg_terminate_backend($_[0])") eq 't' },
 );
 
 sub in_extension_wait
@@ -78,12 +84,16 @@ for my $f (sort keys %fault)
 		  if $i eq 'statement_timeout';
 
 		$fault{$f}{start}->();
+		my $t_begin = time();
 		bg_begin($v, 'ROLLBACK', 'rollback_done');
 		ok(wait_for(sub { in_extension_wait($pid) }, 5,
 				"$case: ROLLBACK waits for the release"),
 			"$case: the abort waits for the release (wait_event_type Extension)");
 		usleep(300_000) if $i ne 'statement_timeout';
-		$interrupt{$i}->($pid);
+		ok($interrupt{$i}->($pid, $t_begin), "$case: the interrupt is delivered");
+		# the abort still waits once the interrupt came: it came during the
+		# wait, and the wait went on
+		ok(in_extension_wait($pid), "$case: the interrupt came while the abort waited");
 
 		if ($i eq 'terminate')
 		{

@@ -13,7 +13,11 @@
 # - every reader accepted some of those inputs (the generation reaches
 #   valid data of every format, so the checks of accepted results ran);
 # - a second seed, 20 000 inputs: 0 findings too; the same seed twice gives
-#   the same checksum of verdicts (the inputs are deterministic).
+#   the same checksum of verdicts (the inputs are deterministic);
+# - planted bugs are found: the driver built on a copy of node_formats.c
+#   whose lease ttl check admits 0, and on one whose list bound lets one
+#   element past its array, finds each on the first seed (a finding, or a
+#   sanitizer's abort).
 #
 # ZKLOCK_FUZZ_SEED sets the first seed (outside CI, see run-tests.sh) to
 # explore further; the default is fixed, so that a run is repeatable.
@@ -80,6 +84,49 @@ SKIP:
 	ok($rc3 == 0 && defined $c2 && defined $c3 && $c2 eq $c3,
 		'the same seed gives the same verdicts again');
 	ok(defined $sum, 'the first run printed its checksum');
+}
+
+# planted bugs: each mutation of node_formats.c (FROM -> TO, which must
+# occur in the file) makes the driver fail on the first seed
+my @plants = (
+	[
+		'a lease ttl of 0 accepted',
+		'ZkJsonInteger(v, 1, ZK_MAX_TTL_MS, &n)',
+		'ZkJsonInteger(v, 0, ZK_MAX_TTL_MS, &n)'
+	],
+	[
+		'a list one element past its bound',
+		'if (vec->n >= (target_list ? ZK_MAX_SET_LOCKS : ZK_MAX_RECORD_BLOCKERS))',
+		'if (vec->n > (target_list ? ZK_MAX_SET_LOCKS : ZK_MAX_RECORD_BLOCKERS))'
+	]);
+my $original = slurp_file("$root/src/common/node_formats.c");
+for my $i (0 .. $#plants)
+{
+	my ($what, $from, $to) = @{ $plants[$i] };
+	my $dir = "$out/plant$i";
+	mkdir $dir;
+	my $copy = $original;
+	my $n = ($copy =~ s/\Q$from\E/$to/g);
+	is($n, 1, "planted bug ($what): the mutation applies once");
+	open my $fh, '>', "$dir/node_formats.c" or die $!;
+	print $fh $copy;
+	close $fh;
+	my ($pout, $perr) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			'make', '-s', '-C', "$root/test/fuzz", "OUT=$dir",
+			"NODE_FORMATS=$dir/node_formats.c", 'PG_CONFIG=pg_config'
+		],
+		'>', \$pout, '2>', \$perr);
+	ok($ok && -x "$dir/fuzz_node_data", "planted bug ($what): the driver builds")
+	  or diag("$pout$perr");
+	my ($prc, $po) = ('', '');
+	IPC::Run::run([ "$dir/fuzz_node_data", $seed, 100000 ], '>', \$po, '2>', \my $pe);
+	$prc = $? >> 8 | ($? & 127);
+	my ($found) = $po =~ /findings: (\d+)/;
+	my ($report) = ($pe // '') =~ /^(FINDING: [^\n]*|[^\n]*(?:AddressSanitizer|runtime error)[^\n]*)/m;
+	note("planted bug ($what): exit status $prc: " . ($report // 'no report'));
+	ok($prc != 0 && defined $report, "planted bug ($what): the driver finds it");
 }
 
 done_testing();

@@ -27,6 +27,7 @@ use lib 'lib';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time);
 use ZkTest;
 
 my $zk = zk_standalone();
@@ -239,8 +240,16 @@ $sa->query_safe('SELECT pg_advisory_unlock_shared(300)');
 $sa->query_safe('SELECT pg_advisory_lock_shared(301)');
 bg_begin($sb, 'SELECT pg_advisory_lock(301)', 'b_301');
 ok(wait_queue_len($na, path_of(301), 2, 10, 'B queued'), 'B waits for A\'s share');
-$sa->query_safe('SELECT pg_advisory_lock(301)');
-pass('upgrade: granted at once, ahead of the writer that waits for the share');
+{
+	# a lock_timeout far above "at once": a wait behind the writer ends in
+	# 55P03 instead of the grant
+	my $t0 = time();
+	my ($got, $err) = bg_query($sa,
+		q{SET lock_timeout = '5s'; SELECT 'granted' FROM (SELECT pg_advisory_lock(301)) g; RESET lock_timeout});
+	my $secs = time() - $t0;
+	is("$got|$err", 'granted|', 'upgrade: granted, ahead of the writer that waits for the share');
+	cmp_ok($secs, '<', 2.5, 'upgrade: at once (not after the lock_timeout of 5 s)');
+}
 $sa->query_safe('SELECT pg_advisory_unlock_shared(301)');
 is(queue_rows($nb, path_of(301), q{cluster_name || ':' || mode || ':' || granted}),
 	'a:shared:true,b:exclusive:false,a:exclusive:true',

@@ -134,6 +134,13 @@ figure(deletion_to_cancel_worst_ms => int($worst_deletion * 1000));
 	error_is($err, '08006', qr{ZooKeeper lock "/loss/xact" was lost},
 		'transaction: the statement is cancelled');
 	my ($out, $err2) = bg_query($s, q{COMMIT});
+	# the statement's 08006 aborted the transaction: its COMMIT rolls back,
+	# as PostgreSQL's COMMIT of a failed transaction does, with no error of
+	# its own, and ends the transaction
+	is($err2, '', 'transaction: its COMMIT raises nothing of its own');
+	my (undef, $err3) = bg_query($s, q{ROLLBACK});
+	like($err3, qr/there is no transaction in progress/,
+		'transaction: the COMMIT ended the transaction');
 	is($s->query_safe(q{SELECT count(*) FROM sink WHERE n = 42}), '0',
 		'transaction: its COMMIT did not commit the write');
 	$s->quit;

@@ -10,6 +10,11 @@
 # cancel would have stopped (57014 out of the procedure, which its
 # exception block cannot catch) or a lost-lock ERROR (08006 "was lost",
 # "session expired") counts as a false cancel, and there must be none.
+#
+# Every hold is recorded as a span (from after its grant to before its
+# release, in the servers' shared clock): no two spans on one path overlap.
+# The same spans taken as if on one path must overlap (six backends on four
+# paths hold at once), so the checker can see an overlap in this history.
 use strict;
 use warnings;
 
@@ -20,6 +25,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 use ZkTest;
 use ZkFaults;
+use ZkHistory;
 
 my $secs = 40;
 my $ens = zk_ensemble();
@@ -34,11 +40,14 @@ for my $node ($na, $nb)
 {
 	$node->safe_psql('postgres', q{
 CREATE TABLE outcome (pid int, what text);
+CREATE TABLE span (path text, token bigint, t0 float8, t1 float8);
 CREATE PROCEDURE churn(secs float8) LANGUAGE plpgsql AS $$
 DECLARE
 	t_end float8 := extract(epoch FROM clock_timestamp()) + secs;
 	path text;
 	xact boolean;
+	token bigint;
+	t0 float8;
 BEGIN
 	SET lock_timeout = '30s';
 	WHILE extract(epoch FROM clock_timestamp()) < t_end LOOP
@@ -46,11 +55,14 @@ BEGIN
 		xact := random() < 0.5;
 		BEGIN
 			IF xact THEN
-				PERFORM zk_xact_lock(path);
+				token := zk_xact_lock(path);
 			ELSE
-				PERFORM zk_lock(path);
+				token := zk_lock(path);
 			END IF;
+			t0 := extract(epoch FROM clock_timestamp());
 			PERFORM pg_sleep(0.3 + random() * 0.3);
+			-- the span ends before the release (zk_unlock, or COMMIT)
+			INSERT INTO span VALUES (path, token, t0, extract(epoch FROM clock_timestamp()));
 			IF NOT xact THEN
 				PERFORM zk_unlock(path);
 			END IF;
@@ -134,7 +146,24 @@ ok($kills >= 2 && $drops >= 2, "the nemesis killed the leader $kills times and d
 cmp_ok($held, '>=', 100, "the workers held locks $held times");
 is($errors, '', 'every worker ran to the end: no statement was cancelled');
 is($lost_errors, 0, 'no lock was reported lost');
-figure(churn_holds => $held, churn_leader_kills => $kills,
+# mutual exclusion, from the spans of both servers
+my (%spans, @all);
+for my $node ($na, $nb)
+{
+	for my $row (split /\n/, $node->safe_psql('postgres', 'SELECT path, token, t0, t1 FROM span'))
+	{
+		my ($path, $token, $t0, $t1) = split /\|/, $row;
+		push @{ $spans{$path} }, [ $token, $t0, $t1 ];
+		push @all, [ $token, $t0, $t1 ];
+	}
+}
+my $overlaps = 0;
+$overlaps += scalar(@{ overlapping_holders($spans{$_}) }) for keys %spans;
+is(scalar(@all), $held, 'every hold has its span');
+is($overlaps, 0, 'no two holds of one path overlap');
+cmp_ok(scalar(@{ overlapping_holders(\@all) }), '>', 0,
+	'the same spans as if on one path overlap: the checker sees overlaps in this history');
+figure(churn_holds => $held, churn_overlaps => $overlaps, churn_leader_kills => $kills,
 	churn_connection_drops => $drops,
 	churn_false_cancels => $false_cancels + $lost_errors);
 
