@@ -89,7 +89,7 @@ sub x_write
 		 COMMIT; SELECT extract(epoch FROM clock_timestamp())");
 	return ('ok', (split /\n/, $out)[-1]) if $err eq '';
 	bg_query($xw, 'ROLLBACK');
-	return (($err =~ /ERROR:  ([0-9A-Z]{5}):/)[0] // 'none', $err);
+	return (error_code($err), $err);
 }
 
 # a fence of TOKEN with verify on SESSION, rolled back: the token
