@@ -243,7 +243,7 @@ my @landed_after_grant = grep { $_->[2] > ($t_y // 1e12) } @landed;
 figure(
 	dangerous_stale_writes => scalar @stale,
 	dangerous_stale_writes_refused => scalar @refused,
-	dangerous_writes_after_grant_before_fence => scalar @landed_after_grant,
+	dangerous_x_writes_landed_after_grant => scalar @landed_after_grant,
 	dangerous_verify_through_follower => $probe{verify_f} eq 'accepted' ? 'accepted' : 'refused');
 is($nr->safe_psql('postgres', 'SELECT balance || \' \' || last_writer FROM account'),
 	(1 + @landed + 100) . ' Y',
