@@ -168,8 +168,11 @@ while (time() - $t_cut < 40)
 		# at once, while F still serves: what X reads through F, what the
 		# resource's fences say of X's token, then Y's own fenced write
 		$probe{x_state} = $state;
+		# (in a savepoint: should the read fail, X's transaction goes on)
 		($probe{x_head}) = bg_query($x,
-			qq{SELECT fencing_token || ' ' || granted FROM zk_lock_queue('$path', 1)});
+			qq{SAVEPOINT probe;
+			   SELECT fencing_token || ' ' || granted FROM zk_lock_queue('$path', 1)});
+		bg_query($x, 'ROLLBACK TO probe');
 		($probe{y_head}) = bg_query($y,
 			qq{SELECT fencing_token || ' ' || granted FROM zk_lock_queue('$path', 1)});
 		($probe{plain}) = bg_query($xw,
