@@ -448,6 +448,16 @@ sub _report_is
 	return $ok;
 }
 
+# error_code(STDERR): the SQLSTATE of the first ERROR in psql's (verbose)
+# STDERR; '' if there is no ERROR, 'none' if it shows no SQLSTATE
+push @EXPORT, qw(error_code);
+sub error_code
+{
+	my ($stderr) = @_;
+	return '' unless defined $stderr && $stderr =~ /\bERROR:/;
+	return $stderr =~ /\bERROR:  ([0-9A-Z]{5}): / ? $1 : 'none';
+}
+
 sub elapsed_since
 {
 	my ($t0) = @_;
