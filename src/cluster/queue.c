@@ -67,12 +67,15 @@ zk_queue_done(ZkScan *scan, ZkReq *req, ZkOp *op)
  *		that vanish between the two reads are left out and replaced by the
  *		next ones.  'granted' follows the queue rule over the nodes that
  *		exist, and a reader behind a granted writer of the same session (a
- *		downgrade) is granted.  Returns the number of entries; *entries is
- *		palloc'd.
+ *		downgrade) is granted.  With 'synced', the getChildren goes behind a
+ *		sync, so that the server has caught up with the leader: a server
+ *		cut off from its leader answers no synced read, where a plain one
+ *		would show its stale copy.  Returns the number of entries; *entries
+ *		is palloc'd.
  */
 int
 ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
-				ZkQueueEntry **entries)
+				bool synced, ZkQueueEntry **entries)
 {
 	ZkQueueScan qs;
 	ZkScan	   *scan = &qs.scan;
@@ -87,7 +90,8 @@ ZkReadQueueHead(const char *lock_node, const char *lock_path, int max_rows,
 	ZkOperationContext oc;
 
 	ZkOperationPush(&oc, ZK_OPER_READ_QUEUE, lock_path);
-	list = ZkGetChildrenAnswered(lock_node);
+	list = synced ? ZkGetChildrenSynced(lock_node) :
+		ZkGetChildrenAnswered(lock_node);
 	if (list->rc == ZNONODE)
 	{
 		ZkOpFree(list);

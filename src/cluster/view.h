@@ -80,6 +80,6 @@ extern int	ZkClusterBlockers(const char *root, int pid,
 							  ZkBlockerInfo **blockers);
 /* cluster/queue.c */
 extern int	ZkReadQueueHead(const char *lock_node, const char *lock_path,
-							int max_rows, ZkQueueEntry **entries);
+							int max_rows, bool synced, ZkQueueEntry **entries);
 
 #endif							/* CLUSTER_VIEW_H */

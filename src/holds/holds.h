@@ -71,7 +71,7 @@ extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
 extern bool ZkLockAbsorbLosses(void);
 extern bool ZkLockDescribeLosses(bool cause, char **message, char **detail);
-extern int	ZkLockReadQueue(const char *path, int max_rows,
+extern int	ZkLockReadQueue(const char *path, int max_rows, bool synced,
 							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,
 							  void *arg);

@@ -189,19 +189,20 @@ zk_holds_node(const char *path, const char *znode)
  * ZkLockReadQueue
  *		The cluster's queue of a lock path, in order (zk_lock_queue): all of
  *		it with max_rows < 0, else the first max_rows nodes, reading node
- *		data for those only.  Opens the session if needed; our own
- *		downgrade read node shows as granted.  Returns the number of
- *		entries.
+ *		data for those only, behind a sync if 'synced' (ZkReadQueueHead).
+ *		Opens the session if needed; our own downgrade read node shows as
+ *		granted.  Returns the number of entries.
  */
 int
-ZkLockReadQueue(const char *path, int max_rows, ZkQueueEntry **entries)
+ZkLockReadQueue(const char *path, int max_rows, bool synced,
+				ZkQueueEntry **entries)
 {
 	char	   *lock_node;
 	int			n;
 
 	zk_ensure_session();
 	lock_node = ZkLockNodePath(path);
-	n = ZkReadQueueHead(lock_node, path, max_rows, entries);
+	n = ZkReadQueueHead(lock_node, path, max_rows, synced, entries);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *znode = psprintf("%s/%s", lock_node, (*entries)[i].znode);

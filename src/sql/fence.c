@@ -172,13 +172,16 @@ fence(Oid fn_oid, text *path, const char *utf8_path, int64 token,
 /*
  * verify_holder
  *		ERROR 55000 unless the node whose czxid is token holds path now: the
- *		first node of the lock's queue, exclusive and granted.
+ *		first node of the lock's queue, exclusive and granted.  The queue is
+ *		read behind a sync: a server cut off from its leader still answers
+ *		plain reads from its stale copy, in which an expired holder's node
+ *		may still be first.
  */
 static void
 verify_holder(const char *path, const char *utf8_path, int64 token)
 {
 	ZkQueueEntry *entries;
-	int			n = ZkLockReadQueue(utf8_path, 1, &entries);
+	int			n = ZkLockReadQueue(utf8_path, 1, true, &entries);
 
 	if (n >= 1 && entries[0].mode == ZK_MODE_EXCLUSIVE &&
 		entries[0].granted && entries[0].token == token)

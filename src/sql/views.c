@@ -128,7 +128,7 @@ zk_lock_queue(PG_FUNCTION_ARGS)
 
 	n = ZkLockReadQueue(path,
 						PG_NARGS() > 1 ? ZkNonNegativeArg(fcinfo, 1, "max_rows") : -1,
-						&entries);
+						false, &entries);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < n; i++)

@@ -289,13 +289,19 @@ while (time() < $t_end)
 	{
 		my ($path, $token, $start, $end_at, $i) = @$o;
 		my $control = $i < 4 ? $control_b : $control_a;
-		my ($now, $released) = split /\n/, $control->query_safe(
+		my ($out, $err) = bg_query($control,
 			'SELECT ' . server_now_sql() . "; SELECT zk_lease_unlock('$path', $token)");
-		# a release the worker had begun may have been done already
+		my ($now, $released) = split /\n/, $out;
+		# a release the worker had begun ($end_at) may have been done
+		# already: then zk_lease_unlock says so, with its WARNING, and
+		# returns false
 		push @intervals, [ $path, 'exclusive', $start, $end_at // $now, $i ];
 		$stats{leases_orphaned}++;
-		$stats{errors}++, diag("lease $token of worker $i on $path was not held")
+		$stats{errors}++, diag("lease $token of worker $i on $path was not held: $err")
 		  if $released ne 't' && !defined $end_at;
+		$stats{errors}++, diag("releasing lease $token of worker $i on $path: $err")
+		  if $err ne ''
+		  && !(defined $end_at && $err =~ /^WARNING:  no ZooKeeper lease with token $token holds lock/);
 	}
 	if (time() >= $next_fault)
 	{

@@ -33,9 +33,11 @@
 # 3. In that window, at the resource: zk_fence(path, X's token) without
 #    verify is accepted until Y has fenced (documented); with verify on a
 #    backend of R connected to the majority it is refused (55000, the head
-#    is Y's node); with verify on a backend of R connected to F, F's stale
-#    answer shows X's node still at the head and X's token is accepted:
-#    verify is only as fresh as the server it reads from.  Once Y has
+#    is Y's node); with verify on a backend of R connected to F, the
+#    verify's read waits behind a sync, which F cannot serve without its
+#    leader, and ends in an ERROR once F drops its clients: X's token is
+#    never accepted there, where F's stale plain reads still show X's node
+#    at the head.  Once Y has
 #    fenced its own write, every write X makes (fenced with its token) is
 #    refused with 55000, until X learns of its loss; the resource ends with
 #    Y's write on top of X's earlier ones.
@@ -107,7 +109,12 @@ sub verify_probe
 # session opened before the cut: F cannot open one afterwards)
 my $rv_maj = verbose_session($nr);
 $rv_maj->query_safe("SET zklock.hosts = '" . zk_member_hosts($ens, @majority) . "'");
-my $rv_f = verbose_session($nr);
+# (the one connected to F fences in a database of its own: its verify
+# waits, holding the path's row of that database's zk_fence_tokens, and
+# would hold up X's and Y's fences meanwhile)
+$nr->safe_psql('postgres', 'CREATE DATABASE verify_f');
+$nr->safe_psql('verify_f', 'CREATE EXTENSION zklock');
+my $rv_f = verbose_session($nr, 'verify_f');
 $rv_f->query_safe("SET zklock.hosts = '" . zk_member_hosts($ens, $f) . "'");
 
 # --- 1. X holds the lock through F and writes; Y waits
@@ -179,7 +186,8 @@ while (time() - $t_cut < 40)
 			"BEGIN; SELECT zk_fence('$path', $tok_x)");
 		bg_query($xw, 'ROLLBACK');
 		$probe{verify_majority} = verify_probe($rv_maj, $tok_x);
-		$probe{verify_f} = verify_probe($rv_f, $tok_x);
+		# (in the background: its synced read waits until F drops it)
+		bg_begin($rv_f, "BEGIN; SELECT zk_fence('$path', $tok_x, verify => true)", 'verify_f');
 		$probe{f_mode} = zk_member_mode($ens, $f);
 		($probe{y_write}) = bg_query($yw,
 			"BEGIN; SELECT zk_fence('$path', $tok_y);
@@ -192,6 +200,11 @@ while (time() - $t_cut < 40)
 	my @w = x_write();
 	push @x_writes, [ time(), @w ];
 	usleep(50_000);
+}
+{
+	my ($out, $err) = bg_finish($rv_f, 'verify_f');
+	bg_query($rv_f, 'ROLLBACK');
+	$probe{verify_f} = $out eq $tok_x ? 'accepted' : $err;
 }
 ok(defined $t_y, 'Y is granted the lock');
 ok(defined $t_learn, 'X is told that its lock was lost');
@@ -231,8 +244,9 @@ is($probe{plain}, $tok_x,
 error_is($probe{verify_majority}, '55000',
 	qr/fencing token $tok_x no longer holds lock path "\/dp\/r"\nDETAIL:  The head of the lock's queue in ZooKeeper is granted exclusive node "[^"]+" with token $tok_y\./,
 	'verify through the majority refuses X\'s token: the head is Y\'s node');
-is($probe{verify_f}, 'accepted',
-	"verify through F accepts X's token: F's stale answer shows X's node at the head");
+like(error_code($probe{verify_f}), qr/^(08001|08006|55000)$/,
+	"verify through F does not accept X's token: its synced read cannot be served by F")
+  or diag($probe{verify_f});
 is((split /\n/, $probe{y_write} // '')[-1], 'done', 'Y fences and writes');
 my @stale = grep { $_->[0] > ($t_y_fenced // 1e12) } @x_writes;
 my @refused = grep { $_->[1] eq '55000' } @stale;
@@ -247,7 +261,8 @@ figure(
 	dangerous_stale_writes => scalar @stale,
 	dangerous_stale_writes_refused => scalar @refused,
 	dangerous_x_writes_landed_after_grant => scalar @landed_after_grant,
-	dangerous_verify_through_follower => $probe{verify_f} eq 'accepted' ? 'accepted' : 'refused');
+	dangerous_verify_through_follower => $probe{verify_f} eq 'accepted' ? 'accepted'
+	: 'refused (' . (error_code($probe{verify_f}) // 'no code') . ')');
 is($nr->safe_psql('postgres', 'SELECT balance || \' \' || last_writer FROM account'),
 	(1 + @landed + 100) . ' Y',
 	"the resource holds X's writes from before Y's fence and Y's on top, none of X's after it");
