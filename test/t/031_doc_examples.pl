@@ -1,9 +1,12 @@
 # The SQL examples of README.md and doc/reference.md, run against a live
 # install as a new user would run them.
 #
-# Every ```sql block of the two files runs in a new psql session on a
-# scratch database holding the objects the examples assume (the tables,
-# procedures, role and database the reference's introduction names).  A
+# Every ```sql block of the two files runs in a new psql session: the
+# README's on a database made as test/demo.sh makes zklock_demo (the
+# extension and nothing else: the tour runs as printed on the demo), the
+# reference's on a scratch database holding the objects its examples
+# assume (the tables, procedures, role and database its introduction
+# names).  A
 # block must run without an ERROR, except for the SQLSTATEs listed for it
 # below, each of which must then occur: the errors the text itself
 # describes, and a statement_timeout (57014) where the text says the
@@ -40,6 +43,9 @@ $node->safe_psql('postgres', 'CREATE DATABASE payments');
 $node->safe_psql('postgres', 'CREATE DATABASE scratch');
 # where an example creates the extension itself
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
+# the README's tour: as test/demo.sh makes zklock_demo
+$node->safe_psql('postgres', 'CREATE DATABASE tour');
+$node->safe_psql('tour', 'CREATE EXTENSION IF NOT EXISTS zklock');
 $node->safe_psql('scratch', q{
 CREATE EXTENSION zklock;
 CREATE ROLE batch;
@@ -121,7 +127,10 @@ for my $file ('README.md', 'doc/reference.md')
 		$sql = join("\n", grep { !/\(in another backend\)/ } split /\n/, $sql) . "\n";
 
 		my $pre = "\\set VERBOSITY verbose\nSET statement_timeout = '3s';\n";
-		my $db = $sql =~ /CREATE EXTENSION zklock/ ? 'fresh' : 'scratch';
+		my $db =
+		    $sql =~ /CREATE EXTENSION zklock/ ? 'fresh'
+		  : $file eq 'README.md' ? 'tour'
+		  : 'scratch';
 		my ($out, $err) = ('', '');
 		if (index($sql, $three_sessions) >= 0)
 		{

@@ -94,8 +94,13 @@ ALTER ROLE plain SET zklock.max_locks_per_backend = 1;
 	error_is($err, '55000',
 		qr/cannot switch to a new ZooKeeper session while this backend holds ZooKeeper locks\nDETAIL:  .*\nHINT:  Set the changed setting back to the value this session was opened with \(SET is allowed for that while locks are held\), or release the locks first: zk_unlock_all\(\) releases session locks, and transaction locks go when their transaction ends \(COMMIT or ROLLBACK\); the next zklock call then opens a session with the new settings\./,
 		'the next zklock call, the SET LOCAL over, is 55000 with a HINT on setting it back or releasing both kinds of lock');
+	# what works on the session the locks were taken on is not refused
+	($out, $err) = bg_query($s, q{SELECT path FROM zk_locks});
+	is("$out|$err", '/switch/a|', 'zk_locks works in that state');
+	($out, $err) = bg_query($s, q{SELECT zk_unlock('/switch/a')});
+	is("$out|$err", 't|', 'so does zk_unlock');
 	($out, $err) = bg_query($s, q{SELECT zk_unlock_all()});
-	is($err, '', 'zk_unlock_all() works in that state');
+	is($err, '', 'and zk_unlock_all()');
 	($out, $err) = bg_query($s, q{SELECT zk_lock('/switch/b') > 0});
 	is($out, 't', 'and the next call takes its lock');
 	isnt($s->query_safe('SELECT timeout_ms FROM zk_session()'), '3000',
