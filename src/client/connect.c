@@ -18,6 +18,9 @@
  */
 #include "postgres.h"
 
+#include <netdb.h>
+
+#include "common/ip.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
@@ -50,6 +53,7 @@ static void zk_close_handle(bool given_up);
 static void zk_reserve_fds(void);
 static void zk_release_fds(void);
 static void zk_session_at_exit(int code, Datum arg);
+static char *zk_unresolved_host(const char *hosts);
 
 /*
  * ZkSessionSetSettingsHook
@@ -160,6 +164,48 @@ ZkSessionEnsure(void)
 }
 
 /*
+ * zk_unresolved_host
+ *		The first host of the list (host:port,host:port..., as checked when
+ *		zklock.hosts is set) that the resolver cannot resolve, as 'host
+ *		"name": the resolver's message'; NULL if each resolves now.
+ */
+static char *
+zk_unresolved_host(const char *hosts)
+{
+	char	   *list = pstrdup(hosts);
+	char	   *save = NULL;
+
+	for (char *entry = strtok_r(list, ",", &save); entry != NULL;
+		 entry = strtok_r(NULL, ",", &save))
+	{
+		char	   *colon = strrchr(entry, ':');
+		char	   *host = entry;
+		struct addrinfo hints;
+		struct addrinfo *res = NULL;
+		int			rc;
+
+		if (colon == NULL)
+			continue;
+		*colon = '\0';
+		/* an IPv6 address in brackets */
+		if (host[0] == '[' && colon > host + 1 && colon[-1] == ']')
+		{
+			host++;
+			colon[-1] = '\0';
+		}
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		rc = pg_getaddrinfo_all(host, colon + 1, &hints, &res);
+		if (res != NULL)
+			pg_freeaddrinfo_all(hints.ai_family, res);
+		if (rc != 0)
+			return psprintf("host \"%s\": %s", host, gai_strerror(rc));
+	}
+	return NULL;
+}
+
+/*
  * zk_connect
  *		Open a session on zklock.hosts and wait, at most
  *		zklock.connect_timeout and interruptibly, until it is connected.
@@ -185,14 +231,19 @@ zk_connect(void)
 	if (zh == NULL)
 	{
 		int			saved_errno = errno;
+		char	   *unresolved;
 
 		zk_release_fds();
+		/* the resolver's own words, which the client library only logs */
+		unresolved = saved_errno == EINVAL ? NULL : zk_unresolved_host(zklock_hosts);
 		errno = saved_errno;
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 				 errmsg("could not connect to ZooKeeper at \"%s\"", zklock_hosts),
 				 saved_errno == EINVAL ?
 				 errdetail("The host list is not a valid list of host:port pairs.") :
+				 unresolved ?
+				 errdetail("The ZooKeeper client could not resolve %s.", unresolved) :
 				 errdetail("The ZooKeeper client could not resolve the host list: %m.")));
 	}
 
