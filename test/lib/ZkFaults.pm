@@ -220,29 +220,62 @@ sub zk_member_hosts
 
 # zk_ephemerals_under(ZK, PATH): every ephemeral node under PATH (read
 # with kazoo), one "path owner-session" per line, '' if none; dies if
-# kazoo cannot run.
+# kazoo cannot run.  (Every node whose stat names an owner: ZooKeeper
+# gives containers and TTL nodes one too, see zk_nodes_under.)
 sub zk_ephemerals_under
 {
 	my ($zk, $path) = @_;
-	return kazoo_run($zk, <<"EOF");
+	return join("\n",
+		map { "$_->[0] $_->[1]" } grep { $_->[1] ne '0' } _zk_walk($zk, $path));
+}
+
+# zk_nodes_under(ZK, PATH): every node under PATH (not PATH itself), one
+# "path kind" per line, depth first, '' if none; kind is persistent,
+# container, ttl or ephemeral, by the ephemeralOwner of its stat
+# (ZooKeeper marks a container with 0x8000000000000000 and a TTL node with
+# 0xff in the top byte; an ephemeral node's is its session).
+push @EXPORT, qw(zk_nodes_under);
+sub zk_nodes_under
+{
+	my ($zk, $path) = @_;
+	my @lines;
+	for my $n (_zk_walk($zk, $path))
+	{
+		my $o = $n->[1];
+		my $kind =
+		    $o eq '0' ? 'persistent'
+		  : $o eq '8000000000000000' ? 'container'
+		  : $o =~ /^ff[0-9a-f]{14}$/ ? 'ttl'
+		  : 'ephemeral';
+		push @lines, "$n->[0] $kind";
+	}
+	return join("\n", @lines);
+}
+
+# _zk_walk(ZK, PATH): every node under PATH, as [path, its ephemeralOwner
+# in hex], read with kazoo
+sub _zk_walk
+{
+	my ($zk, $path) = @_;
+	my $out = kazoo_run($zk, <<"EOF");
 out = []
 def walk(p):
     try:
         kids = c.get_children(p)
     except Exception:
         return
-    for k in kids:
+    for k in sorted(kids):
         q = p.rstrip('/') + '/' + k
         try:
             data, st = c.get(q)
         except Exception:
             continue
-        if st.ephemeralOwner:
-            out.append('%s %x' % (q, st.ephemeralOwner))
+        out.append('%s %x' % (q, st.ephemeralOwner & 0xffffffffffffffff))
         walk(q)
 walk('$path')
 print('\\n'.join(out))
 EOF
+	return map { [ split / / ] } grep { $_ ne '' } split /\n/, $out;
 }
 
 END

@@ -1,0 +1,243 @@
+# The life cycle around the locks: a server that crashes or stops at once,
+# the extension dropped or updated under its holders, and two servers at
+# different extension versions sharing one queue.
+#
+# - Server a (zklock.session_timeout 4 s) holds a session lock, a
+#   transaction lock (idle in transaction), a shared lock and a lease
+#   (ttl 8 s) in four backends; server b queues one waiter behind each.
+#   Then a's postmaster is killed with SIGKILL.  Its backends notice the
+#   postmaster's death the next time they wait (an idle backend at once)
+#   and exit through proc_exit, which closes their ZooKeeper sessions:
+#   b's waiters on the three ephemeral holds are granted at once, long
+#   before the session timeout.  A backend that was running a statement
+#   that does not wait (a busy loop) lives on as an orphan until the
+#   statement ends, and keeps its ZooKeeper session alive and its lock
+#   held, past the session timeout: its waiter is granted only once it
+#   exits.  The lease is untouched: its node stays until its ttl, then
+#   goes, and only then is its waiter granted.
+# - The same holds and waiters, and `pg_ctl stop -m immediate`: the
+#   backends exit at SIGQUIT without closing their sessions, so every
+#   ephemeral hold is freed by ZooKeeper's session expiry: within the
+#   session timeout + 3 s, and not before the session timeout minus a
+#   tick.  The lease again stays for its ttl.
+# - After each: the restarted server a takes each lock (and a lease)
+#   normally, and once everything is released no node is left under the
+#   root (containers reaped, no ephemeral, no TTL node).
+# - DROP EXTENSION zklock while other backends (and the dropping one)
+#   hold locks succeeds, and the locks stay held: the holders can no
+#   longer call zk_unlock, but their transaction locks still go at COMMIT,
+#   DISCARD ALL releases their session locks, exit releases everything,
+#   and after CREATE EXTENSION zk_unlock works again on the holds taken
+#   before the DROP.
+# - ALTER EXTENSION zklock UPDATE (from 1.0) in another session while a
+#   backend holds session, transaction and shared locks: they stay held,
+#   the holder releases them with the updated functions.
+# - A rolling upgrade: server a's database at extension version 1.0,
+#   server b's at the newest, one queue on one path: FIFO grants across
+#   both, one holder at a time, and zk_lock_queue on each shows the same
+#   queue with its owners.
+use strict;
+use warnings;
+
+use lib 'lib';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use ZkTest;
+use ZkFaults;
+
+my $t_start = time();
+my $session_s = 4;
+my $ttl_s = 8;
+my $zk = zk_standalone();
+my $na = pg_with_zklock('a', $zk, "zklock.session_timeout = '${session_s}s'\n");
+my $nb = pg_with_zklock('b', $zk);
+
+# alive(PID): the process exists and is no zombie
+sub alive
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return 0;
+	my $stat = <$fh>;
+	close $fh;
+	return $stat !~ /^\d+ \(.*\) Z /;
+}
+
+# holders(HOW, KEYS): on server a, one backend per key of KEYS holding
+# the lock of that key on /crash/HOW/KEY: s a session lock, x a transaction
+# lock (idle in transaction), r a shared lock, busy a session lock; returns
+# the sessions and their pids, by key
+sub holders
+{
+	my ($how, @keys) = @_;
+	my %sql = (
+		s => "SELECT zk_lock('/crash/$how/s')",
+		x => "BEGIN; SELECT zk_xact_lock('/crash/$how/x')",
+		r => "SELECT zk_rlock('/crash/$how/r')",
+		busy => "SELECT zk_lock('/crash/$how/busy')");
+	my (%s, %pid);
+	for my $k (@keys)
+	{
+		$s{$k} = $na->background_psql('postgres', on_error_stop => 0);
+		$pid{$k} = $s{$k}->query_safe('SELECT pg_backend_pid()');
+		$s{$k}->query_safe($sql{$k});
+	}
+	return (\%s, \%pid);
+}
+
+# waiter(W, HOW, KEY): on server b, an exclusive waiter on /crash/HOW/KEY,
+# queued behind a's hold, as $W->{KEY}
+sub waiter
+{
+	my ($w, $how, $k) = @_;
+	$w->{$k} = $nb->background_psql('postgres', on_error_stop => 0);
+	bg_begin($w->{$k}, "SELECT zk_lock('/crash/$how/$k')", "granted_$k");
+	wait_queue_len($nb, "/crash/$how/$k", 2, 10, "b's waiter on $k queued");
+	return;
+}
+
+# grant_times(WAITERS, T0, SECS, KEYS): poll the waiters of KEYS together
+# until each is granted (at most SECS); returns key -> seconds after T0 at
+# which each was first seen granted (undef if not)
+sub grant_times
+{
+	my ($w, $t0, $secs, @keys) = @_;
+	my %at;
+	wait_for(
+		sub {
+			for my $k (grep { !defined $at{$_} } @keys)
+			{
+				$at{$k} = time() - $t0 if bg_done($w->{$k}, "granted_$k");
+			}
+			return !grep { !defined $at{$_} } @keys;
+		},
+		$secs, "the waiters on @keys granted");
+	return %at;
+}
+
+# lease_node_held(HOW): the lease's node is in the queue of its path, as a
+# granted lease (seen from b)
+sub lease_node_held
+{
+	my ($how) = @_;
+	return $nb->safe_psql('postgres',
+		"SELECT count(*) FILTER (WHERE granted AND lease_expires_at IS NOT NULL)
+		 FROM zk_lock_queue('/crash/$how/l')") eq '1';
+}
+
+# crash_round(HOW): holds on a, waiters on b, then a's postmaster killed
+# (HOW kill9) or stopped with -m immediate (HOW immediate); then a is
+# restarted and takes every lock
+sub crash_round
+{
+	my ($how) = @_;
+	my @keys = ('s', 'x', 'r', ($how eq 'kill9' ? 'busy' : ()));
+	my ($s, $pid) = holders($how, @keys);
+	my %w;
+	waiter(\%w, $how, $_) for @keys;
+	# the lease last, so that its ttl outlasts the session timeout
+	$s->{l} = $na->background_psql('postgres', on_error_stop => 0);
+	$pid->{l} = $s->{l}->query_safe('SELECT pg_backend_pid()');
+	my $t_lease = time();
+	$s->{l}->query_safe("SELECT zk_lease_lock('/crash/$how/l', '${ttl_s}s')");
+	waiter(\%w, $how, 'l');
+	my ($busy_s, $t_busy) = ($session_s + 6);
+	if ($how eq 'kill9')
+	{
+		# a statement that never waits on a latch, so never sees the
+		# postmaster's death
+		bg_begin($s->{busy},
+			"DO \$\$BEGIN WHILE clock_timestamp() < now() + interval '$busy_s s' LOOP END LOOP; END\$\$",
+			'busy_done');
+		wait_active($na, $pid->{busy});
+		$t_busy = time();
+	}
+
+	my $t0 = time();
+	if ($how eq 'kill9') { $na->kill9; }
+	else { $na->stop('immediate'); }
+	my %at = grant_times(\%w, $t0, $session_s + 3, qw(s x r));
+	my $freed = (sort { $b <=> $a } map { $at{$_} // 999 } qw(s x r))[0];
+	figure("${how}_free_s" => sprintf('%.2f', $freed));
+	note(sprintf("after $how: b granted the session lock %.2f s, the transaction lock %.2f s, the shared lock %.2f s later",
+			map { $at{$_} // -1 } qw(s x r)));
+	if ($how eq 'kill9')
+	{
+		cmp_ok($freed, '<', $session_s,
+			'SIGKILL of the postmaster: the idle holders exit and close their sessions: '
+			  . 'b is granted the session, transaction and shared locks before the session timeout');
+		ok(wait_for(sub { !grep { alive($pid->{$_}) } qw(s x r l) }, 5,
+				'the idle backends exit'),
+			'the idle backends have exited');
+
+		# the busy orphan, past the session timeout: alive, lock held
+		wait_for(sub { time() - $t0 > $session_s + 1 }, $session_s + 2,
+			'the session timeout');
+		ok(alive($pid->{busy}) && time() - $t_busy < $busy_s,
+			'the busy backend lives on as an orphan past the session timeout');
+		ok(!bg_done($w{busy}, 'granted_busy'),
+			'and keeps its lock: its ZooKeeper session is alive');
+	}
+	else
+	{
+		cmp_ok($freed, '<', $session_s + 3,
+			'pg_ctl stop -m immediate: b is granted the session, transaction and shared locks within the session timeout + 3 s');
+		cmp_ok($freed, '>', $session_s / 2,
+			'by the expiry of the sessions (not before half the session timeout: the backends did not close them)');
+	}
+	ok(!bg_done($w{l}, 'granted_l') && lease_node_held($how),
+		sprintf("$how: the lease's node stays (%.1f s after the lease, ttl %d s)",
+			time() - $t_lease, $ttl_s));
+
+	%at = (%at, grant_times(\%w, $t0, $ttl_s + 10, grep { !defined $at{$_} } @keys, 'l'));
+	my $lease_s = ($at{l} // 999) + $t0 - $t_lease;
+	figure("${how}_lease_free_s" => sprintf('%.2f', $lease_s));
+	cmp_ok($lease_s, '>=', $ttl_s, "$how: the lease went no sooner than its ttl");
+	cmp_ok($lease_s, '<', $ttl_s + 1 + 3,
+		"$how: and within its ttl + the reaper's interval (1 s) + 3 s");
+	if ($how eq 'kill9')
+	{
+		my $ended = $busy_s - ($t0 - $t_busy);
+		figure(kill9_orphan_free_s => sprintf('%.2f', $at{busy} // -1));
+		cmp_ok($at{busy} // 999, '>=', $ended - 0.2,
+			"the orphan's lock is granted to b only once its statement ended ("
+			  . sprintf('%.1f s after the kill)', $ended));
+		cmp_ok($at{busy} // 999, '<', $ended + 3, 'and within 3 s of that');
+		ok(wait_for(sub { !alive($pid->{busy}) }, 5, 'the orphan exits'),
+			'the orphan exited');
+	}
+	$_->quit for values %$s;
+
+	# the restarted server
+	ok(wait_for(sub { !grep { alive($_) } values %$pid }, 30,
+			"a's old backends gone"),
+		"$how: every backend of the old server a has exited");
+	$na->start;
+	for my $k (sort keys %w)
+	{
+		bg_finish($w{$k}, "granted_$k");
+		$w{$k}->quit;
+	}
+	my $paths = join(',', map { "'/crash/$how/$_'" } sort keys %w);
+	is($na->safe_psql('postgres',
+			"SELECT bool_and(zk_try_lock(p, 5000)) FROM unnest(ARRAY[$paths]) p"),
+		't', "$how: the restarted server a takes every lock once b's backends released them");
+	my $tok = $na->safe_psql('postgres',
+		"SELECT zk_lease_lock('/crash/$how/l', '1 min')");
+	is($na->safe_psql('postgres', "SELECT zk_lease_unlock('/crash/$how/l', $tok)"),
+		't', "$how: and takes and releases a lease");
+	my $left;
+	ok(wait_for(sub { ($left = zk_nodes_under($zk, '/zklock')) eq '' }, 20,
+			'every node under the root gone'),
+		"$how: once everything is released, no node is left under the root");
+	diag("left:\n$left") if $left ne '';
+	figure("${how}_nodes_left" => scalar(grep { $_ ne '' } split /\n/, $left));
+	return;
+}
+
+crash_round('kill9');
+crash_round('immediate');
+note(sprintf('crash rounds: %.1f s', time() - $t_start));
+
+done_testing();
