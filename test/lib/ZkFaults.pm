@@ -278,6 +278,54 @@ EOF
 	return map { [ split / / ] } grep { $_ ne '' } split /\n/, $out;
 }
 
+# --- allocation and entropy failures (lib/fault_preload.c) -----------------
+#
+# pg_with_faults(NAME, ZK, EXTRA_CONF): as ZkTest's pg_with_zklock, but the
+# server runs with lib/fault_preload.c as LD_PRELOAD (compiled once per
+# test into tmp_check); returns (node, fault directory).  fault_set(DIR,
+# WHAT, LINE) makes the calls WHAT names fail from then on ("strdup": a
+# strdup made by zklock of a string containing LINE; "rand": OpenSSL's
+# RAND_bytes of 16 bytes), fault_clear(DIR, WHAT) ends that.
+push @EXPORT, qw(pg_with_faults fault_set fault_clear);
+my $fault_so;
+sub pg_with_faults
+{
+	my ($name, $zk, $extra) = @_;
+	my $tmp = $PostgreSQL::Test::Utils::tmp_check;
+	if (!defined $fault_so)
+	{
+		my $src = File::Basename::dirname(__FILE__) . '/fault_preload.c';
+		my ($out, $err) = ('', '');
+		IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O2', '-o',
+				"$tmp/fault_preload.so", $src, '-ldl' ],
+			'>', \$out, '2>', \$err)
+		  or die "could not compile $src: $out$err";
+		$fault_so = "$tmp/fault_preload.so";
+	}
+	my $dir = "$tmp/faults_$name";
+	mkdir $dir or die "mkdir $dir: $!";
+	local $ENV{LD_PRELOAD} = $fault_so;
+	local $ENV{ZKFAULT_DIR} = $dir;
+	return (pg_with_zklock($name, $zk, $extra), $dir);
+}
+
+sub fault_set
+{
+	my ($dir, $what, $line) = @_;
+	open my $fh, '>', "$dir/$what.new" or die "$dir/$what.new: $!";
+	print $fh ($line // 1), "\n";
+	close $fh;
+	rename "$dir/$what.new", "$dir/$what" or die "rename to $dir/$what: $!";
+	return;
+}
+
+sub fault_clear
+{
+	my ($dir, $what) = @_;
+	unlink "$dir/$what";
+	return;
+}
+
 END
 {
 	my $rc = $?;

@@ -36,6 +36,21 @@
 #   count (the proxy holds its requests), so that its opening fails: 55000
 #   instead of waiting; while it waits to leave (the lowest member, waiting
 #   for the other): 55000 once the other has left, instead of true.
+# - A transaction that took a lease, with zklock.verify_on_commit, whose
+#   COMMIT finds ZooKeeper frozen (SIGSTOP): 08006 "could not confirm
+#   ZooKeeper leases before commit" after zklock.connect_timeout; the
+#   lease itself stays and is released by its token.
+# - A barrier whose node has a lock path below it (a lock held there):
+#   its removal is 55000 naming the barrier and its node; the barrier stays
+#   up and the lock held; once the lock's node is reaped, it is removed.
+# - A server run with lib/fault_preload.c as LD_PRELOAD, whose strdup and
+#   OpenSSL RAND_bytes fail on demand as they do out of memory or entropy:
+#   a waiter whose copy of the node it is about to watch cannot be made
+#   fails with 53200 "out of memory" (zklock's report, CONTEXT while
+#   waiting), its queue node deleted, and its next call works; a backend
+#   whose first node name finds pg_strong_random failing gets XX000
+#   "could not generate random values", having created nothing, and takes
+#   the lock once random values are available again.
 # - A server with digest authentication disabled refuses zklock.auth:
 #   28000 "ZooKeeper authentication failed".
 # - zklock.auth_file owned by another user (a symbolic link to a file of
@@ -61,6 +76,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 use ZkTest;
+use ZkFaults;
 
 my $zk = zk_standalone();
 my $proxy = zk_proxy($zk);
@@ -185,6 +201,53 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	is($v->query_safe('SELECT state = \'connected\' AND session_id = ' . "'$sid' FROM zk_session()"),
 		't', 'on the same session, which did not expire');
 	$v->quit;
+}
+
+# --- 08006: a COMMIT that must confirm a lease while ZooKeeper does not answer
+{
+	my ($v, $vpid) = session();
+	$v->query_safe(q{SET zklock.session_timeout = '20s'});
+	$v->query_safe(q{SET zklock.verify_on_commit = on});
+	$v->query_safe(q{SET zklock.connect_timeout = '300ms'});
+	$v->query_safe('BEGIN');
+	my $tok = $v->query_safe(q{SELECT zk_lease_lock('/err/lease_confirm', '1 min')});
+	zkctl('kill', $zk->{dir}, 1, 'STOP');
+	bg_begin($v, 'COMMIT', 'lcommit_done');
+	my $returned = wait_for(sub { bg_done($v, 'lcommit_done') }, 5,
+		'the COMMIT returns');
+	zkctl('kill', $zk->{dir}, 1, 'CONT');
+	ok($returned, 'a COMMIT that must confirm its lease returns while ZooKeeper is frozen');
+	my ($out, $err) = finish_within($v, 'lcommit_done', 20, $vpid,
+		'the COMMIT has returned');
+	error_is($err, '08006',
+		qr/could not confirm ZooKeeper leases before commit\nDETAIL:  ZooKeeper did not answer for zklock\.connect_timeout \(300 ms\)\./,
+		'COMMIT of a transaction that took a lease (verify_on_commit) fails with 08006 "could not confirm ZooKeeper leases before commit"');
+	is($v->query_safe('SELECT 1'), '1', 'the transaction was rolled back');
+	is($v->query_safe(qq{SELECT zk_lease_unlock('/err/lease_confirm', $tok)}), 't',
+		'the lease itself (not transactional) is then released by its token');
+	ok(wait_queue_len($pg, '/err/lease_confirm', 0, 10, 'the lease released'),
+		'nothing is left');
+	$v->quit;
+}
+
+# --- 55000: a barrier whose node has a lock path below it
+{
+	my ($b, $bpid) = session();
+	is($b->query_safe(q{SELECT zk_barrier_set('/err/bar')}), 't', 'a barrier is raised');
+	$h->query_safe(q{SELECT zk_lock('/err/bar/sub')});
+	my ($out, $err) = bg_query($b, q{SELECT zk_barrier_remove('/err/bar')});
+	error_is($err, '55000',
+		qr/ZooKeeper barrier "\/err\/bar" cannot be removed: its node has children\nDETAIL:  The node "\/zklock\/err\/bar" is used by a lock, a semaphore or a double barrier\.\n(?:.*\n)*CONTEXT:  while removing barrier "\/err\/bar"/,
+		'removing a barrier with a lock path below it: 55000 naming the barrier and its node');
+	is($b->query_safe(q{SELECT zk_barrier_wait('/err/bar', 0)}), 'f', 'the barrier is still up');
+	is($pg->safe_psql('postgres', q{SELECT zk_try_lock('/err/bar/sub')}), 'f',
+		'and the lock below it still held');
+	$h->query_safe(q{SELECT zk_unlock('/err/bar/sub')});
+	# the lock node is a container: once ZooKeeper reaped it, the removal works
+	ok(wait_for(sub { (bg_query($b, q{SELECT zk_barrier_remove('/err/bar')}))[0] eq 't' },
+			15, 'the barrier removed'),
+		'once the lock path below it is gone, the barrier is removed');
+	$b->quit;
 }
 
 # --- 58000: a result code zklock has no case for
@@ -729,6 +792,44 @@ for _ in range(2000):
 		'nothing is left in the queues');
 	$da->quit;
 	$db->quit;
+}
+
+# --- 53200 and XX000: allocation and entropy failures (fault_preload.c)
+{
+	my ($f, $dir) = pg_with_faults('f', $zk);
+	my $w = verbose($f->background_psql('postgres', on_error_stop => 0));
+	$h->query_safe(q{SELECT zk_lock('/err/oom')});
+	my $held = held_node($h, '/err/oom');
+	# the waiter's strdup of the node it is about to watch fails
+	fault_set($dir, 'strdup', $held);
+	my ($out, $err) = bg_query($w, q{SELECT zk_lock('/err/oom')});
+	fault_clear($dir, 'strdup');
+	error_is($err, '53200', qr/out of memory\nCONTEXT:  while waiting for lock "\/err\/oom"/,
+		'an allocation that fails while a waiter arms its watch: 53200 "out of memory"');
+	unlike($err, qr/Failed on request of size/,
+		"zklock's own report, not a PostgreSQL memory context's");
+	ok(wait_queue_len($pg, '/err/oom', 1, 10, 'the waiter gone from the queue'),
+		"the waiter's queue node is deleted");
+	is($w->query_safe(q{SELECT count(*) FROM zk_locks}), '0', 'and it holds nothing');
+	$h->query_safe(q{SELECT zk_unlock('/err/oom')});
+	is($w->query_safe(q{SELECT zk_try_lock('/err/oom', 5000)}), 't',
+		'its next call takes the lock');
+	$w->query_safe(q{SELECT zk_unlock('/err/oom')});
+	$w->quit;
+
+	# a backend's first node name draws its random seed
+	my $r = verbose($f->background_psql('postgres', on_error_stop => 0));
+	fault_set($dir, 'rand');
+	($out, $err) = bg_query($r, q{SELECT zk_lock('/err/rand')});
+	fault_clear($dir, 'rand');
+	error_is($err, 'XX000', qr/could not generate random values/,
+		'pg_strong_random failing: XX000 "could not generate random values"');
+	is($pg->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/err/rand')}), '0',
+		'no node was created');
+	is($r->query_safe(q{SELECT zk_try_lock('/err/rand')}), 't',
+		'once random values are available again, the backend takes the lock');
+	$r->quit;
+	$f->stop;
 }
 
 $h->quit;
