@@ -277,12 +277,18 @@ sub wait_for
 }
 
 # bg_begin(SESSION, SQL, MARKER): start SQL in a background psql session
-# without waiting for it; MARKER is printed when it has completed.
+# without waiting for it; MARKER is printed when it has completed.  (What
+# psql printed after "zkt_started" in the same read, up to MARKER itself
+# for SQL that ended at once, stays in the session's stdout:
+# query_until would discard it, and bg_done and bg_finish would then wait
+# for a MARKER that came and went.)
 sub bg_begin
 {
 	my ($s, $sql, $marker) = @_;
-	$s->query_until(qr/zkt_started/,
+	my $got = $s->query_until(qr/zkt_started\n/,
 		"\\echo zkt_started\n$sql;\n\\echo $marker\n");
+	$got =~ s/\A.*?zkt_started\n//s;
+	$s->{stdout} = $got . $s->{stdout};
 	return;
 }
 
