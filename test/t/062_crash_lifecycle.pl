@@ -35,8 +35,9 @@
 #   the holder releases them with the updated functions.
 # - A rolling upgrade: server a's database at extension version 1.0,
 #   server b's at the newest, one queue on one path: FIFO grants across
-#   both, one holder at a time, and zk_lock_queue on each shows the same
-#   queue with its owners.
+#   both, one holder at a time, zk_lock_queue on each shows the same
+#   queue with its owners, zk_cluster_locks (newest) counts it, and each
+#   holder's zk_locks and zk_session() show its hold.
 use strict;
 use warnings;
 
@@ -359,6 +360,7 @@ sub held_from
 	my @waiting = qw(b1 a2 b2);
 	my $holder = 'a1';
 	my $exclusive = 1;
+	my $listed = 1;
 	while (@waiting)
 	{
 		$s{$holder}->query_safe(q{SELECT zk_unlock('/roll/q')});
@@ -374,9 +376,15 @@ sub held_from
 		$exclusive &&= !grep { bg_done($s{$_}, "got_$_") } @waiting;
 		$exclusive &&= $na->safe_psql('roll', q{SELECT zk_try_lock('/roll/q')}) eq 'f';
 		$exclusive &&= $nb->safe_psql('postgres', q{SELECT zk_try_lock('/roll/q')}) eq 'f';
+		# the holder's own view, on either version
+		$listed &&= $s{$next}->query_safe(
+			q{SELECT count(*) FROM zk_locks WHERE path = '/roll/q' AND mode = 'exclusive'})
+		  eq '1';
+		$listed &&= $s{$next}->query_safe(q{SELECT locks_held FROM zk_session()}) eq '1';
 		$holder = $next;
 	}
 	ok($exclusive, 'each grant leaves the others waiting, and neither server can take the lock meanwhile');
+	ok($listed, "each holder's zk_locks and zk_session() show its hold, on both versions");
 	is(join(' ', @order), 'b1 a2 b2', 'granted in queue order across the two versions');
 	$s{b2}->query_safe(q{SELECT zk_unlock('/roll/q')});
 	ok(wait_queues_empty($nb, ['/roll/q'], 10, 'the rolling queue empty'), 'nothing is left');
