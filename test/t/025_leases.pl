@@ -198,18 +198,27 @@ is(znodes('/job/nightly'), '', 'no node left');
 # --- renewing keeps it: renewed every 600 ms for 5 s with ttl 2 s
 {
 	my $t = $na->safe_psql('postgres', q{SELECT zk_lease_lock('/job/renew', '2 s')});
+	# one open session per server renews, so that a renewal's time is the
+	# renewal's own, not a new psql's start
+	my @renewer = map { $_->background_psql('postgres') } $nb, $na;
+	my $prober = $nb->background_psql('postgres');
 	my $held = 1;
 	my $t0 = time();
-	my $i = 0;
+	my ($i, $last, $longest_gap) = (0, $t0, 0);
 	while (time() - $t0 < 5)
 	{
 		# alternate servers: the renewal is anyone's
-		my $node = $i++ % 2 ? $na : $nb;
-		$node->safe_psql('postgres', qq{SELECT zk_lease_renew('/job/renew', $t)});
-		$held &&= $nb->safe_psql('postgres', q{SELECT zk_try_lock('/job/renew')}) eq 'f';
+		$renewer[ $i++ % 2 ]->query_safe(qq{SELECT zk_lease_renew('/job/renew', $t)});
+		my $now = time();
+		$longest_gap = $now - $last if $now - $last > $longest_gap;
+		$last = $now;
+		$held &&= $prober->query_safe(q{SELECT zk_try_lock('/job/renew')}) eq 'f';
 		usleep(600_000);
 	}
 	ok($held, 'a lease renewed within its ttl stays held for 2.5 ttls, from both servers');
+	cmp_ok($longest_gap, '<', 2,
+		sprintf('every renewal came within the ttl of the one before (longest gap %.2f s)', $longest_gap));
+	$_->quit for (@renewer, $prober);
 	my $t1 = time();
 	ok( wait_for(
 			sub { $nb->safe_psql('postgres', q{SELECT zk_try_xact_lock('/job/renew')}) eq 't' },
