@@ -12,6 +12,19 @@
 # forwarder to and from member M isolates M from the other two (the
 # minority side) and leaves its client connections alone.  Everything
 # started here (proxies, servers) is stopped when the test ends.
+#
+# A fake clock is a PostgreSQL server whose postmaster runs with Debian's
+# libfaketime preloaded (so every backend has it too), reading the offset
+# of its wall clock from a file at every clock call
+# (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1): fake_clock_set rewrites
+# the file, and the server's wall clock (gettimeofday, time,
+# clock_gettime(CLOCK_REALTIME)) jumps at once.  Its monotonic clocks are
+# left alone (FAKETIME_DONT_FAKE_MONOTONIC=1), as when an operator or NTP
+# steps the clock of a real machine.  (libfaketime 0.9.10 has one side
+# effect there: a pthread_cond_timedwait on a condition variable of the
+# monotonic clock returns at once, so a thread that sleeps on one, such as
+# zklock's loss watchdog, polls instead of sleeping; it still reads the
+# real monotonic clock.)
 package ZkFaults;
 
 use strict;
@@ -30,7 +43,7 @@ use ZkTest;
 our @EXPORT = qw(tcp_proxy_start tcp_proxy_cmd zk_partitionable_ensemble
   zk_isolate zk_heal zk_member_mode zk_wait_mode zk_leader_of
   zk_member_of_server zk_member_hosts zk_ephemerals_under zkctl_bg
-  zk_healthy);
+  zk_healthy pg_with_fake_clock fake_clock_set);
 
 my @ensembles;    # dirs to stop at the end
 my @proxies;
@@ -323,6 +336,52 @@ sub fault_clear
 {
 	my ($dir, $what) = @_;
 	unlink "$dir/$what";
+	return;
+}
+
+# pg_with_fake_clock(NAME, ZK, EXTRA_CONF, %opts): pg_with_zklock's
+# cluster, its postmaster started with a fake clock (see the top of this
+# file), at the real time to begin with.  Option monotonic => 1 fakes the
+# monotonic clocks too (to show what a test sees when code reads a clock
+# that jumps).  Bails out if libfaketime is not installed.
+my %fake_clock_file;
+sub pg_with_fake_clock
+{
+	my ($name, $zk, $extra, %opts) = @_;
+	my ($lib) = glob('/usr/lib/*/faketime/libfaketime.so.1');
+	BAIL_OUT('libfaketime is not installed (test/install-deps.sh)')
+	  unless defined $lib && -f $lib;
+	my $file = "$PostgreSQL::Test::Utils::tmp_check/faketime_$name.rc";
+	_fake_clock_write($file, 0);
+	local $ENV{LD_PRELOAD} = $lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $file;
+	local $ENV{FAKETIME_NO_CACHE} = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = $opts{monotonic} ? 0 : 1;
+	my $node = pg_with_zklock($name, $zk, $extra);
+	$fake_clock_file{ $node->name } = $file;
+	return $node;
+}
+
+# fake_clock_set(NODE, SECONDS): NODE's wall clock reads the real time plus
+# SECONDS (negative: behind), from now on, in every process of the server.
+sub fake_clock_set
+{
+	my ($node, $secs) = @_;
+	my $file = $fake_clock_file{ $node->name }
+	  // die 'fake_clock_set: ' . $node->name . ' has no fake clock';
+	_fake_clock_write($file, $secs);
+	return;
+}
+
+# the offset, written to a new file renamed over the old one: a process
+# never reads half a file
+sub _fake_clock_write
+{
+	my ($file, $secs) = @_;
+	open(my $fh, '>', "$file.new") or die "$file.new: $!";
+	printf $fh "%s%d\n", $secs < 0 ? '-' : '+', abs($secs);
+	close($fh) or die "$file.new: $!";
+	rename("$file.new", $file) or die "$file: $!";
 	return;
 }
 
