@@ -27,8 +27,10 @@
 #   within ttl + 3 s of the grant, measured here), and a session-level
 #   lease whose ttl passed cannot be renewed (55000) and goes to B.
 # - No false deadlock: a wait that lasts many deadlock_timeouts across both
-#   jumps ends with the lock, not with 40P01; and a real deadlock whose
-#   waits see the clock jump forward is still found (one 40P01).
+#   jumps ends with the lock, not with 40P01; a real deadlock whose waits
+#   see the clock jump forward is found (one 40P01); and a deadlock that
+#   only A's check can find is found within deadlock_timeout + 4 s
+#   whether A's clock jumps forward or back during its deadlock_timeout.
 # - lock_timeout ends a wait at its time, measured on this script's
 #   monotonic clock, whether the clock jumps forward or back during the
 #   wait: not before lock_timeout, and within lock_timeout + 4 s.
@@ -216,6 +218,45 @@ $sb->query_safe(q{SELECT zk_lease_unlock('/clk/xlease', fencing_token)
 	fake_clock_set($na, 0);
 	$w->quit;
 }
+
+# a real deadlock that only A's check can find: B waits first (its own
+# check, after its deadlock_timeout, finds no cycle), then A closes the
+# cycle, and A's clock jumps during A's deadlock_timeout (2 s here): A's
+# check still comes, and finds it
+my %deadlock_ms;
+for my $jump ([ 'forward', $hour ], [ 'back', -$hour ])
+{
+	my ($name, $secs) = @$jump;
+	my $w = verbose_session($na);
+	my $wpid = $w->query_safe('SELECT pg_backend_pid()');
+	$w->query_safe(q{SET deadlock_timeout = '2s'});
+	$w->query_safe(q{SELECT zk_lock('/clk/e1')});
+	$sb->query_safe(q{SELECT zk_lock('/clk/e2')});
+	bg_begin($sb, q{SELECT zk_lock('/clk/e1') > 0}, 'e_b');
+	wait_queue_len($na, '/clk/e1', 2, 10, 'B waits for A');
+	my $t0 = mono();
+	usleep(50_000) while mono() - $t0 < 1;    # B's deadlock_timeout passes
+	bg_begin($w, q{SELECT zk_lock('/clk/e2') > 0}, 'e_a');
+	$t0 = mono();
+	wait_queue_len($na, '/clk/e2', 2, 10, 'A waits for B');
+	fake_clock_set($na, $secs);
+	my $found = wait_for(sub { bg_done($w, 'e_a') }, 2 + 20, 'A to find the deadlock');
+	my $dt = mono() - $t0;
+	$deadlock_ms{$name} = int($dt * 1000);
+	$na->safe_psql('postgres', "SELECT pg_cancel_backend($wpid)") unless $found;
+	my ($o, $e) = bg_finish($w, 'e_a');
+	error_is($e, '40P01', qr/deadlock detected/,
+		"a deadlock only A finds, A's clock jumps $name during deadlock_timeout: 40P01");
+	ok($dt < 2 + 4, sprintf('  found %.1f s after A began to wait (deadlock_timeout 2 s)', $dt));
+	$w->query_safe(q{SELECT zk_unlock_all()});
+	fake_clock_set($na, 0);
+	bg_finish($sb, 'e_b');
+	$sb->query_safe(q{SELECT zk_unlock_all()});
+	$w->quit;
+}
+figure(
+	deadlock_found_forward_jump_ms => $deadlock_ms{forward},
+	deadlock_found_backward_jump_ms => $deadlock_ms{back});
 
 # --- 5. lock_timeout ends a wait at its time, across a jump either way
 my %lock_timeout_ms;
