@@ -325,6 +325,40 @@ sub bg_query
 	return ($out, $err);
 }
 
+# bg_send(SESSION, SQL, CB): send SQL (one or more statements) to a
+# background psql session started with on_error_stop => 0, without
+# waiting; bg_poll(SESSION) later calls CB with (stdout, stderr) once all
+# of it has completed.  One SQL at a time per session.
+my $bg_seq = 0;
+push @EXPORT, qw(bg_send bg_poll);
+sub bg_send
+{
+	my ($s, $sql, $cb) = @_;
+	die 'bg_send: the session is busy' if $s->{zkt_pending};
+	my $marker = '__zkt_sent_' . ++$bg_seq;
+	$s->{zkt_pending} = { marker => $marker, cb => $cb };
+	$s->{stdin} .= "$sql;\n\\echo $marker\n";
+	$s->{run}->pump_nb();
+	return;
+}
+
+# bg_poll(SESSION): has the SQL of bg_send completed?  If so, clears
+# stdout and stderr, calls its CB and returns true.
+sub bg_poll
+{
+	my ($s) = @_;
+	my $p = $s->{zkt_pending} or return 0;
+	$s->{run}->pump_nb();
+	return 0 unless $s->{stdout} =~ /^(.*?)\n?$p->{marker}\n/s;
+	my $out = $1;
+	my $err = $s->{stderr};
+	$s->{stdout} = '';
+	$s->{stderr} = '';
+	$s->{zkt_pending} = undef;
+	$p->{cb}->($out, $err);
+	return 1;
+}
+
 # kazoo_python(): a python3 that can import kazoo (Debian's python3-kazoo
 # is installed for /usr/bin/python3, which may not be first in PATH)
 sub kazoo_python
