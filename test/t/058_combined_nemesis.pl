@@ -82,6 +82,28 @@ my $cut_bound = 5 / 3 * $session_s + 1;
 my $pause_bound = 2;    # zklock.connect_timeout: the library reaches a server
 note("nemesis seed $seed: ZKLOCK_NEMESIS_SEED=$seed replays this schedule");
 
+# --- the checker (test/lib/ZkHistory.pm), on histories broken on purpose
+# (times in seconds; a write is [token, old, new, at], a read [token, at])
+my %clean = (
+	reads => [ [ 10, 1.0 ], [ 12, 3.0 ], [ 15, 5.0 ] ],
+	writes => [ [ 10, 0, 1, 2.0 ], [ 12, 1, 2, 4.0 ], [ 15, 2, 3, 6.0 ] ],
+	refused => [ [ 11, 3.5 ] ],
+	grants => [ [ 0.5, 10 ], [ 0.7, 11 ], [ 2.5, 12 ], [ 4.5, 15 ] ]);
+is_deeply(check_fenced_history(%clean),
+	{ fencing => 0, lost => 0, grant_order => 0, overlaps => 0, refused_not_stale => 0 },
+	'checker self-test: a clean history, with one refusal of a stale token, passes');
+is_deeply(
+	check_fenced_history(%clean,
+		reads => [ @{ $clean{reads} }, [ 11, 1.5 ] ],
+		writes => [ [ 10, 0, 1, 2.0 ], [ 12, 1, 2, 4.0 ], [ 11, 0, 1, 4.5 ], [ 15, 1, 2, 6.0 ] ],
+		refused => []),
+	{ fencing => 1, lost => 1, grant_order => 0, overlaps => 2, refused_not_stale => 0 },
+	'checker self-test: a stale holder\'s write applied is a fencing violation, a lost update and overlaps');
+is(check_fenced_history(%clean, refused => [ [ 16, 7.0 ], [ 12, 2.5 ] ])->{refused_not_stale}, 2,
+	'checker self-test: a refusal that no larger token applied before it explains is counted');
+is(scalar(@{ (late_stops([ [ 'cut off', 1.0, 8.0, 7.67 ], [ 'paused', 1.0, 2.0, 2 ] ]))[0] }), 1,
+	'checker self-test: a holder stopped later than its bound is counted');
+
 # --- the servers
 my $ens = zk_partitionable_ensemble(
 	cfg => "syncLimit=5\n",
