@@ -101,7 +101,7 @@ is_deeply(
 	'checker self-test: a stale holder\'s write applied is a fencing violation, a lost update and overlaps');
 is(check_fenced_history(%clean, refused => [ [ 16, 7.0 ], [ 12, 2.5 ] ])->{refused_not_stale}, 2,
 	'checker self-test: a refusal that no larger token applied before it explains is counted');
-is(scalar(@{ (late_stops([ [ 'cut off', 1.0, 8.0, 7.67 ], [ 'paused', 1.0, 2.0, 2 ] ]))[0] }), 1,
+is(scalar(@{ (late_stops([ [ 'cut off', 1.0, 9.0, 7.67 ], [ 'paused', 1.0, 2.0, 2 ] ]))[0] }), 1,
 	'checker self-test: a holder stopped later than its bound is counted');
 
 # --- the servers
