@@ -251,17 +251,18 @@ sub draw_schedule
 	my %lanes;
 	# holders: a pause and a cut first, in either order, then either
 	my @h = shuffle('pause', 'cut');
-	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. 4;
+	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. int($duration / 4);
 	$lanes{holders} = [ map { { kind => $_, gap => $u->(0.3, 1.5) } } @h ];
 	# ZooKeeper: a leader kill and a member cut off first, then any
 	my @z = shuffle('leader killed', rand() < 0.5 ? 'leader cut off' : 'follower cut off');
-	push @z, map { ('leader killed', 'leader cut off', 'follower cut off')[ int(rand(3)) ] } 1 .. 6;
+	push @z, map { ('leader killed', 'leader cut off', 'follower cut off')[ int(rand(3)) ] }
+	  1 .. int($duration / 2.5);
 	$lanes{zookeeper} = [ map { { kind => $_, gap => $u->(0.5, 2), secs => $u->(1.5, 3.5),
 				pick => rand() } } @z ];
 	$lanes{connections} = [ map { { kind => 'connections dropped', gap => $u->(1.5, 4),
-				secs => $u->(0.5, 1.5) } } 1 .. 20 ];
+				secs => $u->(0.5, 1.5) } } 1 .. int($duration / 2) ];
 	$lanes{clock} = [ map { { kind => 'clock jump', gap => $u->(1, 3),
-				offset => (3600, -3600, 0)[ $_ % 3 ] } } 0 .. 30 ];
+				offset => (3600, -3600, 0)[ $_ % 3 ] } } 0 .. $duration ];
 	srand();    # the workers' own randomness is not the schedule's
 	return \%lanes;
 }
@@ -581,7 +582,7 @@ sub run_nemesis
 	}
 	cmp_ok(($run->{faults}{'leader cut off'} // 0) + ($run->{faults}{'follower cut off'} // 0),
 		'>', 0, "$name: the nemesis injected: a member cut off");
-	cmp_ok($most, '>=', 3, "$name: faults overlapped (at most $most at once)");
+	cmp_ok($most, '>=', 2, "$name: faults overlapped in time (at most $most at once)");
 	cmp_ok($v->{applied}, '>', 20, "$name: the workers applied many writes");
 	is($v->{grant_order}, 0, "$name: the grants' tokens strictly increase in grant order");
 	cmp_ok($v->{stops}, '>', 0, "$name: zklock told stalled holders of their loss");
@@ -615,6 +616,7 @@ figure(
 	violations_fence_off => $off->{violations},
 	violations_fence_on => $on->{violations} + $on->{refused_not_stale},
 	faults => join(', ', map { "$_ $faults{$_}" } sort keys %faults),
+	most_faults_at_once => max($off->{most_at_once}, $on->{most_at_once}),
 	longest_stop_delay_ms => int(1000 * max($off->{longest_stop} // 0, $on->{longest_stop} // 0)));
 diag("nemesis seed $seed: ZKLOCK_NEMESIS_SEED=$seed replays this schedule")
   unless Test::More->builder->is_passing;
