@@ -57,7 +57,9 @@
 # - Fence on: 0 violations, 0 refusals that are not stale, the final
 #   balance is the number of applied writes, and stale writes were refused.
 # - Both: every kind of fault was injected, faults overlapped, the grants'
-#   tokens increase, no stalled holder was stopped late.
+#   tokens increase, no stalled holder was stopped late, and once no
+#   worker holds the lock its queue is empty (within the session timeout
+#   + 6 s: a hold reported lost leaves no node behind).
 # Figures: fenced writes, refused writes, violations without and with the
 # fence, faults injected by kind, the longest stop delay.
 use strict;
@@ -536,6 +538,14 @@ sub run_nemesis
 		usleep(2000);
 	}
 	is(scalar($busy->()), 0, "$name: every worker's last cycle ended");
+	# no worker holds the lock now: the queue empties, at the latest when
+	# the session of a holder that was given up expires on the server
+	my $left;
+	ok(wait_for(sub { ($left = queue_rows($na, $path, q{format('%s:%s:%s', cluster_name, pid, granted)})) eq '' },
+			$session_s + 6, 'an empty queue'),
+		"$name: once no worker holds the lock, no node is left in its queue (a hold zklock reported lost is gone from ZooKeeper)")
+	  or diag("$name: left in the queue (server:pid:granted): $left; "
+		  . 'the worker backends: ' . join(', ', map { "$_->{i}: $_->{zpid}" } @workers));
 	for my $w (@workers)
 	{
 		$w->{$_}->quit for qw(z r);
