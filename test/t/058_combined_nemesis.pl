@@ -26,10 +26,12 @@
 # - holders: a holder, during its work step, is paused (SIGSTOP of its
 #   zklock backend) past its session timeout until a successor has
 #   written, then woken (SIGCONT); or, on B, cut off from ZooKeeper (every
-#   connection of B dropped and refused) until it is told of the loss;
+#   connection of B dropped and refused) until it is told of the loss, then
+#   let write once a successor has written;
 # - ZooKeeper: the leader killed (SIGKILL) and restarted, or the leader or
 #   a follower cut off from the other two members (ZkFaults' zk_isolate)
-#   and healed, one at a time;
+#   and healed, one at a time, none starting while a holder fault waits
+#   for a holder to stall;
 # - connections: every connection of B dropped for less than the session
 #   timeout;
 # - clock: A's wall clock jumps an hour forward, back, and to the real time
@@ -197,6 +199,12 @@ sub after_read
 		my $code = code_of($e);
 		count_error('work', $e) if defined $code;
 		$work->{code} = $code // '';
+		# a cut-off holder writes once a successor has (the nemesis says when)
+		if ($work->{hold_write})
+		{
+			$work->{resume} = sub { after_work($w, $tok, $value, $work) };
+			return;
+		}
 		after_work($w, $tok, $value, $work);
 	});
 	stall_begin($stall, $work) if $stall;
@@ -304,7 +312,8 @@ sub fault_start
 	}
 	if ($lane eq 'zookeeper')
 	{
-		return 0 unless zk_healthy($ens);
+		# not while a holder fault waits for its holder (it needs grants)
+		return 0 if $nem->{want} || !zk_healthy($ens);
 		my $leader = zk_leader_of($ens) // return 0;
 		if ($f->{kind} eq 'leader killed')
 		{
@@ -353,6 +362,7 @@ sub stall_begin
 	}
 	else
 	{
+		$work->{hold_write} = 1;
 		b_down();
 	}
 	fault_note("holder $work->{w}{i} (token $work->{token}) "
@@ -393,13 +403,21 @@ sub fault_tick
 			  if ($work->{code} // '') eq '08006';
 			return $f->{done} = 1;
 		}
-		# cut off: until told (or 12 s)
-		return 0 unless defined $work->{end} || $force || $now - $f->{start} > 12;
-		b_up();
-		push @{ $run->{stops} }, [ 'cut off', $f->{start}, $work->{end}, $cut_bound ]
-		  if defined $work->{end} && $work->{code} eq '08006';
-		fault_note(sprintf('holder %d\'s server B connects again (%.1f s)', $work->{w}{i},
-				$now - $f->{start}));
+		# cut off: until told (or 12 s); it writes once a successor has
+		if (!$f->{up})
+		{
+			return 0 unless defined $work->{end} || $force || $now - $f->{start} > 12;
+			b_up();
+			$f->{up} = $now;
+			push @{ $run->{stops} }, [ 'cut off', $f->{start}, $work->{end}, $cut_bound ]
+			  if defined $work->{end} && $work->{code} eq '08006';
+			fault_note(sprintf('holder %d\'s server B connects again (%.1f s)', $work->{w}{i},
+					$now - $f->{start}));
+		}
+		return 0 unless $work->{resume} || ($force && !defined $work->{end});
+		return 0 unless $force || $now - $f->{up} > 12 || successor_wrote($f, $work->{token});
+		$work->{hold_write} = 0;
+		$work->{resume}->() if $work->{resume};
 		return $f->{done} = 1;
 	}
 	if ($f->{lane} eq 'zookeeper')
@@ -507,10 +525,15 @@ sub run_nemesis
 	}
 	# end every fault under way (a paused holder is woken, B connects
 	# again, a killed member restarts, a cut-off one is healed)
+	# (the workers go on meanwhile: a stalled holder waits for a successor)
 	my $end = time();
 	while (grep { defined } values %{ $nem->{active} })
 	{
-		$_->{busy} && (bg_poll($_->{z}) || bg_poll($_->{r})) for @workers;
+		for my $w (@workers)
+		{
+			bg_poll($w->{z}) || bg_poll($w->{r});
+			start_cycle($w) if !$w->{busy} && time() >= ($w->{not_before} // 0);
+		}
 		nemesis_tick(1, time() - $end > 20);
 		usleep(2000);
 	}
