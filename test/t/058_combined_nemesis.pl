@@ -26,8 +26,9 @@
 # - holders: a holder, during its work step, is paused (SIGSTOP of its
 #   zklock backend) past its session timeout until a successor has
 #   written, then woken (SIGCONT); or, on B, cut off from ZooKeeper (every
-#   connection of B dropped and refused) until it is told of the loss, then
-#   let write once a successor has written;
+#   connection of B dropped and refused) until it is told of the loss and
+#   ZooKeeper has expired its session, then let write once a successor has
+#   written;
 # - ZooKeeper: the leader killed (SIGKILL) and restarted, or the leader or
 #   a follower cut off from the other two members (ZkFaults' zk_isolate)
 #   and healed, one at a time, none starting while a holder fault waits
@@ -403,10 +404,12 @@ sub fault_tick
 			  if ($work->{code} // '') eq '08006';
 			return $f->{done} = 1;
 		}
-		# cut off: until told (or 12 s); it writes once a successor has
+		# cut off: until told and ZooKeeper has expired its session (its
+		# node is gone), or 12 s; it writes once a successor has
 		if (!$f->{up})
 		{
-			return 0 unless defined $work->{end} || $force || $now - $f->{start} > 12;
+			return 0 unless (defined $work->{end} && node_gone($f, $work->{w}))
+			  || $force || $now - $f->{start} > 12;
 			b_up();
 			$f->{up} = $now;
 			push @{ $run->{stops} }, [ 'cut off', $f->{start}, $work->{end}, $cut_bound ]
@@ -450,6 +453,17 @@ sub fault_tick
 	return 0 unless $force || $now >= $f->{up_at};
 	b_up();
 	return $f->{done} = 1;
+}
+
+# node_gone(F, W): W's node has left the lock's queue (polled, as A sees it)
+sub node_gone
+{
+	my ($f, $w) = @_;
+	my $now = time();
+	return 0 if $now - ($f->{polled_node} // 0) < 0.3;
+	$f->{polled_node} = $now;
+	return $control{a}->query_safe(
+		"SELECT count(*) FROM zk_lock_queue('$path') WHERE cluster_name = 'b' AND pid = $w->{zpid}") == 0;
 }
 
 sub successor_wrote
