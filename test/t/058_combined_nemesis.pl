@@ -32,7 +32,8 @@
 # - ZooKeeper: the leader killed (SIGKILL) and restarted, or the leader or
 #   a follower cut off from the other two members (ZkFaults' zk_isolate)
 #   and healed, one at a time, none starting while a holder fault waits
-#   for a holder to stall;
+#   for a holder to stall, and only a follower while a holder is stalled
+#   (a new leader gives every session a fresh timeout);
 # - connections: every connection of B dropped for less than the session
 #   timeout;
 # - clock: A's wall clock jumps an hour forward, back, and to the real time
@@ -263,7 +264,7 @@ sub draw_schedule
 	# holders: a pause and a cut first, in either order, then either
 	my @h = shuffle('pause', 'cut');
 	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. int($duration / 4);
-	$lanes{holders} = [ map { { kind => $_, gap => $u->(0.3, 1.5) } } @h ];
+	$lanes{holders} = [ map { { kind => $_, gap => $u->(1, 3) } } @h ];
 	# ZooKeeper: a leader kill and a member cut off first, then any
 	my @z = shuffle('leader killed', rand() < 0.5 ? 'leader cut off' : 'follower cut off');
 	push @z, map { ('leader killed', 'leader cut off', 'follower cut off')[ int(rand(3)) ] }
@@ -305,6 +306,9 @@ sub fault_start
 	$f->{lane} = $lane;
 	if ($lane eq 'holders')
 	{
+		# not during an election (see the ZooKeeper lane)
+		my $z = $nem->{active}{zookeeper};
+		return 0 if $z && $z->{kind} ne 'follower cut off';
 		# the next holder to start its work (on B, for a cut) is the one
 		$nem->{want} = $f->{kind};
 		$nem->{stall} = $f;
@@ -313,8 +317,13 @@ sub fault_start
 	}
 	if ($lane eq 'zookeeper')
 	{
-		# not while a holder fault waits for its holder (it needs grants)
-		return 0 if $nem->{want} || !zk_healthy($ens);
+		# not while a holder fault waits for its holder (it needs grants);
+		# while one is under way, no new leader: an election gives every
+		# session a fresh timeout, and the stalled holder's session would
+		# outlive its stall
+		return 0 if $nem->{want};
+		return 0 if $nem->{stall} && !$nem->{stall}{done} && $f->{kind} ne 'follower cut off';
+		return 0 unless zk_healthy($ens);
 		my $leader = zk_leader_of($ens) // return 0;
 		if ($f->{kind} eq 'leader killed')
 		{
@@ -398,6 +407,13 @@ sub fault_tick
 				kill 'CONT', $work->{w}{zpid};
 				$f->{cont} = $now;
 				fault_note(sprintf('holder %d woken after %.1f s', $work->{w}{i}, $now - $f->{start}));
+			}
+			# a holder whose session outlived the pause (it was not told)
+			# ends its work now
+			if (!defined $work->{end} && !$f->{cancelled} && $now - $f->{cont} > $pause_bound + 1)
+			{
+				$control{ $work->{w}{node}->name }->query_safe("SELECT pg_cancel_backend($work->{w}{zpid})");
+				$f->{cancelled} = 1;
 			}
 			return 0 unless defined $work->{end} || $now - $f->{cont} > 15;
 			push @{ $run->{stops} }, [ 'paused', $f->{cont}, $work->{end}, $pause_bound ]
