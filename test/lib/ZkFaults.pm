@@ -344,44 +344,35 @@ sub fault_clear
 # file), at the real time to begin with.  Option monotonic => 1 fakes the
 # monotonic clocks too (to show what a test sees when code reads a clock
 # that jumps).  Bails out if libfaketime is not installed.
-my %fake_clock_file;
+my %fake_clock_dir;
 sub pg_with_fake_clock
 {
 	my ($name, $zk, $extra, %opts) = @_;
 	my ($lib) = glob('/usr/lib/*/faketime/libfaketime.so.1');
 	BAIL_OUT('libfaketime is not installed (test/install-deps.sh)')
 	  unless defined $lib && -f $lib;
-	my $file = "$PostgreSQL::Test::Utils::tmp_check/faketime_$name.rc";
-	_fake_clock_write($file, 0);
+	my $dir = "$PostgreSQL::Test::Utils::tmp_check/fake_clock_$name";
+	mkdir $dir or die "mkdir $dir: $!";
+	fault_set($dir, 'offset', '+0');
 	local $ENV{LD_PRELOAD} = $lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $file;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = "$dir/offset";
 	local $ENV{FAKETIME_NO_CACHE} = 1;
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = $opts{monotonic} ? 0 : 1;
 	my $node = pg_with_zklock($name, $zk, $extra);
-	$fake_clock_file{ $node->name } = $file;
+	$fake_clock_dir{ $node->name } = $dir;
 	return $node;
 }
 
 # fake_clock_set(NODE, SECONDS): NODE's wall clock reads the real time plus
-# SECONDS (negative: behind), from now on, in every process of the server.
+# SECONDS (negative: behind), from now on, in every process of the server
+# (the offset file is replaced whole, as fault_set does: a process never
+# reads half of it).
 sub fake_clock_set
 {
 	my ($node, $secs) = @_;
-	my $file = $fake_clock_file{ $node->name }
+	my $dir = $fake_clock_dir{ $node->name }
 	  // die 'fake_clock_set: ' . $node->name . ' has no fake clock';
-	_fake_clock_write($file, $secs);
-	return;
-}
-
-# the offset, written to a new file renamed over the old one: a process
-# never reads half a file
-sub _fake_clock_write
-{
-	my ($file, $secs) = @_;
-	open(my $fh, '>', "$file.new") or die "$file.new: $!";
-	printf $fh "%s%d\n", $secs < 0 ? '-' : '+', abs($secs);
-	close($fh) or die "$file.new: $!";
-	rename("$file.new", $file) or die "$file: $!";
+	fault_set($dir, 'offset', sprintf('%s%d', $secs < 0 ? '-' : '+', abs($secs)));
 	return;
 }
 
