@@ -33,6 +33,7 @@ use warnings;
 use Cwd ();
 use Exporter 'import';
 use File::Basename ();
+use File::Temp ();
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -351,8 +352,9 @@ sub pg_with_fake_clock
 	my ($lib) = glob('/usr/lib/*/faketime/libfaketime.so.1');
 	BAIL_OUT('libfaketime is not installed (test/install-deps.sh)')
 	  unless defined $lib && -f $lib;
-	my $dir = "$PostgreSQL::Test::Utils::tmp_check/fake_clock_$name";
-	mkdir $dir or die "mkdir $dir: $!";
+	# (tmp_check is shared by the test files of one run)
+	my $dir = File::Temp::tempdir("fake_clock_${name}_XXXX",
+		DIR => $PostgreSQL::Test::Utils::tmp_check);
 	fault_set($dir, 'offset', '+0');
 	local $ENV{LD_PRELOAD} = $lib;
 	local $ENV{FAKETIME_TIMESTAMP_FILE} = "$dir/offset";
