@@ -83,10 +83,15 @@ ZkInstallLossCancelHooks(void)
  * zk_loss_raise_stopped
  *		The loss watch sent a cancel while the part ran: raise the ERROR
  *		naming the losses no ERROR named yet, or else the one the cancel was
- *		sent for; the holds layer forgets them at the next statement.  It
- *		always raises, so that a cancel still on its way is dropped with the
- *		statement (the records are gone only if the session was closed
- *		meanwhile: then the ERROR names no lock).
+ *		sent for; the holds layer forgets them at the next statement.  A
+ *		session found lost (expired, or given up out of touch) is closed
+ *		before the ERROR: should the library have got back in touch with a
+ *		server that had not expired it, its nodes would otherwise stay,
+ *		held for a backend that was told they are lost, until its next
+ *		statement.  It always raises, so that a cancel still on its way is
+ *		dropped with the statement (the records are gone only if the
+ *		session was closed before they were described: then the ERROR
+ *		names no lock).
  */
 static void
 zk_loss_raise_stopped(void)
@@ -97,6 +102,8 @@ zk_loss_raise_stopped(void)
 	if (ZkLockDescribeLosses(true, &message, &detail))
 	{
 		ZkLossWatchMarkReported();
+		/* its locks named, a lost session goes now (they go quietly) */
+		ZkSessionCloseIfLost();
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg_internal("%s", message),
