@@ -160,6 +160,7 @@ extern void ZkRaiseForRc(int rc) pg_attribute_noreturn();
 extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
 extern void ZkSessionEnsure(void);
 extern void ZkSessionCloseIfLost(void);
+extern void ZkSessionGiveUp(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 								int timeout_ms);

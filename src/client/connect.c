@@ -91,6 +91,25 @@ ZkSessionCloseIfLost(void)
 }
 
 /*
+ * ZkSessionGiveUp
+ *		The backend was told that its session's locks are lost (the session
+ *		expired, or was out of touch for longer than its timeout): count
+ *		the session as expired and close it now.  The library may have got
+ *		back in touch with a server that had not expired it (an election
+ *		gives every session a fresh timeout); kept, the session would keep
+ *		nodes held for a backend told they are lost.  The lost hook names
+ *		the locks no ERROR named yet.
+ */
+void
+ZkSessionGiveUp(void)
+{
+	if (ZkBridgeHandle() == NULL)
+		return;
+	ZkBridgeMarkExpired();
+	ZkSessionCloseIfLost();
+}
+
+/*
  * ZkSessionEnsure
  *		Make sure the backend has a usable session: open one at the first
  *		call, replace one whose settings changed, and report an expired one

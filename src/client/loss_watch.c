@@ -374,9 +374,8 @@ ZkLossWatchSessionEvent(int state)
  *		leases' deadlines, and the watches due (up to ZK_LOSS_ARM_BATCH,
  *		each with a reference, into 'batch', for the caller to send without
  *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken).
- *		An out-of-touch loss marks the session expired (the rule of
- *		ZkSessionExpireIfOutOfTouch), which the backend closes when it
- *		reports the loss.
+ *		(The session itself is counted as expired by the backend, at its
+ *		next call, by the same rule: ZkSessionExpireIfOutOfTouch.)
  */
 static int64
 zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
@@ -398,17 +397,7 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 		int64		give_up_at = view->disconnected_at + timeout;
 
 		if (now >= give_up_at)
-		{
-			/*
-			 * The locks are lost for good: the session counts as expired
-			 * even if the library gets back in touch with a server that
-			 * has not expired it (after an election, say), so that the
-			 * backend closes it, and its nodes go, instead of keeping
-			 * nodes it no longer knows.  (Bridge mutex after ours.)
-			 */
 			zk_session_lost_locked(ZK_LOSS_OUT_OF_TOUCH);
-			ZkBridgeMarkExpired();
-		}
 		else
 			next = Min(next, give_up_at);
 	}

@@ -70,7 +70,8 @@ extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
 extern void ZkLockReportExpiry(void);
 extern bool ZkLockAbsorbLosses(void);
-extern bool ZkLockDescribeLosses(bool cause, char **message, char **detail);
+extern bool ZkLockDescribeLosses(bool cause, char **message, char **detail,
+								 bool *session);
 extern int	ZkLockReadQueue(const char *path, int max_rows, bool synced,
 							ZkQueueEntry **entries);
 extern void ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb,

@@ -143,12 +143,13 @@ ZkLockAbsorbLosses(void)
  *		named yet, in the words of the errors that report them at the next
  *		call or at COMMIT, plus the reason the statement ends.  With
  *		'cause', for a statement the loss watch cancelled: the loss the
- *		cancel was sent for when every loss was named already.  Returns
- *		false when there is none.  Runs in a failed transaction too: only
- *		allocates.
+ *		cancel was sent for when every loss was named already.  *session
+ *		says whether it is the session's loss, which names every lock held.
+ *		Returns false when there is none.  Runs in a failed transaction
+ *		too: only allocates.
  */
 bool
-ZkLockDescribeLosses(bool cause, char **message, char **detail)
+ZkLockDescribeLosses(bool cause, char **message, char **detail, bool *session)
 {
 	ZkLossKind	kind;
 	const char *what;
@@ -157,6 +158,7 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail)
 	const char *why = _("The statement was stopped because zklock.on_lock_loss is \"cancel\".");
 	int			n = ZkLossWatchDescribe(cause, &kind, &what, &path, &znode);
 
+	*session = false;
 	if (n == 0)
 		return false;
 	switch (kind)
@@ -176,6 +178,7 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail)
 					nlocks = 1;
 					appendStringInfo(&held, "\"%s\"", ZkUtf8ForMessage(path));
 				}
+				*session = true;
 				*message = psprintf(ngettext("ZooKeeper session expired: %d lock was lost",
 											 "ZooKeeper session expired: %d locks were lost",
 											 nlocks), nlocks);

@@ -83,27 +83,29 @@ ZkInstallLossCancelHooks(void)
  * zk_loss_raise_stopped
  *		The loss watch sent a cancel while the part ran: raise the ERROR
  *		naming the losses no ERROR named yet, or else the one the cancel was
- *		sent for; the holds layer forgets them at the next statement.  A
- *		session found lost (expired, or given up out of touch) is closed
- *		before the ERROR: should the library have got back in touch with a
- *		server that had not expired it, its nodes would otherwise stay,
- *		held for a backend that was told they are lost, until its next
- *		statement.  It always raises, so that a cancel still on its way is
- *		dropped with the statement (the records are gone only if the
- *		session was closed before they were described: then the ERROR
- *		names no lock).
+ *		sent for; the holds layer forgets them at the next statement.  The
+ *		ERROR of a session's loss (expired, or given up out of touch) names
+ *		every lock held, and the session is closed before it is raised:
+ *		should the library have got back in touch with a server that had
+ *		not expired it, its nodes would otherwise stay, held for a backend
+ *		told they are lost, until its next statement.  It always raises, so
+ *		that a cancel still on its way is dropped with the statement (the
+ *		records are gone only if the session was closed meanwhile: then the
+ *		ERROR names no lock).
  */
 static void
 zk_loss_raise_stopped(void)
 {
 	char	   *message;
 	char	   *detail;
+	bool		session;
 
-	if (ZkLockDescribeLosses(true, &message, &detail))
+	if (ZkLockDescribeLosses(true, &message, &detail, &session))
 	{
 		ZkLossWatchMarkReported();
-		/* its locks named, a lost session goes now (they go quietly) */
-		ZkSessionCloseIfLost();
+		/* the session's loss names every lock: the session goes now */
+		if (session)
+			ZkSessionGiveUp();
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg_internal("%s", message),
@@ -126,13 +128,23 @@ zk_loss_check_statement(void)
 {
 	char	   *message = NULL;
 	char	   *detail = NULL;
+	bool		session = false;
 
 	if (zklock_on_lock_loss == ZK_ON_LOSS_CANCEL &&
-		ZkLockDescribeLosses(false, &message, &detail))
+		ZkLockDescribeLosses(false, &message, &detail, &session))
 		ZkLossWatchMarkReported();
-	/* a lost session named by an ERROR is closed now (counted expired) */
+	/*
+	 * A lost session named by an ERROR is closed now (counted expired);
+	 * one whose loss this ERROR names is closed whatever the library heard
+	 * since (ZkSessionGiveUp).
+	 */
 	if (ZkLockAbsorbLosses())
-		ZkSessionCloseIfLost();
+	{
+		if (session)
+			ZkSessionGiveUp();
+		else
+			ZkSessionCloseIfLost();
+	}
 	if (message != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
