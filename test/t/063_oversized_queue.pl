@@ -3,8 +3,10 @@
 #
 # Another client (kazoo, in transactions of 1000 creates) fills the queue
 # of one lock path with 20 000 Curator-style write nodes
-# (_c_<uuid>-__WRIT__<seq>, 58 bytes a name): a getChildren of the path is
-# then about 1.24 MB.  ZooKeeper 3.8 sends such an answer (it checks the
+# (_c_<uuid>-__WRIT__<seq>, 58 bytes a name; persistent, so that they
+# outlive the script: zklock reads them as other clients' leases, and
+# zk_lock_queue warns about their data): a getChildren of the path is then
+# about 1.24 MB.  ZooKeeper 3.8 sends such an answer (it checks the
 # length of what it reads, never of what it sends; mntr's
 # zk_max_client_response_size shows it went out) and the C client takes
 # any length (a Java client with the default jute.maxbuffer drops the
@@ -105,7 +107,9 @@ sub full_queue_checks
 }
 
 my $zk = zk_standalone();
-my $na = pg_with_zklock('a', $zk);
+# a statement that hung on the big queue ends after 20 s (57014), and fails
+# its check
+my $na = pg_with_zklock('a', $zk, "statement_timeout = '20s'\n");
 
 my $fill_s = fill($zk, $n);
 figure(fill_seconds => sprintf('%.1f', $fill_s));
