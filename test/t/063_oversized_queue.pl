@@ -87,7 +87,8 @@ sub response_max
 
 # the checks a backend makes on the full queue, against server ZK through
 # session S (a backend with no session yet, or one about to open a new
-# one); LABEL names the server in the checks
+# one); LABEL names the server in the checks.  Returns the seconds
+# zk_lock_queue took.
 sub full_queue_checks
 {
 	my ($s, $zk, $label) = @_;
@@ -99,11 +100,12 @@ sub full_queue_checks
 		"$label: the getChildren answer went out past jute.maxbuffer");
 	($out, $err) = bg_query($s, "SELECT zk_try_lock('$path', 300)");
 	is("$out|" . error_code($err), 'f|', "$label: zk_try_lock with wait_ms: false, no ERROR");
+	my $t0 = time;
 	($out, $err) = bg_query($s,
 		"SELECT count(*), count(*) FILTER (WHERE granted), min(position) FILTER (WHERE granted)
 		 FROM zk_lock_queue('$path')");
 	is($out, "$n|1|1", "$label: zk_lock_queue lists the whole queue, the first node granted");
-	return;
+	return time - $t0;
 }
 
 my $zk = zk_standalone();
@@ -119,8 +121,8 @@ $s->query_safe("SELECT zk_try_lock('/big/warm'), zk_unlock('/big/warm')");
 my $sid = $s->query_safe('SELECT session_id FROM zk_session()');
 my $t0 = time;
 
-full_queue_checks($s, $zk, 'default server');
-figure(answer_bytes => response_max($zk));
+my $queue_s = full_queue_checks($s, $zk, 'default server');
+figure(answer_bytes => response_max($zk), queue_read_seconds => sprintf('%.1f', $queue_s));
 
 my ($out, $err) = bg_query($s, "SET statement_timeout = '2s'; SELECT zk_lock('$path')");
 is(error_code($err), '57014', 'zk_lock on the full queue ends with statement_timeout (57014)');
