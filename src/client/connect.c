@@ -106,7 +106,15 @@ ZkSessionGiveUp(void)
 	if (ZkBridgeHandle() == NULL)
 		return;
 	ZkBridgeMarkExpired();
+
+	/*
+	 * A cancel may still be on its way (the loss watch's, which the ERROR
+	 * about to be raised drops): it must not cut the closing short and
+	 * leave a half-closed session behind.
+	 */
+	HOLD_INTERRUPTS();
 	ZkSessionCloseIfLost();
+	RESUME_INTERRUPTS();
 }
 
 /*
