@@ -64,7 +64,7 @@
 #
 # The checker is self-tested on histories broken on purpose.  The run with
 # the fence off lasts ZKLOCK_NEMESIS_UNFENCED_SECONDS (default 30), the one
-# with the fence on ZKLOCK_NEMESIS_SECONDS (default 60), each longer if a
+# with the fence on ZKLOCK_NEMESIS_SECONDS (default 40), each longer if a
 # kind of fault has not been injected yet.  The figures of both runs are
 # printed as "# figure:" lines (unfenced_*, fenced_*).
 use strict;
@@ -79,7 +79,7 @@ use ZkTest;
 use ZkFaults;
 use ZkHistory;
 
-my $fenced_duration = $ENV{ZKLOCK_NEMESIS_SECONDS} // 60;
+my $fenced_duration = $ENV{ZKLOCK_NEMESIS_SECONDS} // 40;
 my $unfenced_duration = $ENV{ZKLOCK_NEMESIS_UNFENCED_SECONDS} // 30;
 my $session_s = 4;
 my $path = '/nemesis/r';
