@@ -136,6 +136,22 @@ sub _links_of
 	  grep { $_ != $m } 1 .. 3;
 }
 
+# zk_nemesis_ensemble(): the ZooKeeper side of the nemesis tests: a
+# partitionable ensemble (syncLimit 5 ticks, 1 s; elections whose
+# notifications come at least every second) and one python/zkproxy.py in
+# front of each member.  Returns (ensemble, the proxies (an array ref), and
+# a hash whose hosts reach the members only through the proxies, for
+# pg_with_zklock: a server whose connections the proxies can drop).
+push @EXPORT, qw(zk_nemesis_ensemble);
+sub zk_nemesis_ensemble
+{
+	my $ens = zk_partitionable_ensemble(
+		cfg => "syncLimit=5\n",
+		jvm => '-Dzookeeper.fastleader.maxNotificationInterval=1000');
+	my @zkp = map { zk_proxy({ ports => [$_] }) } @{ $ens->{ports} };
+	return ($ens, \@zkp, { hosts => join(',', map { "127.0.0.1:$_->{port}" } @zkp) });
+}
+
 # zk_isolate(ENS, M): cut member M off from the other two (every byte
 # between them is dropped; connections stay open).
 sub zk_isolate

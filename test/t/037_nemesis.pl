@@ -111,14 +111,11 @@ is_deeply(
 	'checker self-test: a long span (a stale holder) overlaps every span within it, and one that starts before it ends');
 
 # --- the servers
-my $ens = zk_partitionable_ensemble(
-	cfg => "syncLimit=5\n",
-	jvm => '-Dzookeeper.fastleader.maxNotificationInterval=1000');
-my @zkp = map { zk_proxy({ ports => [$_] }) } @{ $ens->{ports} };
+my ($ens, $proxies, $through_proxies) = zk_nemesis_ensemble();
+my @zkp = @$proxies;
 my $conf = "zklock.session_timeout = '${session_s}s'\nzklock.connect_timeout = '2s'\n";
 my $na = pg_with_zklock('a', $ens, $conf);
-my $nb = pg_with_zklock('b',
-	{ hosts => join(',', map { "127.0.0.1:$_->{port}" } @zkp) }, $conf);
+my $nb = pg_with_zklock('b', $through_proxies, $conf);
 my $nr = PostgreSQL::Test::Cluster->new('resource');
 $nr->init;
 $nr->start;

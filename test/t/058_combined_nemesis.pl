@@ -113,14 +113,11 @@ is(scalar(@{ (late_stops([ [ 'cut off', 1.0, 9.0, 7.67 ], [ 'paused', 1.0, 2.0, 
 	'checker self-test: a holder stopped later than its bound is counted');
 
 # --- the servers
-my $ens = zk_partitionable_ensemble(
-	cfg => "syncLimit=5\n",
-	jvm => '-Dzookeeper.fastleader.maxNotificationInterval=1000');
-my @zkp = map { zk_proxy({ ports => [$_] }) } @{ $ens->{ports} };
+my ($ens, $proxies, $through_proxies) = zk_nemesis_ensemble();
+my @zkp = @$proxies;
 my $conf = "zklock.session_timeout = '${session_s}s'\nzklock.connect_timeout = '2s'\n";
 my $na = pg_with_fake_clock('a', $ens, $conf);
-my $nb = pg_with_zklock('b',
-	{ hosts => join(',', map { "127.0.0.1:$_->{port}" } @zkp) }, $conf);
+my $nb = pg_with_zklock('b', $through_proxies, $conf);
 my $nr = pg_with_zklock('r', { hosts => '127.0.0.1:9' }, $conf);
 $nr->safe_psql('postgres', q{
 	CREATE TABLE account (id int PRIMARY KEY, balance bigint NOT NULL);

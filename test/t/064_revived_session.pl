@@ -26,14 +26,11 @@ use ZkFaults;
 use ZkTest;
 
 my $session_s = 4;
-my $ens = zk_partitionable_ensemble(
-	cfg => "syncLimit=5\n",
-	jvm => '-Dzookeeper.fastleader.maxNotificationInterval=1000');
-my @zkp = map { zk_proxy({ ports => [$_] }) } @{ $ens->{ports} };
+my ($ens, $proxies, $through_proxies) = zk_nemesis_ensemble();
+my @zkp = @$proxies;
 my $conf = "zklock.session_timeout = '${session_s}s'\nzklock.connect_timeout = '2s'\n";
 my $na = pg_with_zklock('a', $ens, $conf);
-my $nb = pg_with_zklock('b',
-	{ hosts => join(',', map { "127.0.0.1:$_->{port}" } @zkp) }, $conf);
+my $nb = pg_with_zklock('b', $through_proxies, $conf);
 ok(wait_for(sub { zk_healthy($ens) }, 60, 'a whole ensemble'), 'the ensemble serves');
 
 my $path = '/revive/x';
