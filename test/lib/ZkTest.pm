@@ -567,6 +567,22 @@ sub published_waits
 		"print(len(c.get_children('/zklock.waits')) if c.exists('/zklock.waits') else 0)");
 }
 
+# deadlock_checked(NODE, PID, OFFSET): wait (at most 10 s) for NODE's log,
+# after byte OFFSET, to say that backend PID still waits for a ZooKeeper
+# lock: log_lock_waits' message (log_lock_waits = on), logged once its
+# deadlock check has run and found no deadlock
+push @EXPORT, qw(deadlock_checked);
+sub deadlock_checked
+{
+	my ($node, $pid, $offset) = @_;
+	return wait_for(
+		sub {
+			substr(PostgreSQL::Test::Utils::slurp_file($node->logfile), $offset)
+			  =~ /process $pid still waiting for ZooKeeper/;
+		},
+		10, "backend $pid's deadlock check");
+}
+
 # wait_queues_empty(NODE, PATHS, SECS, WHAT): wait_for (at most SECS) the
 # queues of every path in the array PATHS to be empty.
 sub wait_queues_empty

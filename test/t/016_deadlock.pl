@@ -33,21 +33,6 @@ my $nb = pg_with_zklock('b', $zk, $conf);
 
 sub records { return published_waits($zk); }
 
-# checked(NODE, PID, OFFSET): wait (at most 10 s) for NODE's log, after
-# byte OFFSET, to say that backend PID still waits for a ZooKeeper lock:
-# log_lock_waits' message, logged once its deadlock check has run and found
-# no deadlock
-sub checked
-{
-	my ($node, $pid, $offset) = @_;
-	return wait_for(
-		sub {
-			substr(slurp_file($node->logfile), $offset)
-			  =~ /process $pid still waiting for ZooKeeper/;
-		},
-		10, "backend $pid's deadlock check");
-}
-
 # still_waiting(NODE, OFFSET): how many "still waiting" messages NODE's
 # log has after byte OFFSET
 sub still_waiting
@@ -165,7 +150,7 @@ sub queue_empty
 		"long$_")
 	  for 0 .. 1;
 	ok(wait_queue_len($na, '/fp/long', 3, 10, 'waiters'), 'a holder with two waiters');
-	ok(checked($wn[$_], $wpid[$_], $off[$_]), "long holder: waiter $_ checked for a deadlock")
+	ok(deadlock_checked($wn[$_], $wpid[$_], $off[$_]), "long holder: waiter $_ checked for a deadlock")
 	  for 0 .. 1;
 	ok(!bg_done($w[$_], "long$_"), "waiter $_ still waits, no 40P01") for 0 .. 1;
 	$h->query_safe(q{SELECT zk_unlock('/fp/long')});
@@ -184,7 +169,7 @@ sub queue_empty
 	bg_begin($w[1], q{SELECT zk_lock('/fp/3') > 0}, 'chain1');
 	bg_begin($w[0], q{SELECT zk_lock('/fp/2') > 0}, 'chain0');
 	ok(wait_queue_len($na, '/fp/2', 2, 10, 'chain'), 'a chain of two waits');
-	ok(checked($wn[$_], $wpid[$_], $off[$_]), "chain: waiter $_ checked for a deadlock")
+	ok(deadlock_checked($wn[$_], $wpid[$_], $off[$_]), "chain: waiter $_ checked for a deadlock")
 	  for 0 .. 1;
 	ok(!bg_done($w[0], 'chain0') && !bg_done($w[1], 'chain1'), 'the chain waits, no 40P01');
 	$h->query_safe(q{SELECT zk_unlock('/fp/3')});
@@ -203,7 +188,7 @@ sub queue_empty
 	bg_begin($w[1], q{SELECT zk_lock('/fp/x') > 0}, 'wait1');
 	my ($ot, $et) = bg_finish($w[0], 'try0');
 	like($ot, qr/\bf\b/, "the try's timeout breaks the cycle");
-	ok(checked($wn[1], $wpid[1], $off[1]), 'the remaining waiter checked for a deadlock');
+	ok(deadlock_checked($wn[1], $wpid[1], $off[1]), 'the remaining waiter checked for a deadlock');
 	ok(!bg_done($w[1], 'wait1'), 'the remaining waiter keeps waiting: no 40P01');
 	$w[0]->query_safe(q{SELECT zk_unlock_all()});
 	my ($ow, $ew) = bg_finish($w[1], 'wait1');
