@@ -5,49 +5,71 @@
  *		for a cycle of waits, the choice of its one victim, and the report.
  *
  * A backend whose wait has lasted deadlock_timeout publishes what it waits
- * for, a wait record (cluster/wait_record.c): the queue nodes it waits with and
- * the nodes that block them, each with the session that owns it.  Nobody
- * can join a queue ahead of a node, so what blocks a waiter only ever
- * shrinks: the list in a record always contains what blocks that waiter
- * now.  The records of all waiting backends make up the wait graph that
- * is searched here: each blocker is an edge to the record of its owner's
- * session.
+ * for, a wait record (cluster/wait_record.c): the queue nodes it waits with
+ * (its targets).  A target that waits in its queue is blocked by the nodes
+ * ahead of it there that conflict with it (a writer: every node; a reader:
+ * every writer), which the check reads from the queue itself; any other
+ * wait (a permit count, an upgrade) lists the nodes that block it, each
+ * with the session that owns it.  The wait graph searched here has the
+ * waiting sessions as vertices and an edge from each to the owner of each
+ * node that blocks one of its targets.
  *
- * The waiter then looks for a cycle of waits that leads back to itself
- * (ZkDeadlockCheck), breadth-first: from its record to the owners of its
- * blockers, then to the owners of their blockers, and so on, one level at
- * a time.  Every session met is remembered (a visited set, as
- * FindLockCycleRecurse's visitedProcs in PostgreSQL's lmgr/deadlock.c), so
- * a record is read at most once however many paths lead to it: in a queue
- * of n writers each lists every node ahead of it, and following every path
- * would read 2^n records.  The records of one level are read together, in
- * one pipelined round trip.  Breadth-first order finds a shortest cycle
- * through the waiter, which names the fewest members.
+ * The search (ZkDeadlockCheck) goes out from our own record in rounds.  A
+ * round reads the queues its work needs (getChildren), the owners of the
+ * nodes found to block (exists: ephemeralOwner), and the records of the
+ * sessions met for the first time, each kind of read pipelined in one
+ * round trip; the next round's work is the targets of those sessions.
+ * Every session met is remembered (a visited set, as FindLockCycleRecurse's
+ * visitedProcs in PostgreSQL's lmgr/deadlock.c), every queue is read once
+ * per check, and every node's owner at most once.  A session without a
+ * record is not waiting in zklock (or is not zklock at all: Curator and
+ * kazoo publish nothing), so no cycle goes through it; an any-of wait
+ * (common/vocabulary.h) is never followed either.
  *
- * A session without a record is not waiting in zklock (or is not zklock at
- * all: Curator and kazoo publish nothing), so no cycle goes through it.
- * An any-of wait (see common/vocabulary.h) is never followed either.
+ * What is left out.  Reading the owner of every node ahead would cost the
+ * k-th waiter of a queue k reads, n^2 for n waiters.  A zklock node's name
+ * says the shape of the wait that made it (common/contender.h): a node of a
+ * plain wait in one queue, still waiting (it does not hold its lock by its
+ * place), belongs to a session that is blocked by the nodes ahead of it in
+ * that queue and by nothing else.  Ahead of a writer, such a node leads
+ * nowhere the writer's other edges do not lead: any cycle through its
+ * owner has a shorter one without it, and the writer's check leaves it out
+ * (zk_emit_writer); so does a node of a wait in k queues when the writer's
+ * session waits behind that wait's node in each of the k (zk_covered).  In
+ * a queue of zklock writers that leaves the holders: a waiter's check
+ * costs a constant number of reads, and n waiters O(n) in all.  A reader
+ * conflicts with writers only: a waiting writer ahead stands for everything
+ * ahead of it only once its owner is known to wait with it (its record,
+ * followed by this check), so a reader's queue is met writer by writer,
+ * nearest first, in pieces that stop at such a writer and go on when its
+ * owner turns out not to stand for the rest (zk_emit_reader).  Owners are
+ * read from ZooKeeper, never taken from a name: a false shape can hide a
+ * cycle through the client that wrote it, never make one up.  The queue a
+ * check reads is read after its own record was created: an older copy
+ * could show as waiting a node that has been granted since, whose owner
+ * may wait elsewhere now.
  *
- * Why a reported deadlock is real.  Records are written at different times,
- * and the blockers they list may have gone since, so what the search found
- * may never have existed all at once.  Before declaring a deadlock the
- * victim therefore syncs and reads every edge of the cycle again, in one
- * pipelined pass: each member's record (with the same czxid: the same
- * wait), each waiting node, and each blocking node (with the same owner).
- * Every edge was seen when its record was published; znodes never come
- * back once deleted (their names are unique), so each edge existed
- * throughout the time between its publication and its second read, and as
- * every publication came before the second reads, all edges existed
- * together at one instant.  Such a cycle cannot break by itself: every
- * member waits for a node whose owner waits too.
+ * Why a reported deadlock is real.  The edges were read at different
+ * times, and may have gone since, so what the search found may never have
+ * existed all at once.  Before declaring a deadlock the victim therefore
+ * syncs and reads every edge of the cycle again, in one pipelined pass:
+ * each member's record (with the same czxid: the same wait), each waiting
+ * node, and each blocking node (with the same owner).  Whether a node
+ * blocks another follows from their names (sequence and mode), which never
+ * change; znodes never come back once deleted (their names are unique), so
+ * each edge existed throughout the time between its first read and its
+ * second, and as every first read came before the second reads, all edges
+ * existed together at one instant.  Such a cycle cannot break by itself:
+ * every member waits for a node whose owner waits too.
  *
  * Exactly one victim.  The member whose record has the highest czxid (the
- * last to publish) is the victim, and only it acts.  It is also the member
- * sure to see the whole cycle: every other record existed before it
- * published, and its reads come after its own create.  A member that
- * published earlier finds no cycle (the last record was missing) or finds
- * one whose victim is another, and goes on waiting; the victim's wait ends
- * with ERROR 40P01, which breaks the cycle.
+ * last to publish) is the victim, and only it acts.  A check follows only
+ * members whose record is older than its own, so every cycle it finds has
+ * it as the victim, and it is sure to see such a cycle whole: every other
+ * record existed before it published, and its reads come after its own
+ * create.  A member that published earlier finds no cycle through the last
+ * one and goes on waiting; the victim's wait ends with ERROR 40P01, which
+ * breaks the cycle.
  *
  * The report, as PostgreSQL's DeadLockReport writes it: one DETAIL line
  * per member, each a whole translatable sentence that names the member's
@@ -55,12 +77,12 @@
  * block it; the server log also gets the ZooKeeper nodes of every edge.
  *
  * Cost.  Nothing for waits shorter than deadlock_timeout.  Then, once per
- * wait: one read (the owners of the blockers), one create (the record),
- * and a search that reads the record of each waiting session reachable
- * from ours at most once, in one round trip per level of the search (at
- * most ZK_MAX_CYCLE levels), plus one pipelined verification round trip
- * when a cycle is found.  A waiter behind k others thus costs O(k) reads
- * and requests, and a queue of n waiters O(n^2) in all.
+ * wait: one create (the record), and a search of a few rounds of
+ * pipelined reads: each queue of the members met once, the owners of the
+ * nodes not left out, the records of the sessions met; plus one pipelined
+ * verification round trip when a cycle is found.  In a queue of zklock
+ * waiters behind one holder that is about four requests per waiter
+ * (BENCHMARKS.md, "Long queues past deadlock_timeout").
  *
  * Errors, 40P01 included, name no operation: the check runs inside a wait,
  * whose context (common/operation_context.c) names what the backend waits for.
@@ -75,152 +97,674 @@
 #include "utils/memutils.h"
 
 #include "cluster/deadlock.h"
+#include "common/contender.h"
 #include "common/text_encoding.h"
 #include "cluster/wait_record.h"
 #include "client/client.h"
 
 /* longest cycle followed (members); longer ones are not reported */
 #define ZK_MAX_CYCLE	64
+/* most rounds of reads one check makes */
+#define ZK_MAX_ROUNDS	(4 * ZK_MAX_CYCLE)
 
-/* One member of a cycle found: its record, and which blocker leads on. */
-typedef struct ZkCycleMember
+/* One lock node's queue, as one check read it. */
+typedef struct ZkQueueRead
 {
-	const ZkWaitRecord *rec;
-	int			blocker;		/* which of its blockers leads on */
-} ZkCycleMember;
+	char		node[ZK_MAX_ZNODE_BYTES + 1];	/* hash key: the lock node */
+	bool		read;			/* answered (n 0 if it was not there) */
+	bool		asked;			/* in this round's reads */
+	int			n;				/* contenders, in queue order */
+	ZkContender *c;
+	int		   *shape;			/* the shape each one's name claims */
+	bool	   *granted;		/* holds the lock by its place */
+	bool	   *resolved;		/* its owner was read: */
+	int64	   *owner;			/* 0: none */
+	char	  **edge;			/* the node standing for it in an edge */
+	HTAB	   *by_prefix;		/* prefix -> position, for shapes > 1 */
+} ZkQueueRead;
 
-/*
- * One waiting session the search has met: the visited set's entry.  It
- * was first reached from member 'parent' (an index into the search's
- * members) through that member's blocker 'blocker'.
- */
-typedef struct ZkSearchMember
+typedef struct ZkPrefixEntry
 {
-	int64		session;
-	const ZkWaitRecord *rec;	/* NULL: no record (not waiting) */
-	int			parent;			/* -1 for the searching backend itself */
-	int			blocker;
-} ZkSearchMember;
+	char		prefix[ZK_PREFIX_LEN + 1];	/* hash key */
+	int			pos;
+} ZkPrefixEntry;
 
-/* The visited set: a session, and where it stands in the members. */
+/* One session the search has met: the visited set's entry. */
 typedef struct ZkVisited
 {
 	int64		session;		/* hash key */
-	int			member;
+	int			index;			/* in the search's members */
 } ZkVisited;
 
-/* The state of one breadth-first search. */
+typedef struct ZkSearchMember
+{
+	int64		session;
+	const ZkWaitRecord *rec;	/* NULL: no wait to follow */
+	int			parent;			/* met through a target of this member */
+	int			target;			/* (that target) */
+	const char *edge;			/* blocked by this node of ours */
+	int			depth;			/* cycle members before us */
+} ZkSearchMember;
+
+/*
+ * A piece of work: the blockers of one target of one member still to be
+ * met.  A reader's queue is met in pieces (see zk_emit_reader).
+ */
+typedef struct ZkWork
+{
+	int			member;
+	int			target;
+	int			from;			/* queued: the position to go down from */
+	int			budget;			/* reader: writers that may stand for all */
+	int			stopped;		/* reader: where it stopped, or -1 */
+	int			first_cand;		/* its candidates this round */
+	int			ncands;
+} ZkWork;
+
+/* A node that blocks a member's target: an edge, once its owner is known. */
+typedef struct ZkCand
+{
+	int			member;
+	int			target;
+	ZkQueueRead *q;				/* a queue's node (q->c[pos]), or */
+	int			pos;
+	int64		owner;			/* a listed blocker, its owner known */
+	const char *edge;
+	bool		stands_for_all; /* a reader's writer, see zk_emit_reader */
+} ZkCand;
+
+/* The state of one check. */
 typedef struct ZkSearch
 {
+	int64		start;			/* our session */
+	int64		start_czxid;	/* our record's */
 	HTAB	   *visited;
-	ZkSearchMember *members;	/* every session met, in the order met */
+	HTAB	   *queues;
+	ZkSearchMember *members;
 	int			nmembers;
 	int			maxmembers;
+	ZkCand	   *cands;
+	int			ncands;
+	int			maxcands;
 } ZkSearch;
+
+/* One member of a cycle found: its record, the target that leads on, and
+ * the node there that blocks it (owned by the next member). */
+typedef struct ZkCycleMember
+{
+	const ZkWaitRecord *rec;
+	int			target;
+	const char *blocker;
+} ZkCycleMember;
 
 /* the current check met a lost connection: it is not conclusive */
 static bool zk_check_incomplete = false;
 
 static int	zk_search(ZkSearch *s, ZkCycleMember *cycle);
-static bool zk_visit(ZkSearch *s, int64 session, int parent, int blocker);
-static void zk_read_level(ZkSearch *s, int first, int last);
-static int	zk_cycle_to(const ZkSearch *s, int member, int blocker,
+static ZkQueueRead *zk_queue_of(ZkSearch *s, const char *target_node);
+static void zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n);
+static int	zk_queue_position(ZkSearch *s, const char *target_node,
+							  ZkQueueRead **q);
+static void zk_emit(ZkSearch *s, ZkWork *w);
+static void zk_emit_writer(ZkSearch *s, ZkWork *w, ZkQueueRead *q, int me);
+static void zk_emit_reader(ZkSearch *s, ZkWork *w, ZkQueueRead *q);
+static bool zk_covered(ZkSearch *s, const ZkWaitRecord *rec, int t,
+					   ZkQueueRead *q, int pos);
+static void zk_add_cand(ZkSearch *s, ZkWork *w, ZkQueueRead *q, int pos,
+						int64 owner, const char *edge);
+static void zk_resolve(ZkSearch *s, int first);
+static int	zk_visit(ZkSearch *s, int64 session, int parent, int target,
+					 const char *edge);
+static void zk_read_records(ZkSearch *s, int first, int last);
+static bool zk_stands_for_all(ZkSearch *s, const ZkCand *c);
+static int	zk_cycle_to(const ZkSearch *s, const ZkCand *c,
 						ZkCycleMember *cycle);
 static bool zk_verify_cycle(const ZkCycleMember *cycle, int n);
 static const char *zk_member_server(const ZkWaitRecord *rec);
 static void zk_report(const ZkCycleMember *cycle, int n)
 			pg_attribute_noreturn();
 
+/* the full path of a queue's node */
+static char *
+zk_node_path(const ZkQueueRead *q, int pos)
+{
+	return psprintf("%s/%s", q->node, q->c[pos].name);
+}
+
+/* may a member's wait be followed: an all-of wait no newer than ours */
+static bool
+zk_followed(const ZkSearch *s, const ZkWaitRecord *rec)
+{
+	return rec != NULL && rec->kind == ZK_WAIT_ALL_OF &&
+		rec->czxid <= s->start_czxid;
+}
+
 /*
  * zk_search
- *		Breadth-first search for a shortest cycle of waits back to the
- *		searching backend, s->members[0].  A level is the members first
- *		met through the blockers of the level before; its records are read
- *		together (zk_read_level).  Returns the cycle's length with its
- *		members in 'cycle' in wait order (each waits for the next, the last
- *		for the first), or 0 if there is none of at most ZK_MAX_CYCLE
- *		members.
+ *		Rounds of reads from our own wait outwards: each round reads the
+ *		queues its work needs, the owners of the nodes found to block, and
+ *		the records of the sessions met for the first time, each kind in
+ *		one pipelined round trip; the next round's work is the targets of
+ *		those sessions.  Returns the length of the first cycle back to us
+ *		found, with its members in 'cycle' in wait order (each waits for
+ *		the next, the last for us), or 0 if there is none of at most
+ *		ZK_MAX_CYCLE members.
  */
 static int
 zk_search(ZkSearch *s, ZkCycleMember *cycle)
 {
-	int64		start = s->members[0].session;
-	int			first = 0;
-	int			last = 1;		/* this level: members[first .. last - 1] */
+	ZkWork	   *work;
+	int			nwork = 0;
+	int			maxwork = 16;
 
-	for (int depth = 1; depth <= ZK_MAX_CYCLE && first < last; depth++)
+	work = palloc(sizeof(ZkWork) * maxwork);
+	for (int t = 0; t < s->members[0].rec->ntargets; t++)
 	{
-		/* a member of this level that waits for the start closes a cycle */
-		for (int m = first; m < last; m++)
-		{
-			const ZkWaitRecord *rec = s->members[m].rec;
+		work[nwork].member = 0;
+		work[nwork].target = t;
+		work[nwork].from = -1;
+		work[nwork].budget = 1;
+		nwork++;
+	}
 
-			if (rec == NULL || rec->kind != ZK_WAIT_ALL_OF)
-				continue;		/* not waiting, or an any-of wait */
-			for (int i = 0; i < rec->nblockers; i++)
+	for (int round = 0; round < ZK_MAX_ROUNDS && nwork > 0; round++)
+	{
+		ZkQueueRead **qs = palloc(sizeof(ZkQueueRead *) * nwork);
+		int			nq = 0;
+		int			first_member = s->nmembers;
+		ZkWork	   *next;
+		int			nnext = 0;
+		int			maxnext;
+
+		/* the queues this round needs, read together */
+		for (int i = 0; i < nwork; i++)
+		{
+			const ZkWaitRecord *rec = s->members[work[i].member].rec;
+			ZkQueueRead *q;
+
+			if (!rec->targets[work[i].target].queued)
+				continue;
+			q = zk_queue_of(s, rec->targets[work[i].target].node);
+			if (q != NULL && !q->read && !q->asked)
 			{
-				if (rec->blockers[i].owner == start)
-					return zk_cycle_to(s, m, i, cycle);
+				q->asked = true;
+				qs[nq++] = q;
 			}
 		}
-		if (depth == ZK_MAX_CYCLE)
-			break;
+		zk_read_queues(s, qs, nq);
+		/* a set's other queues, for the rule that leaves out its nodes */
+		nq = 0;
+		for (int i = 0; i < nwork; i++)
+		{
+			const ZkWaitRecord *rec = s->members[work[i].member].rec;
 
-		/* the next level: owners of this level's blockers not met yet */
-		for (int m = first; m < last; m++)
+			if (rec->ntargets < 2 || work[i].from != -1)
+				continue;
+			for (int t = 0; t < rec->ntargets; t++)
+			{
+				ZkQueueRead *q;
+
+				if (!rec->targets[t].queued)
+					continue;
+				q = zk_queue_of(s, rec->targets[t].node);
+				if (q != NULL && !q->read && !q->asked)
+				{
+					q->asked = true;
+					qs[nq++] = q;
+				}
+			}
+		}
+		zk_read_queues(s, qs, nq);
+		pfree(qs);
+
+		/* the nodes that block each piece of work, their owners read */
+		s->ncands = 0;
+		for (int i = 0; i < nwork; i++)
+			zk_emit(s, &work[i]);
+		zk_resolve(s, 0);
+
+		/* each an edge: back to us closes a cycle */
+		for (int i = 0; i < s->ncands; i++)
+		{
+			ZkCand	   *c = &s->cands[i];
+
+			/* our own other node ahead of ours is no edge */
+			if (c->owner == s->start && c->member != 0)
+				return zk_cycle_to(s, c, cycle);
+		}
+		for (int i = 0; i < s->ncands; i++)
+		{
+			ZkCand	   *c = &s->cands[i];
+
+			if (c->owner != 0 && c->owner != s->members[c->member].session)
+				(void) zk_visit(s, c->owner, c->member, c->target, c->edge);
+		}
+		zk_read_records(s, first_member, s->nmembers);
+
+		/* the next round: the targets of the members met, and more of a
+		 * reader's queue where no writer met stands for the rest */
+		maxnext = nwork + 16;
+		for (int m = first_member; m < s->nmembers; m++)
+			if (zk_followed(s, s->members[m].rec))
+				maxnext += s->members[m].rec->ntargets;
+		next = palloc(sizeof(ZkWork) * maxnext);
+		for (int i = 0; i < nwork; i++)
+		{
+			ZkWork	   *w = &work[i];
+			bool		covered = false;
+
+			if (w->stopped <= 0)
+				continue;		/* all met, or nothing ahead */
+			for (int k = w->first_cand; k < w->first_cand + w->ncands; k++)
+				covered = covered || zk_stands_for_all(s, &s->cands[k]);
+			if (covered)
+				continue;
+			next[nnext] = *w;
+			next[nnext].from = w->stopped - 1;
+			next[nnext].budget = Min(w->budget * 2, 1024);
+			nnext++;
+		}
+		for (int m = first_member; m < s->nmembers; m++)
 		{
 			const ZkWaitRecord *rec = s->members[m].rec;
 
-			if (rec == NULL || rec->kind != ZK_WAIT_ALL_OF)
+			if (!zk_followed(s, rec) || s->members[m].depth >= ZK_MAX_CYCLE - 1)
 				continue;
-			for (int i = 0; i < rec->nblockers; i++)
-				(void) zk_visit(s, rec->blockers[i].owner, m, i);
+			for (int t = 0; t < rec->ntargets; t++)
+			{
+				next[nnext].member = m;
+				next[nnext].target = t;
+				next[nnext].from = -1;
+				next[nnext].budget = 1;
+				nnext++;
+			}
 		}
-		first = last;
-		last = s->nmembers;
-		zk_read_level(s, first, last);
+		pfree(work);
+		work = next;
+		nwork = nnext;
 	}
 	return 0;
 }
 
 /*
- * zk_visit
- *		Meet 'session' through blocker 'blocker' of member 'parent': false
- *		if it was met before (its record is read once, whatever leads to
- *		it), else it becomes a member, its record still to be read.
+ * zk_queue_of
+ *		The queue a target node stands in (its parent's children), entered
+ *		to be read if it is new; NULL for a node with no parent.
+ */
+static ZkQueueRead *
+zk_queue_of(ZkSearch *s, const char *target_node)
+{
+	const char *slash = strrchr(target_node, '/');
+	char		key[ZK_MAX_ZNODE_BYTES + 1];
+	ZkQueueRead *q;
+	bool		found;
+
+	if (slash == NULL || slash == target_node ||
+		slash - target_node > ZK_MAX_ZNODE_BYTES)
+		return NULL;
+	memset(key, 0, sizeof(key));
+	memcpy(key, target_node, slash - target_node);
+	q = hash_search(s->queues, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		q->read = q->asked = false;
+		q->n = 0;
+		q->by_prefix = NULL;
+	}
+	return q;
+}
+
+/*
+ * zk_read_queues
+ *		Read n queues in one pipelined round trip: each one's contenders in
+ *		queue order, the shape each name claims and whether each holds the
+ *		lock by its place (a writer first in the queue, a reader with no
+ *		writer before it).  A queue that is gone has no contenders.
+ */
+static void
+zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n)
+{
+	ZkOp	  **ops;
+
+	if (n == 0)
+		return;
+	ops = palloc(sizeof(ZkOp *) * n);
+	for (int i = 0; i < n; i++)
+		ops[i] = ZkGetChildren(qs[i]->node);
+	for (int i = 0; i < n; i++)
+	{
+		ZkQueueRead *q = qs[i];
+		ZkOp	   *op = ops[i];
+		char	  **names;
+		bool		writer_before = false;
+
+		ZkOpWait(op);
+		q->asked = false;
+		q->read = true;
+		if (op->rc != ZOK)
+		{
+			if (ZkIsConnectionLoss(op->rc))
+				zk_check_incomplete = true;
+			else if (op->rc != ZNONODE)
+				ZkRaiseForRc(op->rc);
+			ZkOpFree(op);
+			continue;
+		}
+		names = palloc(sizeof(char *) * Max(op->nchildren, 1));
+		for (int k = 0; k < op->nchildren; k++)
+			names[k] = pstrdup(op->children[k]);
+		q->c = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
+		q->n = ZkSortContenders(names, op->nchildren, q->c);
+		ZkOpFree(op);
+		q->shape = palloc(sizeof(int) * Max(q->n, 1));
+		q->granted = palloc(sizeof(bool) * Max(q->n, 1));
+		q->resolved = palloc0(sizeof(bool) * Max(q->n, 1));
+		q->owner = palloc0(sizeof(int64) * Max(q->n, 1));
+		q->edge = palloc0(sizeof(char *) * Max(q->n, 1));
+		for (int k = 0; k < q->n; k++)
+		{
+			q->shape[k] = ZkPrefixShape(q->c[k].name);
+			q->granted[k] = k == 0 ||
+				(q->c[k].mode == ZK_MODE_SHARED && !writer_before);
+			if (q->c[k].mode != ZK_MODE_SHARED)
+				writer_before = true;
+		}
+	}
+	pfree(ops);
+}
+
+/*
+ * zk_queue_position
+ *		Where a target node stands in its queue (read), or -1 if it is not
+ *		there (gone: the wait has ended).
+ */
+static int
+zk_queue_position(ZkSearch *s, const char *target_node, ZkQueueRead **q)
+{
+	const char *name = strrchr(target_node, '/');
+
+	*q = zk_queue_of(s, target_node);
+	if (*q == NULL || !(*q)->read || name == NULL)
+		return -1;
+	return ZkFindContender((*q)->c, (*q)->n, name + 1);
+}
+
+/*
+ * zk_emit
+ *		The nodes that block one piece of work, as candidates: a listed
+ *		target's blockers as its record lists them (their owners read when
+ *		it was published), a queued target's from its queue.
+ */
+static void
+zk_emit(ZkSearch *s, ZkWork *w)
+{
+	const ZkWaitRecord *rec = s->members[w->member].rec;
+	const ZkWaitRecordTarget *t = &rec->targets[w->target];
+	ZkQueueRead *q;
+	int			me;
+
+	w->first_cand = s->ncands;
+	w->stopped = -1;
+	if (!t->queued)
+	{
+		for (int i = 0; i < rec->nblockers; i++)
+		{
+			if (rec->blockers[i].target == w->target)
+				zk_add_cand(s, w, NULL, -1, rec->blockers[i].owner,
+							rec->blockers[i].node);
+		}
+	}
+	else if ((me = zk_queue_position(s, t->node, &q)) > 0)
+	{
+		if (w->from < 0)
+			w->from = me - 1;
+		if (t->mode == ZK_MODE_SHARED)
+			zk_emit_reader(s, w, q);
+		else
+			zk_emit_writer(s, w, q, me);
+	}
+	w->ncands = s->ncands - w->first_cand;
+}
+
+/*
+ * zk_emit_writer
+ *		A writer is blocked by every node ahead of it.  Left out is a node
+ *		whose owner, by the shape its name claims, waits with it and leads
+ *		nowhere else (zk_covered): whatever blocks that owner blocks this
+ *		writer too, so every cycle through the owner has a shorter one
+ *		without it.  In a queue of zklock writers that leaves the holders.
+ */
+static void
+zk_emit_writer(ZkSearch *s, ZkWork *w, ZkQueueRead *q, int me)
+{
+	const ZkWaitRecord *rec = s->members[w->member].rec;
+
+	for (int i = 0; i < me; i++)
+	{
+		if (!zk_covered(s, rec, w->target, q, i))
+			zk_add_cand(s, w, q, i, 0, NULL);
+	}
+}
+
+/*
+ * zk_emit_reader
+ *		A reader is blocked by every writer ahead of it, nearest first.
+ *		A writer that waits with a zklock node of one queue (shape 1)
+ *		stands for all the writers ahead of it once its owner is known to
+ *		wait with it (zk_stands_for_all): that owner is blocked by every
+ *		node ahead, so the writers ahead lead nowhere it does not.  So a
+ *		piece of work stops after 'budget' such writers; if none of them
+ *		stands for the rest (its owner published no wait, or a newer one),
+ *		the next round goes on from there with twice the budget.
+ */
+static void
+zk_emit_reader(ZkSearch *s, ZkWork *w, ZkQueueRead *q)
+{
+	int			tentative = 0;
+
+	for (int i = w->from; i >= 0; i--)
+	{
+		if (q->c[i].mode == ZK_MODE_SHARED)
+			continue;
+		zk_add_cand(s, w, q, i, 0, NULL);
+		if (!q->granted[i] && q->shape[i] == 1)
+		{
+			s->cands[s->ncands - 1].stands_for_all = true;
+			if (++tentative == w->budget)
+			{
+				w->stopped = i;
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * zk_prefix_position
+ *		Where the node with a name's protection prefix stands in a queue,
+ *		or -1.
+ */
+static int
+zk_prefix_position(ZkQueueRead *q, const char *name)
+{
+	ZkPrefixEntry *e;
+	char		key[ZK_PREFIX_LEN + 1];
+
+	if (q->by_prefix == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = ZK_PREFIX_LEN + 1;
+		ctl.entrysize = sizeof(ZkPrefixEntry);
+		ctl.hcxt = CurrentMemoryContext;
+		q->by_prefix = hash_create("zklock deadlock check prefixes",
+								   Max(q->n, 16), &ctl,
+								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		for (int i = 0; i < q->n; i++)
+		{
+			if (q->shape[i] < 2)
+				continue;
+			memset(key, 0, sizeof(key));
+			memcpy(key, q->c[i].name, ZK_PREFIX_LEN);
+			e = hash_search(q->by_prefix, key, HASH_ENTER, NULL);
+			e->pos = i;
+		}
+	}
+	memset(key, 0, sizeof(key));
+	memcpy(key, name, ZK_PREFIX_LEN);
+	e = hash_search(q->by_prefix, key, HASH_FIND, NULL);
+	return e ? e->pos : -1;
+}
+
+/*
+ * zk_covered
+ *		May node 'pos' of queue q, ahead of a writer of member 'rec' (its
+ *		target t), be left out?  Only if its name claims a plain wait (see
+ *		common/contender.h) of k queues that is still going on (the node
+ *		does not hold its lock), and the member waits in each of those k
+ *		queues behind that wait's node there, so that whatever blocks the
+ *		node's owner blocks the member too: for each of the k nodes, it
+ *		holds its lock, or it is ahead of the member's node there and the
+ *		member's node is a writer or it is a reader.  A claim is a stranger's
+ *		word: a false one can only hide its own writer's edges.
  */
 static bool
-zk_visit(ZkSearch *s, int64 session, int parent, int blocker)
+zk_covered(ZkSearch *s, const ZkWaitRecord *rec, int t, ZkQueueRead *q,
+		   int pos)
+{
+	int			k = q->shape[pos];
+	int			found = 1;
+
+	if (q->granted[pos] || k == ZK_SHAPE_NONE)
+		return false;
+	if (k == 1)
+		return true;
+	for (int u = 0; u < rec->ntargets; u++)
+	{
+		ZkQueueRead *q2;
+		int			me2;
+		int			j;
+
+		if (u == t || !rec->targets[u].queued)
+			continue;
+		me2 = zk_queue_position(s, rec->targets[u].node, &q2);
+		if (me2 < 0 || (j = zk_prefix_position(q2, q->c[pos].name)) < 0)
+			continue;
+		if (!q2->granted[j] &&
+			(j > me2 || (rec->targets[u].mode == ZK_MODE_SHARED &&
+						 q2->c[j].mode != ZK_MODE_SHARED)))
+			return false;
+		found++;
+	}
+	return found == k;
+}
+
+/* one more candidate of a piece of work */
+static void
+zk_add_cand(ZkSearch *s, ZkWork *w, ZkQueueRead *q, int pos, int64 owner,
+			const char *edge)
+{
+	ZkCand	   *c;
+
+	if (s->ncands == s->maxcands)
+	{
+		s->maxcands *= 2;
+		s->cands = repalloc(s->cands, sizeof(ZkCand) * s->maxcands);
+	}
+	c = &s->cands[s->ncands++];
+	c->member = w->member;
+	c->target = w->target;
+	c->q = q;
+	c->pos = pos;
+	c->owner = owner;
+	c->edge = edge;
+	c->stands_for_all = false;
+}
+
+/*
+ * zk_resolve
+ *		The owners of this round's candidates from queues, each node's read
+ *		once per check, those not read yet in one pipelined round trip
+ *		(ZkBlockerOwners).
+ */
+static void
+zk_resolve(ZkSearch *s, int first)
+{
+	char	  **nodes = palloc(sizeof(char *) * Max(s->ncands, 1));
+	ZkCand	  **which = palloc(sizeof(ZkCand *) * Max(s->ncands, 1));
+	int64	   *owners = palloc(sizeof(int64) * Max(s->ncands, 1));
+	char	  **edges = palloc(sizeof(char *) * Max(s->ncands, 1));
+	int			n = 0;
+
+	for (int i = first; i < s->ncands; i++)
+	{
+		ZkCand	   *c = &s->cands[i];
+
+		if (c->q == NULL || c->q->resolved[c->pos])
+			continue;
+		c->q->resolved[c->pos] = true;	/* asked once */
+		nodes[n] = zk_node_path(c->q, c->pos);
+		which[n++] = c;
+	}
+	if (!ZkBlockerOwners(n, nodes, owners, edges))
+		zk_check_incomplete = true;
+	for (int i = 0; i < n; i++)
+	{
+		which[i]->q->owner[which[i]->pos] = owners[i];
+		which[i]->q->edge[which[i]->pos] = edges[i];
+	}
+	for (int i = first; i < s->ncands; i++)
+	{
+		ZkCand	   *c = &s->cands[i];
+
+		if (c->q == NULL)
+			continue;
+		c->owner = c->q->owner[c->pos];
+		c->edge = c->q->edge[c->pos];
+	}
+}
+
+/*
+ * zk_visit
+ *		Meet 'session' through node 'edge' blocking target 'target' of
+ *		member 'parent': returns its index, a new member (its record still
+ *		to be read) if it was not met before.
+ */
+static int
+zk_visit(ZkSearch *s, int64 session, int parent, int target, const char *edge)
 {
 	ZkVisited  *v;
 	bool		found;
+	ZkSearchMember *m;
 
 	v = hash_search(s->visited, &session, HASH_ENTER, &found);
 	if (found)
-		return false;
+		return v->index;
 	if (s->nmembers == s->maxmembers)
 	{
 		s->maxmembers *= 2;
 		s->members = repalloc(s->members,
 							  sizeof(ZkSearchMember) * s->maxmembers);
 	}
-	v->member = s->nmembers;
-	s->members[s->nmembers].session = session;
-	s->members[s->nmembers].rec = NULL;
-	s->members[s->nmembers].parent = parent;
-	s->members[s->nmembers].blocker = blocker;
-	s->nmembers++;
-	return true;
+	v->index = s->nmembers;
+	m = &s->members[s->nmembers++];
+	m->session = session;
+	m->rec = NULL;
+	m->parent = parent;
+	m->target = target;
+	m->edge = edge;
+	m->depth = parent >= 0 ? s->members[parent].depth + 1 : 0;
+	return v->index;
 }
 
 /*
- * zk_read_level
+ * zk_read_records
  *		Read the records of members[first .. last - 1], pipelined: one
- *		round trip for the whole level.  A member without a record is not
- *		waiting in zklock (or is not zklock) and leads nowhere.
+ *		round trip.  A member without a record is not waiting in zklock (or
+ *		is not zklock) and leads nowhere.
  */
 static void
-zk_read_level(ZkSearch *s, int first, int last)
+zk_read_records(ZkSearch *s, int first, int last)
 {
 	int			n = last - first;
 	ZkOp	  **ops;
@@ -249,28 +793,57 @@ zk_read_level(ZkSearch *s, int first, int last)
 }
 
 /*
+ * zk_stands_for_all
+ *		Does a reader's candidate writer stand for every node ahead of it:
+ *		its owner waits with it, as a queued writer (followed, so its own
+ *		blockers are met in turn)?
+ */
+static bool
+zk_stands_for_all(ZkSearch *s, const ZkCand *c)
+{
+	ZkVisited  *v;
+	const ZkWaitRecord *rec;
+	char	   *node;
+	bool		yes = false;
+
+	if (!c->stands_for_all || c->owner == 0)
+		return false;
+	v = hash_search(s->visited, &c->owner, HASH_FIND, NULL);
+	if (v == NULL)
+		return false;
+	rec = s->members[v->index].rec;
+	if (!zk_followed(s, rec) || s->members[v->index].depth >= ZK_MAX_CYCLE - 1)
+		return false;
+	node = zk_node_path(c->q, c->pos);
+	for (int t = 0; t < rec->ntargets && !yes; t++)
+		yes = rec->targets[t].queued && rec->targets[t].mode != ZK_MODE_SHARED &&
+			strcmp(rec->targets[t].node, node) == 0;
+	pfree(node);
+	return yes;
+}
+
+/*
  * zk_cycle_to
- *		The cycle the search closed at blocker 'blocker' of member
- *		'member', which waits for the start: the path from the start to
- *		that member through the members' parents, in wait order.  Returns
- *		its length.
+ *		The cycle closed by candidate c, whose owner is us: the path from us
+ *		to c's member through the members' parents, in wait order.
+ *		Returns its length.
  */
 static int
-zk_cycle_to(const ZkSearch *s, int member, int blocker, ZkCycleMember *cycle)
+zk_cycle_to(const ZkSearch *s, const ZkCand *c, ZkCycleMember *cycle)
 {
-	int			n = 0;
+	int			n = s->members[c->member].depth + 1;
+	int			target = c->target;
+	const char *blocker = c->edge;
 
-	/* the path's length: the member's depth, plus one */
-	for (int m = member; m >= 0; m = s->members[m].parent)
-		n++;
 	Assert(n <= ZK_MAX_CYCLE);
-
-	/* fill it from the end: each member's blocker leads to the next */
-	for (int m = member, i = n - 1; m >= 0; m = s->members[m].parent, i--)
+	/* fill it from the end: each member's blocker is the next's node */
+	for (int m = c->member, i = n - 1; m >= 0; m = s->members[m].parent, i--)
 	{
 		cycle[i].rec = s->members[m].rec;
+		cycle[i].target = target;
 		cycle[i].blocker = blocker;
-		blocker = s->members[m].blocker;
+		target = s->members[m].target;
+		blocker = s->members[m].edge;
 	}
 	return n;
 }
@@ -289,11 +862,9 @@ zk_verify_cycle(const ZkCycleMember *cycle, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		const ZkWaitRecordBlocker *b = &cycle[i].rec->blockers[cycle[i].blocker];
-
 		ops[3 * i] = ZkWaitRecordExists(cycle[i].rec->session);
-		ops[3 * i + 1] = ZkExists(cycle[i].rec->targets[b->target].node);
-		ops[3 * i + 2] = ZkExists(b->node);
+		ops[3 * i + 1] = ZkExists(cycle[i].rec->targets[cycle[i].target].node);
+		ops[3 * i + 2] = ZkExists(cycle[i].blocker);
 	}
 	ZkOpWait(sync);
 	for (int i = 0; i < 3 * n; i++)
@@ -362,8 +933,7 @@ zk_report(const ZkCycleMember *cycle, int n)
 	for (int i = 0; i < n; i++)
 	{
 		const ZkWaitRecord *rec = cycle[i].rec;
-		const ZkWaitRecordTarget *t =
-			&rec->targets[rec->blockers[cycle[i].blocker].target];
+		const ZkWaitRecordTarget *t = &rec->targets[cycle[i].target];
 		const ZkWaitRecord *next = cycle[(i + 1) % n].rec;
 		const char *server = zk_member_server(rec);
 		const char *next_server = zk_member_server(next);
@@ -391,14 +961,13 @@ zk_report(const ZkCycleMember *cycle, int n)
 	for (int i = 0; i < n; i++)
 	{
 		const ZkWaitRecord *rec = cycle[i].rec;
-		const ZkWaitRecordBlocker *b = &rec->blockers[cycle[i].blocker];
 
 		appendStringInfoChar(&logbuf, '\n');
 		appendStringInfo(&logbuf,
 						 _("Process %d on server \"%s\" waits with ZooKeeper node \"%s\"; blocked by node \"%s\"."),
 						 rec->pid, zk_member_server(rec),
-						 ZkUtf8ForMessage(rec->targets[b->target].node),
-						 ZkUtf8ForMessage(b->node));
+						 ZkUtf8ForMessage(rec->targets[cycle[i].target].node),
+						 ZkUtf8ForMessage(cycle[i].blocker));
 	}
 
 	pgstat_report_deadlock();
@@ -446,12 +1015,23 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 	ctl.hcxt = cxt;
 	s.visited = hash_create("zklock deadlock check visited sessions", 64,
 							&ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ctl.keysize = ZK_MAX_ZNODE_BYTES + 1;
+	ctl.entrysize = sizeof(ZkQueueRead);
+	ctl.hcxt = cxt;
+	s.queues = hash_create("zklock deadlock check queues", 16,
+						   &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	s.start = self->session;
+	s.start_czxid = self->czxid;
 	s.maxmembers = 64;
 	s.members = palloc(sizeof(ZkSearchMember) * s.maxmembers);
 	s.nmembers = 0;
-	(void) zk_visit(&s, self->session, -1, -1);
+	s.maxcands = 64;
+	s.cands = palloc(sizeof(ZkCand) * s.maxcands);
+	s.ncands = 0;
+	(void) zk_visit(&s, self->session, -1, -1, NULL);
 	s.members[0].rec = self;
 
+	/* every member followed is older than us: a cycle found is ours */
 	n = zk_search(&s, cycle);
 	if (n > 0)
 	{

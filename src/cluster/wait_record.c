@@ -9,13 +9,14 @@
  * for (ZkWaitRecordPublish): an ephemeral record <zklock.root>.waits/<session
  * id, 16 hex digits>, outside the lock tree (no lock path can collide with
  * it), that vanishes with its session and is withdrawn when the wait ends
- * (ZkWaitRecordWithdraw).  The record names the queue nodes it waits with and
- * the nodes that block them (for a writer every node ahead, for a reader
- * every writer ahead), each with the session that owns it (its
- * ephemeralOwner, read when publishing: one pipelined round trip).
- * Deadlock detection (cluster/deadlock.c) follows these edges from record to
- * record; this file knows their format and their nodes, cluster/deadlock.c the
- * search.
+ * (ZkWaitRecordWithdraw).  The record names the queue nodes it waits with
+ * (its targets).  A target that waits in its queue ("queued") lists
+ * nothing more: what blocks it is the conflicting nodes ahead of it, which
+ * deadlock detection reads from the queue (cluster/deadlock.c).  Any other
+ * target (an upgrade, a permit count) lists the nodes that block it, each
+ * with the session that owns it (its ephemeralOwner, read when publishing:
+ * one pipelined round trip, ZkBlockerOwners).  This file knows the
+ * records' format and their nodes, cluster/deadlock.c the search.
  *
  * A record is one JSON object, in UTF-8: the owner as a queue node describes
  * it (common/node_data.c), the kind of wait (common/vocabulary.h), three
@@ -23,12 +24,16 @@
  * target by index:
  *
  *	{"owner":{"cluster_name":"main","host":"db1",...,"pid":4711,...},
- *	 "kind":"all","locks":["/a"],
- *	 "nodes":["/zklock/a/_c_<uuid>-__WRIT__0000000003"],"modes":["exclusive"],
- *	 "blockers":["/zklock/a/_c_<uuid>-__WRIT__0000000002"],
- *	 "owners":["0100007f2ba90002"],"blocker_targets":[0]}
+ *	 "kind":"all","locks":["/a","/b"],
+ *	 "nodes":["/zklock/a/_c_<uuid>-__WRIT__0000000003",
+ *			  "/zklock/b/_c_<uuid>-__WRIT__0000000007"],
+ *	 "modes":["exclusive","exclusive"],
+ *	 "blockers":["/zklock/b/_c_<uuid>-__READ__0000000005"],
+ *	 "owners":["0100007f2ba90002"],"blocker_targets":[1],"queued":[0]}
  *
- * "kind" is "all" or "any"; the owners are session ids, 16 hex digits.
+ * "kind" is "all" or "any"; the owners are session ids, 16 hex digits;
+ * "queued" lists the targets whose blockers are read from their queue.  A
+ * record without "queued" (an older zklock's) lists every target's.
  *
  * Records are read by common/node_formats.c, which bounds every value and list
  * (so a record may name at most ZK_MAX_SET_LOCKS targets and
@@ -39,7 +44,7 @@
  *
  * A lease's node (recipes/lease.c) is persistent and belongs to no session;
  * while its lease waits, an ephemeral child of its taker's session stands
- * for it in a record (see zk_find_blockers).
+ * for it in an edge (see ZkBlockerOwners).
  *
  * The errors raised here name no operation: a wait is published from
  * inside the wait, whose context (common/operation_context.c) names what the
@@ -142,6 +147,12 @@ zk_build_record(const ZkWaitDesc *wait, ZkWaitRecordBlocker *b, int nb)
 	appendStringInfoString(&buf, "],\"blocker_targets\":[");
 	for (int i = 0; i < nb; i++)
 		appendStringInfo(&buf, "%s%d", i > 0 ? "," : "", b[i].target);
+	appendStringInfoString(&buf, "],\"queued\":[");
+	for (int i = 0, k = 0; i < wait->ntargets; i++)
+	{
+		if (wait->targets[i].queued)
+			appendStringInfo(&buf, "%s%d", k++ > 0 ? "," : "", i);
+	}
 	appendStringInfoString(&buf, "]}");
 	return buf.data;
 }
@@ -182,19 +193,80 @@ zk_parse_record(const char *data, int len, int64 session, int64 czxid,
 }
 
 /*
- * zk_find_blockers
- *		The owners of the nodes ahead of each target that still exist (one
- *		pipelined round trip), leaving out our own nodes.  *out is palloc'd;
- *		returns how many, or ZCONNECTIONLOSS (negative) if the connection
- *		was lost meanwhile.
+ * ZkBlockerOwners
+ *		The sessions owning n nodes, in one pipelined round trip (one more
+ *		when waiting leases' nodes are among them): owners[i] the session,
+ *		0 for none (the node is gone, or belongs to no session), and
+ *		edges[i] the node that stands for node i in an edge (palloc'd).
+ *		False if the connection was lost meanwhile: the answers are not
+ *		all there.
  *
  * A lease's node (recipes/lease.c) is persistent and belongs to no session.
  * While its lease waits, though, it has an ephemeral child of its taker's
  * session, and that taker waits: the edge leads to the taker, through the
- * child, which stands for the node in the record (so that verifying the
- * edge checks the child, gone once the lease is granted).  A granted lease
- * is the job's, no session's: no edge.  One more round trip when a lease
- * node is ahead.
+ * child, which stands for the node (so that verifying the edge checks the
+ * child, gone once the lease is granted).  A granted lease is the job's,
+ * no session's: no edge.
+ */
+bool
+ZkBlockerOwners(int n, char *const *nodes, int64 *owners, char **edges)
+{
+	ZkOp	  **ops = palloc(sizeof(ZkOp *) * Max(n, 1));
+	int		   *lease = palloc(sizeof(int) * Max(n, 1));
+	int			nleases = 0;
+	bool		complete = true;
+
+	for (int i = 0; i < n; i++)
+		ops[i] = ZkExists(nodes[i]);
+	for (int i = 0; i < n; i++)
+	{
+		ZkOp	   *op = ops[i];
+
+		ZkOpWait(op);
+		owners[i] = 0;
+		edges[i] = pstrdup(nodes[i]);
+		if (op->rc == ZOK && !ZkIsLeaseNode(op->stat.ephemeralOwner))
+			owners[i] = op->stat.ephemeralOwner;
+		else if (op->rc == ZOK && op->stat.numChildren > 0)
+		{
+			pfree(edges[i]);
+			edges[i] = psprintf("%s/%s", nodes[i], ZK_LEASE_WAITER);
+			lease[nleases++] = i;
+		}
+		else if (ZkIsConnectionLoss(op->rc))
+			complete = false;
+		else if (op->rc != ZOK && op->rc != ZNONODE)
+			ZkRaiseForRc(op->rc);
+		ZkOpFree(op);
+	}
+
+	/* the takers of waiting leases, through their waiter children */
+	for (int k = 0; k < nleases; k++)
+		ops[k] = ZkExists(edges[lease[k]]);
+	for (int k = 0; k < nleases; k++)
+	{
+		ZkOp	   *op = ops[k];
+
+		ZkOpWait(op);
+		if (op->rc == ZOK)
+			owners[lease[k]] = op->stat.ephemeralOwner;
+		else if (ZkIsConnectionLoss(op->rc))
+			complete = false;
+		else if (op->rc != ZNONODE)
+			ZkRaiseForRc(op->rc);
+		ZkOpFree(op);
+	}
+	pfree(ops);
+	pfree(lease);
+	return complete;
+}
+
+/*
+ * zk_find_blockers
+ *		The owners of the nodes listed as blocking each target that is not
+ *		queued (the nodes that still exist), leaving out our own nodes.
+ *		*out is palloc'd; returns how many, or ZCONNECTIONLOSS (negative)
+ *		if the connection was lost meanwhile.
  */
 static int
 zk_find_blockers(const ZkWaitDesc *wait, int64 self,
@@ -202,78 +274,45 @@ zk_find_blockers(const ZkWaitDesc *wait, int64 self,
 {
 	int			total = 0;
 	int			n = 0;
-	ZkOp	  **ops;
 	int			k = 0;
-	int			nleases = 0;
-	char	  **lease_nodes;
-	int		   *lease_targets;
+	char	  **nodes;
+	int		   *targets;
+	int64	   *owners;
+	char	  **edges;
+	bool		complete;
 
 	for (int t = 0; t < wait->ntargets; t++)
-		total += wait->targets[t].nahead;
-	*out = palloc(sizeof(ZkWaitRecordBlocker) * Max(total, 1));
-	ops = palloc(sizeof(ZkOp *) * Max(total, 1));
-	lease_nodes = palloc(sizeof(char *) * Max(total, 1));
-	lease_targets = palloc(sizeof(int) * Max(total, 1));
-	for (int t = 0; t < wait->ntargets; t++)
-		for (int i = 0; i < wait->targets[t].nahead; i++)
-			ops[k++] = ZkExists(wait->targets[t].ahead[i]);
-	k = 0;
+		if (!wait->targets[t].queued)
+			total += wait->targets[t].nahead;
+	nodes = palloc(sizeof(char *) * Max(total, 1));
+	targets = palloc(sizeof(int) * Max(total, 1));
+	owners = palloc(sizeof(int64) * Max(total, 1));
+	edges = palloc(sizeof(char *) * Max(total, 1));
 	for (int t = 0; t < wait->ntargets; t++)
 	{
+		if (wait->targets[t].queued)
+			continue;
 		for (int i = 0; i < wait->targets[t].nahead; i++, k++)
 		{
-			ZkOp	   *op = ops[k];
-
-			ZkOpWait(op);
-			if (op->rc == ZOK && op->stat.ephemeralOwner != 0 &&
-				op->stat.ephemeralOwner != self && n >= 0)
-			{
-				(*out)[n].target = t;
-				(*out)[n].node = wait->targets[t].ahead[i];
-				(*out)[n].owner = op->stat.ephemeralOwner;
-				n++;
-			}
-			else if (op->rc == ZOK && ZkIsLeaseNode(op->stat.ephemeralOwner) &&
-					 op->stat.numChildren > 0)
-			{
-				lease_nodes[nleases] = psprintf("%s/%s",
-												wait->targets[t].ahead[i],
-												ZK_LEASE_WAITER);
-				lease_targets[nleases++] = t;
-			}
-			else if (ZkIsConnectionLoss(op->rc))
-				n = -1 - total;	/* stays negative: ask again */
-			else if (op->rc != ZOK && op->rc != ZNONODE)
-				ZkRaiseForRc(op->rc);
-			ZkOpFree(op);
+			nodes[k] = wait->targets[t].ahead[i];
+			targets[k] = t;
 		}
 	}
-
-	/* the takers of waiting leases ahead, through their waiter children */
-	for (int i = 0; i < nleases; i++)
-		ops[i] = ZkExists(lease_nodes[i]);
-	for (int i = 0; i < nleases; i++)
+	complete = ZkBlockerOwners(total, nodes, owners, edges);
+	*out = palloc(sizeof(ZkWaitRecordBlocker) * Max(total, 1));
+	for (int i = 0; i < total; i++)
 	{
-		ZkOp	   *op = ops[i];
-
-		ZkOpWait(op);
-		if (op->rc == ZOK && op->stat.ephemeralOwner != 0 &&
-			op->stat.ephemeralOwner != self && n >= 0)
-		{
-			(*out)[n].target = lease_targets[i];
-			(*out)[n].node = lease_nodes[i];
-			(*out)[n].owner = op->stat.ephemeralOwner;
-			n++;
-		}
-		else if (ZkIsConnectionLoss(op->rc))
-			n = -1 - total;
-		else if (op->rc != ZOK && op->rc != ZNONODE)
-			ZkRaiseForRc(op->rc);
-		ZkOpFree(op);
+		if (owners[i] == 0 || owners[i] == self)
+			continue;
+		(*out)[n].target = targets[i];
+		(*out)[n].node = edges[i];
+		(*out)[n].owner = owners[i];
+		n++;
 	}
-	pfree(ops);
-	pfree(lease_targets);
-	return n < 0 ? ZCONNECTIONLOSS : n;
+	pfree(nodes);
+	pfree(targets);
+	pfree(owners);
+	return complete ? n : ZCONNECTIONLOSS;
 }
 
 /*

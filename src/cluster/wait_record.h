@@ -22,5 +22,7 @@ extern const ZkWaitRecord *ZkWaitRecordOwn(void);
 extern ZkOp *ZkWaitRecordFetch(int64 session);
 extern ZkOp *ZkWaitRecordExists(int64 session);
 extern ZkWaitRecord *ZkWaitRecordParse(const ZkOp *answer, int64 session);
+extern bool ZkBlockerOwners(int n, char *const *nodes, int64 *owners,
+							char **edges);
 
 #endif							/* CLUSTER_WAIT_RECORD_H */

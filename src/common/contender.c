@@ -41,6 +41,13 @@
  * granted at once never had a child (cversion 0); a granted one that waited
  * has version 1 or more; a renewal writes the data too.
  *
+ * Shapes.  A node name is input from strangers, and so is the shape its
+ * prefix claims (ZkPrefixShape): any client can name a node as zklock
+ * does.  Deadlock detection uses a claim only to leave out a node whose
+ * owner, if the claim is true, leads nowhere the search does not reach
+ * anyway (cluster/deadlock.c); a false claim can hide a cycle through that
+ * client, never make one up.
+ *
  * Everything here is pure computation on strings and numbers: no
  * ZooKeeper calls.
  *
@@ -296,4 +303,54 @@ ZkUpgradeBlockingContender(const ZkContender *c, int me, int own)
 			return i;
 	}
 	return -1;
+}
+
+/* the value of one hex digit, or -1 */
+static int
+zk_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * ZkPrefixShape
+ *		The shape of wait a node name's protection prefix claims (see
+ *		contender.h): 1 to ZK_MAX_SET_LOCKS for a zklock node of a plain
+ *		wait, ZK_SHAPE_NONE for any other name.
+ */
+int
+ZkPrefixShape(const char *name)
+{
+	const char *u = name + 3;
+	int			hi;
+	int			lo;
+
+	if (strncmp(name, "_c_", 3) != 0 ||
+		strnlen(name, ZK_PREFIX_LEN) < ZK_PREFIX_LEN ||
+		name[ZK_PREFIX_LEN - 1] != '-')
+		return ZK_SHAPE_NONE;
+	/* version 8, variant 10 */
+	if (u[8] != '-' || u[13] != '-' || u[18] != '-' || u[23] != '-' ||
+		u[14] != '8' || strchr("89ab", u[19]) == NULL || u[19] == '\0')
+		return ZK_SHAPE_NONE;
+	hi = zk_hex_digit(u[34]);
+	lo = zk_hex_digit(u[35]);
+	if (hi < 0 || lo < 0 || hi * 16 + lo > ZK_MAX_SET_LOCKS)
+		return ZK_SHAPE_NONE;
+	return hi * 16 + lo;
+}
+
+/*
+ * ZkSamePrefix
+ *		Do two node names begin with the same protection prefix (the nodes
+ *		of one wait)?  Only names with a prefix ZkPrefixShape reads.
+ */
+bool
+ZkSamePrefix(const char *a, const char *b)
+{
+	return strncmp(a, b, ZK_PREFIX_LEN) == 0;
 }

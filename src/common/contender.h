@@ -36,6 +36,17 @@ typedef struct ZkContender
 #define ZK_PREFIX_LEN	(3 + ZK_UUID_LEN + 1)
 
 /*
+ * The shape of a zklock queue node's wait, told by its protection prefix:
+ * zklock writes the UUID of a prefix in version 8 (custom) form, with its
+ * last byte the number of queues the wait that made the node spans (1 for
+ * one lock, n for n locks taken at once), or 0 when the node is granted
+ * by other rules than its place in the queue (an upgrade or a downgrade).
+ * ZkPrefixShape returns 0 for every other name (Curator's and kazoo's
+ * random UUIDs, older zklock versions'), which claims nothing.
+ */
+#define ZK_SHAPE_NONE	0
+
+/*
  * A lease (recipes/lease.c) holds its lock with a TTL node, which clients see
  * as persistent (ephemeralOwner 0).  While its taker waits, the node has one
  * ephemeral child of that name, which keeps the server from reaping it
@@ -53,5 +64,7 @@ extern int	ZkBlockingContender(const ZkContender *c, int me,
 								ZkLockMode mode);
 extern int	ZkUpgradeLimit(const ZkContender *c, int me);
 extern int	ZkUpgradeBlockingContender(const ZkContender *c, int me, int own);
+extern int	ZkPrefixShape(const char *name);
+extern bool ZkSamePrefix(const char *a, const char *b);
 
 #endif							/* COMMON_CONTENDER_H */

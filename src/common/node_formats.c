@@ -83,6 +83,7 @@ typedef struct ZkRecordParse
 	ZkVec		blockers;		/* char * */
 	ZkVec		owners;			/* int64 */
 	ZkVec		btargets;		/* int */
+	ZkVec		queued;			/* int: targets blocked by their queue */
 	char	   *reason;			/* the first check that failed */
 } ZkRecordParse;
 
@@ -381,8 +382,13 @@ zk_record_list_value(ZkRecordParse *p, ZkJsonValue *v)
 							   strcmp(f, "modes") == 0);
 	ZkVec	   *vec;
 
-	if (target_list || strcmp(f, "blockers") == 0 ||
-		strcmp(f, "owners") == 0 || strcmp(f, "blocker_targets") == 0)
+	if (strcmp(f, "queued") == 0)
+	{
+		target_list = true;		/* bounded as the targets are */
+		vec = &p->queued;
+	}
+	else if (target_list || strcmp(f, "blockers") == 0 ||
+			 strcmp(f, "owners") == 0 || strcmp(f, "blocker_targets") == 0)
 	{
 		vec = strcmp(f, "locks") == 0 ? &p->locks :
 			strcmp(f, "nodes") == 0 ? &p->nodes :
@@ -487,7 +493,8 @@ zk_record_action(void *arg, ZkJsonValue *v)
 		}
 		else if (strcmp(f, "locks") == 0 || strcmp(f, "nodes") == 0 ||
 				 strcmp(f, "modes") == 0 || strcmp(f, "blockers") == 0 ||
-				 strcmp(f, "owners") == 0 || strcmp(f, "blocker_targets") == 0)
+				 strcmp(f, "owners") == 0 || strcmp(f, "blocker_targets") == 0 ||
+				 strcmp(f, "queued") == 0)
 		{
 			if (v->type != JSON_TOKEN_ARRAY_START)
 				zk_fail(&p->reason, "has a field \"%s\" that is not an array", f);
@@ -525,6 +532,11 @@ zk_record_build(ZkRecordParse *p)
 		if (((int *) p->btargets.items)[i] >= p->locks.n)
 			zk_fail(&p->reason, "has a blocker of a %s it does not list", "target");
 	}
+	for (int i = 0; p->reason == NULL && i < p->queued.n; i++)
+	{
+		if (((int *) p->queued.items)[i] >= p->locks.n)
+			zk_fail(&p->reason, "has a queued target it does not list");
+	}
 	if (p->reason != NULL)
 		return false;
 
@@ -535,7 +547,10 @@ zk_record_build(ZkRecordParse *p)
 		rec->targets[i].lock = ((char **) p->locks.items)[i];
 		rec->targets[i].node = ((char **) p->nodes.items)[i];
 		rec->targets[i].mode = ((ZkLockMode *) p->modes.items)[i];
+		rec->targets[i].queued = false;
 	}
+	for (int i = 0; i < p->queued.n; i++)
+		rec->targets[((int *) p->queued.items)[i]].queued = true;
 	rec->nblockers = nb;
 	rec->blockers = palloc(sizeof(ZkWaitRecordBlocker) * Max(nb, 1));
 	for (int i = 0; i < nb; i++)
@@ -567,6 +582,8 @@ zk_record_parse_free(ZkRecordParse *p)
 		pfree(p->owners.items);
 	if (p->btargets.items != NULL)
 		pfree(p->btargets.items);
+	if (p->queued.items != NULL)
+		pfree(p->queued.items);
 	ZkOwnerFree(&p->owner);
 }
 
@@ -608,6 +625,7 @@ ZkReadWaitRecord(const char *data, int len, ZkWaitRecord *rec, char **reason)
 	zk_vec_init(&p.blockers, sizeof(char *));
 	zk_vec_init(&p.owners, sizeof(int64));
 	zk_vec_init(&p.btargets, sizeof(int));
+	zk_vec_init(&p.queued, sizeof(int));
 	read = ZkJsonRead(data, len, ZK_NODE_DATA_MAX, zk_record_action, &p,
 					  reason);
 	if (read)

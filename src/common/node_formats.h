@@ -64,6 +64,8 @@ typedef struct ZkWaitRecordTarget
 	char	   *lock;			/* lock path */
 	char	   *node;			/* queue node, full path */
 	ZkLockMode	mode;			/* exclusive, shared or lease */
+	bool		queued;			/* blocked by the queue ahead of it, which
+								 * the record does not list */
 } ZkWaitRecordTarget;
 
 /* One node that blocked a target when the record was published. */

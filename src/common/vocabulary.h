@@ -125,9 +125,13 @@ typedef enum ZkWaitKind
 } ZkWaitKind;
 
 /*
- * One queue node we wait with, and the nodes ahead of it that conflict
- * with it as far as the waiter knows: a superset of what blocks it now,
- * since nobody joins a queue ahead of a node.
+ * One queue node we wait with.  A queue wait ('queued') is blocked by the
+ * nodes ahead of it in its queue that conflict with it (a writer: every
+ * node; a reader: every writer), which whoever needs them reads from the
+ * queue itself.  Any other wait (a permit count, an upgrade) lists the
+ * nodes that block it as far as the waiter knows: a superset of what
+ * blocks it now, since nobody joins a queue ahead of a node, and no
+ * permit is taken while its waiter holds the semaphore's mutex.
  */
 typedef struct ZkWaitTarget
 {
@@ -135,8 +139,9 @@ typedef struct ZkWaitTarget
 	const char *lock_node;		/* its ZooKeeper node (the queue's parent) */
 	const char *znode;			/* our queue node, full path */
 	ZkLockMode	mode;
-	int			nahead;
-	char	  **ahead;			/* conflicting nodes ahead, full paths */
+	bool		queued;			/* blocked by the queue ahead */
+	int			nahead;			/* otherwise: */
+	char	  **ahead;			/* the nodes that block it, full paths */
 } ZkWaitTarget;
 
 typedef struct ZkWaitDesc

@@ -105,26 +105,22 @@ static int	zk_watch_lease_node(ZkAttempt *at, const char *blocker,
 								const struct Stat *st);
 
 /*
- * ZkMakeUuid
- *		A fresh version 4 UUID in its canonical 36-character form, into
- *		out[ZK_UUID_LEN + 1]: never the same twice in one process.
+ * zk_uuid_bytes
+ *		16 fresh bytes for a UUID, never the same twice in one process.
  *
  * A process draws 16 bytes from pg_strong_random once (again in a child
- * forked after that); each call adds a counter to the last 7 of them
- * (modulo 2^56), so one process cannot repeat a UUID, and two processes
- * differ by the 122 random bits each drew.  (Strong random bytes for each
+ * forked after that); each call adds a counter to bytes 9 to 14 of them
+ * (modulo 2^48), so one process cannot repeat them, and two processes
+ * differ by the random bits each drew.  (Strong random bytes for each
  * attempt cost more than the rest of an uncontended zk_lock.)
  */
-void
-ZkMakeUuid(char *out)
+static void
+zk_uuid_bytes(uint8 *b)
 {
-	static const char hex[] = "0123456789abcdef";
 	static uint8 seed[16];
 	static int	seed_pid = 0;
 	static uint64 counter = 0;
-	uint8		b[16];
 	uint64		low = 0;
-	char	   *p = out;
 
 	if (seed_pid != MyProcPid)
 	{
@@ -132,20 +128,27 @@ ZkMakeUuid(char *out)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("could not generate random values")));
-		seed[6] = (seed[6] & 0x0f) | 0x40;
-		seed[8] = (seed[8] & 0x3f) | 0x80;
 		seed_pid = MyProcPid;
 		counter = 0;
 	}
-	memcpy(b, seed, 9);
-	for (int i = 9; i < 16; i++)
+	memcpy(b, seed, 16);
+	for (int i = 9; i < 15; i++)
 		low = (low << 8) | seed[i];
 	low += ++counter;
-	for (int i = 15; i >= 9; i--)
+	for (int i = 14; i >= 9; i--)
 	{
 		b[i] = (uint8) (low & 0xff);
 		low >>= 8;
 	}
+}
+
+/* a UUID's 16 bytes in their canonical 36-character form, into out */
+static void
+zk_uuid_format(const uint8 *b, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	char	   *p = out;
+
 	for (int i = 0; i < 16; i++)
 	{
 		if (i == 4 || i == 6 || i == 8 || i == 10)
@@ -157,16 +160,56 @@ ZkMakeUuid(char *out)
 }
 
 /*
- * ZkMakeNodePrefix
- *		A fresh "_c_<uuid>-" protection prefix, into out[ZK_PREFIX_LEN + 1].
+ * ZkMakeUuid
+ *		A fresh version 4 (random) UUID in its canonical 36-character form,
+ *		into out[ZK_UUID_LEN + 1]: never the same twice in one process.
  */
 void
-ZkMakeNodePrefix(char *out)
+ZkMakeUuid(char *out)
 {
+	uint8		b[16];
+
+	zk_uuid_bytes(b);
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	zk_uuid_format(b, out);
+}
+
+/*
+ * ZkMakeNodePrefix
+ *		A fresh "_c_<uuid>-" protection prefix, into out[ZK_PREFIX_LEN + 1],
+ *		for the nodes of a wait of the given shape (common/contender.h,
+ *		ZkPrefixShape): the UUID is of version 8, its last byte the shape.
+ */
+void
+ZkMakeNodePrefix(char *out, int shape)
+{
+	uint8		b[16];
+
+	Assert(shape >= 0 && shape <= ZK_MAX_SET_LOCKS);
+	zk_uuid_bytes(b);
+	b[6] = (b[6] & 0x0f) | 0x80;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	b[15] = (uint8) shape;
 	memcpy(out, "_c_", 3);
-	ZkMakeUuid(out + 3);
+	zk_uuid_format(b, out + 3);
 	out[ZK_PREFIX_LEN - 1] = '-';
 	out[ZK_PREFIX_LEN] = '\0';
+}
+
+/*
+ * ZkAttemptShape
+ *		The shape of a wait with the node of 'args', one of 'nqueues' taken
+ *		at once: nqueues, unless the node is granted by other rules than its
+ *		place in the queue (an upgrade or a downgrade, behind our own other
+ *		node), which no shape describes (0).
+ */
+int
+ZkAttemptShape(const ZkAcquireArgs *args, int nqueues)
+{
+	if (args->held_read_znode != NULL || args->held_write_znode != NULL)
+		return 0;
+	return nqueues;
 }
 
 /*
@@ -1365,28 +1408,26 @@ zk_check_deadlock(ZkAttempt *at)
 			continue;
 		me = ZkFindContender(a->queue, a->nqueue, a->name);
 		own = zk_own_position(a, me, a->args->held_read_znode);
-		limit = own >= 0 ? ZkUpgradeLimit(a->queue, me) : 0;
 		t->lock_path = a->args->lock_path;
 		t->lock_node = a->args->lock_node;
 		t->znode = a->znode;
 		t->mode = a->args->mode;
+		t->queued = own < 0;
 		t->nahead = 0;
-		t->ahead = palloc(sizeof(char *) * Max(me, 1));
-		for (int i = 0; i < me; i++)
-		{
-			bool		blocks;
+		t->ahead = NULL;
+		wait.ntargets++;
+		if (t->queued)
+			continue;			/* the queue ahead blocks it: read there */
 
-			/* an upgrade waits for the other readers holding the lock */
-			if (own >= 0)
-				blocks = i != own && i < limit;
-			else
-				blocks = a->args->mode == ZK_MODE_EXCLUSIVE ||
-					a->queue[i].mode == ZK_MODE_EXCLUSIVE;
-			if (blocks)
+		/* an upgrade waits for the other readers holding the lock */
+		limit = ZkUpgradeLimit(a->queue, me);
+		t->ahead = palloc(sizeof(char *) * Max(me, 1));
+		for (int i = 0; i < limit; i++)
+		{
+			if (i != own)
 				t->ahead[t->nahead++] =
 					psprintf("%s/%s", a->args->lock_node, a->queue[i].name);
 		}
-		wait.ntargets++;
 	}
 
 	at->published = true;
@@ -1525,7 +1566,7 @@ ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix)
 	if (prefix != NULL)
 		strlcpy(at->prefix, prefix, sizeof(at->prefix));
 	else
-		ZkMakeNodePrefix(at->prefix);
+		ZkMakeNodePrefix(at->prefix, ZkAttemptShape(args, 1));
 	prefixlen = strlen(at->prefix);
 
 	/* "<lock node>/<prefix><marker>", put together by hand: once per create */

@@ -153,7 +153,8 @@ typedef struct ZkCreateResult
 } ZkCreateResult;
 
 extern void ZkMakeUuid(char *out);
-extern void ZkMakeNodePrefix(char *out);
+extern void ZkMakeNodePrefix(char *out, int shape);
+extern int	ZkAttemptShape(const ZkAcquireArgs *args, int nqueues);
 extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
 
 extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)

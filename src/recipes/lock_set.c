@@ -112,11 +112,15 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 	ZkOperationContext oc;
 	ZkAttempt **at = palloc(sizeof(ZkAttempt *) * n);
 	char		prefix[ZK_PREFIX_LEN + 1];
+	int			shape;
 	bool		granted = true;
 
 	ZkOperationPush(&oc, ZK_OPER_ACQUIRE_LOCK, args[0].lock_path);
-	/* one protection prefix: the set is one attempt */
-	ZkMakeNodePrefix(prefix);
+	/* one protection prefix: the set is one attempt, and one wait */
+	shape = n;
+	for (int i = 0; i < n; i++)
+		shape = Min(shape, ZkAttemptShape(&args[i], n));
+	ZkMakeNodePrefix(prefix, shape);
 	for (int i = 0; i < n; i++)
 	{
 		at[i] = ZkAttemptBegin(&args[i], prefix);

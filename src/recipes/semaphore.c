@@ -369,6 +369,7 @@ zk_check_count_deadlock(ZkSemAttempt *s, char **children, int nchildren)
 	t.lock_node = s->permits_node;
 	t.znode = s->permit->znode;
 	t.mode = ZK_MODE_PERMIT;
+	t.queued = false;
 	t.nahead = 0;
 	t.ahead = palloc(sizeof(char *) * Max(nchildren, 1));
 	for (int i = 0; i < nchildren; i++)
