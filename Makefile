@@ -24,7 +24,7 @@ SHLIB_LINK = -lzookeeper_mt
 # pg_regress tests (sql/, expected/) and isolation specs (specs/) need a
 # running ZooKeeper; test/run-tests.sh starts one and runs them with
 # "make installcheck".
-REGRESS = setup api paths errors xact multi privileges lease barrier stats
+REGRESS = setup api paths errors xact multi privileges lease barrier contexts stats
 ISOLATION = blocking readers cancel timeouts deadlock semaphore
 ISOLATION_OPTS = --load-extension=zklock
 

@@ -16,6 +16,7 @@ SELECT zk_test_error($$SELECT zk_lock(E'/jobs/tab\there')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/jobs/line\nbreak')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/del\u007F')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/c1\u0085')$$);
+SELECT zk_test_error($$SELECT zk_lock(E'/c1\u009F/tab\t')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/private\uE000')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/emoji\U0001F600')$$);
 SELECT zk_test_error($$SELECT zk_lock(E'/nonchar\uFFFE')$$);
@@ -42,5 +43,13 @@ SELECT zk_lock('/with space/ünïcödé/日本') > 0 AS unicode;
 SELECT zk_lock('/a/__WRIT__123') > 0 AS short_suffix;
 SELECT zk_lock('/a/lock-0000000001') > 0 AS no_leading_dash;
 SELECT length(path), mode FROM zk_locks ORDER BY path;
+
+-- Characters that do not print but ZooKeeper accepts: a message escapes
+-- each (\xNN below U+0100, \uXXXX above), a returned value keeps it.
+SELECT zk_unlock(E'/np/soft\u00ADhyphen/ls\u2028ps\u2029/zw\u200Bj\u200D/bom\uFEFF/rlo\u202E');
+SELECT zk_lock(E'/np/ls\u2028') > 0 AS invisible;
+SELECT path = E'/np/ls\u2028' AS kept FROM zk_locks WHERE path LIKE '/np/%';
+SELECT zk_test_error($$SELECT zk_lock(E'/np/ls\u2028/x/..')$$);
+SELECT zk_unlock(E'/np/ls\u2028');
 SELECT count(*) AS nodes FROM zk_lock_queue('/with space/ünïcödé/日本');
 SELECT zk_unlock_all();

@@ -162,6 +162,7 @@ extern void ZkSessionEnsure(void);
 extern void ZkSessionCloseIfLost(void);
 extern void ZkSessionGiveUp(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
+extern void ZkSessionRaiseUnlessAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 								int timeout_ms);
 

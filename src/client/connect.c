@@ -469,6 +469,31 @@ ZkSessionConfirmAlive(void)
 }
 
 /*
+ * ZkSessionRaiseUnlessAlive
+ *		Before reporting that another client deleted a node of ours: the
+ *		server deletes a session's ephemeral nodes when it expires it, and a
+ *		server cut off from the leader can pass that delete on before the
+ *		session's end reaches us.  So the session is confirmed first
+ *		(ZkSessionConfirmAlive): expired, the lost session's ERROR (08006,
+ *		naming the lost locks); not confirmed, the lost connection's.
+ *		Returns if the session is alive: the node was deleted by another
+ *		client indeed.
+ */
+void
+ZkSessionRaiseUnlessAlive(void)
+{
+	switch (ZkSessionConfirmAlive())
+	{
+		case ZK_SESSION_ALIVE:
+			return;
+		case ZK_SESSION_EXPIRED:
+			ZkRaiseForRc(ZSESSIONEXPIRED);
+		case ZK_SESSION_UNCONFIRMED:
+			ZkRaiseForRc(ZCONNECTIONLOSS);
+	}
+}
+
+/*
  * zk_session_at_exit
  *		before_shmem_exit callback: close the session, so that other servers
  *		see this backend's locks go at once rather than after the session

@@ -27,6 +27,10 @@
  *	 operation's (deadlock detection runs inside a wait) pushes none: the
  *	 wait's line says what the backend is doing.
  *
+ * - An error the entry point raises before it pushes the context (a
+ *	 request refused at once from what the backend holds) carries the same
+ *	 line as an item of its ereport (ZkOperationErrcontext).
+ *
  * - An ERROR needs no pop.  The context lines are collected when the
  *	 error is raised (errfinish calls the callbacks before it jumps);
  *	 PG_TRY saves error_context_stack, PG_CATCH, PG_FINALLY and PG_END_TRY
@@ -45,15 +49,30 @@ static void zk_operation_callback(void *arg);
 
 /*
  * zk_operation_callback
- *		The CONTEXT line of an operation: one whole phrase for each.
+ *		The CONTEXT line of a pushed operation.
  */
 static void
 zk_operation_callback(void *arg)
 {
 	ZkOperationContext *cxt = (ZkOperationContext *) arg;
-	const char *path = ZkUtf8ForMessage(cxt->path);
 
-	switch (cxt->oper)
+	(void) ZkOperationErrcontext(cxt->oper, cxt->path);
+}
+
+/*
+ * ZkOperationErrcontext
+ *		The CONTEXT line of 'oper' on 'path' (UTF-8): one whole phrase for
+ *		each.  Also an item of an ereport of its own, for an error that an
+ *		operation's entry point raises before it pushes its context (a
+ *		request refused from what the backend holds, without a ZooKeeper
+ *		call): ereport(ERROR, (..., ZkOperationErrcontext(oper, path))).
+ */
+int
+ZkOperationErrcontext(ZkOperation oper, const char *utf8_path)
+{
+	const char *path = ZkUtf8ForMessage(utf8_path);
+
+	switch (oper)
 	{
 		case ZK_OPER_ACQUIRE_LOCK:
 			errcontext("while acquiring lock \"%s\"", path);
@@ -104,6 +123,7 @@ zk_operation_callback(void *arg)
 			errcontext("while authenticating to \"%s\"", path);
 			break;
 	}
+	return 0;
 }
 
 /*

@@ -47,5 +47,6 @@ extern void ZkOperationPush(ZkOperationContext *cxt, ZkOperation oper,
 extern void ZkOperationSet(ZkOperationContext *cxt, ZkOperation oper,
 						   const char *path);
 extern void ZkOperationPop(ZkOperationContext *cxt);
+extern int	ZkOperationErrcontext(ZkOperation oper, const char *utf8_path);
 
 #endif							/* COMMON_OPERATION_CONTEXT_H */

@@ -15,11 +15,11 @@
  */
 #include "postgres.h"
 
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 
 #include "common/contender.h"
 #include "common/paths.h"
+#include "common/text_encoding.h"
 #include "common/vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
@@ -136,29 +136,24 @@ ZkLockPathProblem(const char *path)
 
 /*
  * zk_path_for_message
- *		A refused path as it should appear in an error message: at most
- *		about 60 bytes, with ASCII control characters written as \xNN so
- *		that they cannot break the message (or a log line) apart.
+ *		A refused path (in the database encoding) as it should appear in an
+ *		error message: at most about 60 bytes, escaped as every text quoted
+ *		in a message is (ZkUtf8ForMessage: a character that does not print
+ *		as \xNN or \uXXXX), so that none can hide in the message or break
+ *		it (or a log line) apart.
  */
 static char *
 zk_path_for_message(const char *path, size_t len)
 {
-	StringInfoData buf;
 	size_t		shown = len > 64 ? (size_t) pg_mbcliplen(path, (int) len, 60) : len;
+	const char *utf8 = path;
 
-	initStringInfo(&buf);
-	for (size_t i = 0; i < shown; i++)
-	{
-		unsigned char c = (unsigned char) path[i];
-
-		if (c < 0x20 || c == 0x7F)
-			appendStringInfo(&buf, "\\x%02X", c);
-		else
-			appendStringInfoChar(&buf, (char) c);
-	}
-	if (shown < len)
-		appendStringInfoString(&buf, "...");
-	return buf.data;
+	/* SQL_ASCII: any bytes, which ZkUtf8ForMessage escapes if not UTF-8 */
+	if (GetDatabaseEncoding() != PG_SQL_ASCII)
+		utf8 = pg_server_to_any(path, (int) shown, PG_UTF8);
+	if (utf8 == path)
+		utf8 = pnstrdup(path, shown);
+	return psprintf("%s%s", ZkUtf8ForMessage(utf8), shown < len ? "..." : "");
 }
 
 /*

@@ -9,21 +9,25 @@
  * same lock.  Inside zklock every path, node name and owner text is UTF-8:
  * lock paths are converted once, when a user gives them (pg_server_to_any,
  * which cannot fail for valid input), and node data is written as UTF-8.
- * On the way out they go back to the database encoding:
+ * On the way out they go back to the database encoding, and neither way
+ * ever raises an error, so that a node another client made, with text the
+ * database encoding cannot hold, takes no view and no message away:
  *
  *	- a value returned to SQL (a column of a view, a function's result)
- *	  with ZkUtf8ToServer, which raises an error (22P05) for a character
- *	  the database encoding cannot hold, as PostgreSQL's own conversions
- *	  do, rather than return bytes of the wrong encoding;
- *	- a text quoted in a message with ZkUtf8ForMessage, which never raises
- *	  an error (it is called while building one) and writes a character
- *	  the database encoding cannot hold as \uXXXX.
+ *	  with ZkUtf8ToServer, which writes a character the database encoding
+ *	  cannot hold as \uXXXX (its code point, at least four hex digits)
+ *	  and a byte that is not valid UTF-8 as \xNN;
+ *	- a text quoted in a message with ZkUtf8ForMessage, which does the
+ *	  same and also writes every character that does not print as an
+ *	  escape, so that none can hide in or break apart a message (or a log
+ *	  line): \xNN for those below U+0100 (C0 controls, DEL, C1 controls,
+ *	  the soft hyphen), \uXXXX for the others (zk_nonprinting says which).
  *
- * With a UTF-8 or SQL_ASCII database both return their argument.  The
- * conversion function is looked up once per backend, the first time one
- * is needed inside a transaction, and kept, so that messages can be
- * converted later outside one (at backend exit, say); before that, a
- * message shows every non-ASCII character as \uXXXX.
+ * With a UTF-8 or SQL_ASCII database nothing is converted, only escaped.
+ * The conversion function is looked up once per backend, the first time
+ * one is needed inside a transaction, and kept, so that messages can be
+ * converted later outside one (at backend exit, say); before that, every
+ * non-ASCII character is written as \uXXXX.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,33 +46,124 @@
 static FmgrInfo from_utf8_proc;
 static bool from_utf8_known = false;
 
+static bool zk_nonprinting(pg_wchar c);
+static bool zk_printable_ascii(const char *text);
+static char *zk_escape_utf8(const char *utf8, bool for_message);
 static bool ensure_from_utf8(void);
-static char *convert_from_utf8(const char *utf8, int len, bool for_message);
+static char *convert_from_utf8(const char *utf8);
 
 /*
  * ZkUtf8ToServer
  *		A UTF-8 text from ZooKeeper in the database encoding, for a value
- *		returned to SQL; an ERROR (22P05) names a character that the
- *		database encoding cannot hold.
+ *		returned to SQL: what the database encoding cannot hold is written
+ *		as \uXXXX, a byte that is not valid UTF-8 as \xNN.  Never raises
+ *		an error.
  */
 char *
 ZkUtf8ToServer(const char *utf8)
 {
-	return convert_from_utf8(utf8, (int) strlen(utf8), false);
+	if (zk_printable_ascii(utf8))
+		return pstrdup(utf8);
+	return convert_from_utf8(zk_escape_utf8(utf8, false));
 }
 
 /*
  * ZkUtf8ForMessage
  *		A UTF-8 text in the database encoding, for quoting in a message:
- *		never raises an error, and writes what the database encoding
- *		cannot hold (or what is not valid UTF-8) as \uXXXX (\xNN).
+ *		as ZkUtf8ToServer, and every character that does not print is
+ *		written as \xNN (below U+0100) or \uXXXX.  Never raises an error.
  */
 const char *
 ZkUtf8ForMessage(const char *utf8)
 {
 	if (utf8 == NULL)
 		return NULL;
-	return convert_from_utf8(utf8, (int) strlen(utf8), true);
+	if (zk_printable_ascii(utf8))
+		return pstrdup(utf8);
+	return convert_from_utf8(zk_escape_utf8(utf8, true));
+}
+
+/*
+ * zk_nonprinting
+ *		Characters that do not print: the C0 and C1 controls and DEL, and
+ *		the invisible format characters and separators that can be told
+ *		by their code point alone (soft hyphen, Arabic letter mark,
+ *		Mongolian vowel separator, zero-width space, joiners and direction
+ *		marks, line and paragraph separators, direction embeddings and
+ *		isolates, word joiner and invisible operators, byte order mark,
+ *		interlinear annotation marks).
+ */
+static bool
+zk_nonprinting(pg_wchar c)
+{
+	return c < 0x20 ||
+		(c >= 0x7F && c <= 0x9F) ||
+		c == 0xAD ||
+		c == 0x61C ||
+		c == 0x180E ||
+		(c >= 0x200B && c <= 0x200F) ||
+		(c >= 0x2028 && c <= 0x202E) ||
+		(c >= 0x2060 && c <= 0x206F) ||
+		c == 0xFEFF ||
+		(c >= 0xFFF9 && c <= 0xFFFB);
+}
+
+/*
+ * zk_printable_ascii
+ *		Is every byte printable ASCII (0x20 to 0x7E)?  Then the text is the
+ *		same in every database encoding and needs no escape: most paths are
+ *		like that.
+ */
+static bool
+zk_printable_ascii(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+	{
+		if (*p < 0x20 || *p > 0x7E)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * zk_escape_utf8
+ *		The UTF-8 text with each byte that is not valid UTF-8 written as
+ *		\xNN and, 'for_message', each character that does not print
+ *		written as \xNN (below U+0100) or \uXXXX: valid UTF-8 whatever
+ *		the input, ready for the conversion.
+ */
+static char *
+zk_escape_utf8(const char *utf8, bool for_message)
+{
+	StringInfoData out;
+	const unsigned char *p = (const unsigned char *) utf8;
+
+	initStringInfo(&out);
+	while (*p)
+	{
+		int			charlen = pg_utf_mblen(p);
+		pg_wchar	c;
+
+		if (charlen > (int) strnlen((const char *) p, charlen) ||
+			!pg_utf8_islegal(p, charlen))
+		{
+			appendStringInfo(&out, "\\x%02X", *p);
+			p++;
+			continue;
+		}
+		c = utf8_to_unicode(p);
+		if (for_message && zk_nonprinting(c))
+		{
+			if (c < 0x100)
+				appendStringInfo(&out, "\\x%02X", (unsigned int) c);
+			else
+				appendStringInfo(&out, "\\u%04X", (unsigned int) c);
+		}
+		else
+			appendBinaryStringInfo(&out, (const char *) p, charlen);
+		p += charlen;
+	}
+	return out.data;
 }
 
 /*
@@ -96,17 +191,18 @@ ensure_from_utf8(void)
 
 /*
  * convert_from_utf8
- *		The conversion behind ZkUtf8ToServer and ZkUtf8ForMessage.
+ *		Valid UTF-8 (zk_escape_utf8's) in the database encoding, what it
+ *		cannot hold written as \uXXXX.
  *
  * The conversion function is called in its noError mode: it converts up
- * to the first character it cannot, and says how far it got.  For a value
- * that is an error; for a message the character is written as an escape
- * and the conversion goes on after it.
+ * to the first character it cannot, and says how far it got; that
+ * character is written as an escape and the conversion goes on after it.
  */
 static char *
-convert_from_utf8(const char *utf8, int len, bool for_message)
+convert_from_utf8(const char *utf8)
 {
 	int			dbenc = GetDatabaseEncoding();
+	int			len = (int) strlen(utf8);
 	StringInfoData out;
 	const char *p = utf8;
 	const char *end = utf8 + len;
@@ -114,25 +210,16 @@ convert_from_utf8(const char *utf8, int len, bool for_message)
 	bool		convertible;
 
 	if (dbenc == PG_UTF8 || dbenc == PG_SQL_ASCII)
-	{
-		/* ZooKeeper's paths are Java strings: always valid UTF-8 */
-		if (!for_message && !pg_verify_mbstr(PG_UTF8, utf8, len, true))
-			elog(ERROR, "text read from ZooKeeper is not valid UTF-8");
-		return pnstrdup(utf8, len);
-	}
+		return (char *) utf8;
 
 	/* every server encoding has a conversion from UTF-8 */
 	convertible = ensure_from_utf8();
-	if (!for_message && !convertible)
-		elog(ERROR, "no conversion from UTF8 to encoding \"%s\"",
-			 GetDatabaseEncodingName());
 
 	initStringInfo(&out);
 	dest = palloc((size_t) len * MAX_CONVERSION_GROWTH + 1);
 	while (p < end)
 	{
-		int			done = 0;
-		int			charlen;
+		int			done;
 
 		if (convertible)
 		{
@@ -151,37 +238,16 @@ convert_from_utf8(const char *utf8, int len, bool for_message)
 		else
 		{
 			/* no conversion yet: ASCII passes, the rest is escaped */
-			while (p < end && !IS_HIGHBIT_SET(*p) && *p != '\0')
+			while (p < end && !IS_HIGHBIT_SET(*p))
 				appendStringInfoChar(&out, *p++);
 			if (p >= end)
 				break;
 		}
 
 		/* p is at a character that could not be converted */
-		charlen = pg_utf_mblen((const unsigned char *) p);
-		if (charlen > end - p ||
-			!pg_utf8_islegal((const unsigned char *) p, charlen))
-		{
-			if (!for_message)
-				elog(ERROR, "text read from ZooKeeper is not valid UTF-8");
-			appendStringInfo(&out, "\\x%02X", (unsigned char) *p);
-			p++;
-			continue;
-		}
-		if (!for_message)
-		{
-			char	   *shown = convert_from_utf8(utf8, len, true);
-
-			ereport(ERROR,
-					(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
-					 errmsg("character U+%04X of ZooKeeper text \"%s\" has no equivalent in encoding \"%s\"",
-							(unsigned int) utf8_to_unicode((const unsigned char *) p),
-							shown, GetDatabaseEncodingName()),
-					 errdetail("A database whose encoding is UTF8 can show every ZooKeeper path.")));
-		}
 		appendStringInfo(&out, "\\u%04X",
 						 (unsigned int) utf8_to_unicode((const unsigned char *) p));
-		p += charlen;
+		p += pg_utf_mblen((const unsigned char *) p);
 	}
 	pfree(dest);
 	return out.data;

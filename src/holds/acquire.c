@@ -36,6 +36,7 @@
 #include "holds/internal.h"
 #include "recipes/lock_set.h"
 #include "common/node_data.h"
+#include "common/operation_context.h"
 #include "recipes/semaphore.h"
 #include "common/stats.h"
 #include "common/text_encoding.h"
@@ -274,7 +275,8 @@ zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 				 errmsg("cannot upgrade ZooKeeper lock \"%s\" from shared to exclusive",
 						ZkUtf8ForMessage(path)),
 				 errdetail("This backend holds the shared lock; waiting for the exclusive lock would wait for itself forever."),
-				 errhint("Release the shared lock first.")));
+				 errhint("Release the shared lock first."),
+				 ZkOperationErrcontext(ZK_OPER_ACQUIRE_LOCK, path)));
 }
 
 /*
@@ -288,7 +290,8 @@ zk_held_entry(const char *path, ZkLockMode mode)
 	ZkLockEntry *entry = ZkEntryLookup(path, mode);
 
 	if (entry != NULL && entry->deleted)
-		ZkRaiseLost(entry, 1);
+		ZkRaiseLost(entry, 1, mode == ZK_MODE_PERMIT ?
+					ZK_OPER_ACQUIRE_SEMAPHORE : ZK_OPER_ACQUIRE_LOCK);
 	return entry;
 }
 
@@ -558,7 +561,8 @@ ZkLockAcquirePermit(const char *path, int max_leases, ZkLockScope scope,
 						max_leases),
 				 errdetail("This backend holds a lease taken with max_leases = %d.",
 						   entry->max_leases),
-				 errhint("Every user of a semaphore must give it the same max_leases.")));
+				 errhint("Every user of a semaphore must give it the same max_leases."),
+				 ZkOperationErrcontext(ZK_OPER_ACQUIRE_SEMAPHORE, path)));
 	if (entry != NULL)
 		return zk_stack_hold(entry, scope, &call, token);
 	ZkCheckRoot();
@@ -606,7 +610,8 @@ ZkLockLeaseAcquire(const char *path, int64 ttl_ms, int64 wait_ms,
 				 errmsg("cannot take a lease on ZooKeeper lock \"%s\" while this backend holds the lock",
 						ZkUtf8ForMessage(path)),
 				 errdetail("The lease would wait for this backend's own lock forever."),
-				 errhint("Release the lock first.")));
+				 errhint("Release the lock first."),
+				 ZkOperationErrcontext(ZK_OPER_ACQUIRE_LEASE, path)));
 
 	memset(&args, 0, sizeof(args));
 	args.lock_node = ZkLockNodePath(path);
@@ -648,7 +653,8 @@ ZkLockDoubleBarrierEnter(const char *path, int members, int64 wait_ms)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this backend is a member of ZooKeeper double barrier \"%s\" already",
 						ZkUtf8ForMessage(path)),
-				 errhint("Leave it with zk_double_barrier_leave first.")));
+				 errhint("Leave it with zk_double_barrier_leave first."),
+				 ZkOperationErrcontext(ZK_OPER_ENTER_DOUBLE_BARRIER, path)));
 	ZkCheckRoot();
 	ZkCheckRoom(1);
 	call.data = ZkBuildNodeData(ZK_MODE_MEMBER, ZK_SCOPE_SESSION, -1,

@@ -504,7 +504,7 @@ zk_locks_pre_commit(void)
 		}
 	}
 	if (first_lost != NULL)
-		ZkRaiseLost(first_lost, nlost);
+		ZkRaiseLost(first_lost, nlost, ZK_OPER_VERIFY_LOCK);
 }
 
 /*

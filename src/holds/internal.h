@@ -21,6 +21,7 @@
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
+#include "common/operation_context.h"
 #include "common/vocabulary.h"
 
 struct ZkGrant;
@@ -111,7 +112,8 @@ extern void ZkDescribeHeld(StringInfo buf);
  * session's hooks (ZkHoldsInit makes the table and sets them)
  */
 extern void ZkHoldsInit(void);
-extern void ZkRaiseLost(ZkLockEntry *entry, int nlost) pg_attribute_noreturn();
+extern void ZkRaiseLost(ZkLockEntry *entry, int nlost,
+						ZkOperation oper) pg_attribute_noreturn();
 extern void ZkReportExpiredLocks(int elevel, int nlocks);
 extern void ZkLocksLost(void);
 extern void ZkNoteXactLostLocks(void);

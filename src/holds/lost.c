@@ -219,10 +219,11 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail, bool *session)
 /*
  * ZkRaiseLost
  *		A held node is known to be gone: forget the lost locks and raise the
- *		ERROR naming one of them.
+ *		ERROR naming one of them, its CONTEXT line 'oper' on its path (the
+ *		acquisition that found the loss, or the check before COMMIT).
  */
 void
-ZkRaiseLost(ZkLockEntry *entry, int nlost)
+ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 {
 	char	   *path = pstrdup(entry->key.path);
 	char	   *znode = pstrdup(entry->znode);
@@ -251,7 +252,8 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost)
 							  "Its node \"%s\" no longer exists. %d locks of this backend were lost that way.",
 							  nlost, ZkUtf8ForMessage(znode), nlost) :
 			 errdetail("Its node \"%s\" no longer exists.",
-					   ZkUtf8ForMessage(znode))));
+					   ZkUtf8ForMessage(znode)),
+			 ZkOperationErrcontext(oper, path)));
 }
 
 /*

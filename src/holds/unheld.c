@@ -61,13 +61,15 @@ zk_raise_no_lease(const char *path, int64 token)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ZooKeeper lease token %lld belongs to lock \"%s\", not \"%s\"",
 						(long long) token, ZkUtf8ForMessage(other + rootlen),
-						ZkUtf8ForMessage(path))));
+						ZkUtf8ForMessage(path)),
+				 ZkOperationErrcontext(ZK_OPER_RENEW_LEASE, path)));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
 					(long long) token, ZkUtf8ForMessage(path)),
 			 errdetail("The lease could not be renewed: it expired, was released, or never held this lock. A lost lease is not taken again by itself."),
-			 errhint("Take a new lease with zk_lease_lock.")));
+			 errhint("Take a new lease with zk_lease_lock."),
+			 ZkOperationErrcontext(ZK_OPER_RENEW_LEASE, path)));
 }
 
 /*
@@ -101,7 +103,8 @@ ZkLockLeaseRenew(const char *path, int64 token)
 					 errmsg("ZooKeeper lease %lld on lock \"%s\" has expired",
 							(long long) token, ZkUtf8ForMessage(path)),
 					 errdetail("Its ttl had run out before this renewal, so ZooKeeper could remove it at any moment; the lease was released."),
-					 errhint("Renew a lease well within its ttl, for example every third of it.")));
+					 errhint("Renew a lease well within its ttl, for example every third of it."),
+					 ZkOperationErrcontext(ZK_OPER_RENEW_LEASE, path)));
 			break;
 	}
 	pfree(lock_node);

@@ -460,9 +460,11 @@ zk_wait_count(ZkSemAttempt *s)
 		if (!found)
 		{
 			ZkOpFree(op);
+			/* a lost session deletes it too: reported as such */
+			ZkSessionRaiseUnlessAlive();
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper lease node \"%s\" disappeared",
+					 errmsg("ZooKeeper semaphore permit node \"%s\" disappeared",
 							ZkUtf8ForMessage(permit->znode)),
 					 errdetail("Another client deleted the node.")));
 		}

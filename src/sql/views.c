@@ -14,9 +14,10 @@
  * owner columns, and common/text_encoding.c to turn ZooKeeper's UTF-8 into the
  * database encoding.
  *
- * A path, node name or owner text that the database encoding cannot hold
- * is an ERROR (22P05), as PostgreSQL's own conversions raise, not a
- * column of the wrong encoding.
+ * A character of a path, node name or owner text that the database
+ * encoding cannot hold is shown as \uXXXX (common/text_encoding.c), not
+ * as bytes of the wrong encoding and not as an ERROR: another client's
+ * node must not take a view away from every user of the database.
  *
  *-------------------------------------------------------------------------
  */
@@ -72,7 +73,8 @@ us_to_interval(int64 us)
 /*
  * zk_text_datum
  *		A path, node name or owner text (UTF-8, as ZooKeeper stores it) as
- *		a text value in the database encoding.
+ *		a text value in the database encoding, escaped where the encoding
+ *		cannot hold it.
  */
 static Datum
 zk_text_datum(const char *utf8)

@@ -11,7 +11,8 @@
 #   the transaction wrote becomes visible.
 # - zklock.verify_on_commit: COMMIT fails when the node was deleted behind
 #   the session's back (and without it, once the loss watch has seen the
-#   deletion).
+#   deletion), its CONTEXT line naming the lock ("while verifying lock");
+#   taking a lock known to be lost again names the acquisition.
 # - ZooKeeper stopped while a backend waits: 08006 once the connection has
 #   been gone for the session timeout.  A release sent while ZooKeeper is
 #   down waits for it up to zklock.connect_timeout, warns, and is
@@ -154,8 +155,8 @@ for my $verify ('on', 'off')
 	($res, $err) = bg_query($s, 'COMMIT');
 	if ($verify eq 'on')
 	{
-		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost/,
-			'verify_on_commit = on: COMMIT fails when the node is gone: 08006');
+		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost\nDETAIL:  [^\n]*\nCONTEXT:  while verifying lock "\/loss\/v"/,
+			'verify_on_commit = on: COMMIT fails when the node is gone: 08006, CONTEXT naming the lock');
 		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 			'and the write is not visible');
 	}
@@ -163,8 +164,8 @@ for my $verify ('on', 'off')
 	{
 		# a node held for 250 ms is watched (the loss watch): its deletion
 		# is known before COMMIT without asking ZooKeeper there
-		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost/,
-			'verify_on_commit = off: COMMIT fails all the same, the deletion seen by the watch: 08006');
+		error_is($err, '08006', qr/ZooKeeper lock "\/loss\/v" was lost\nDETAIL:  [^\n]*\nCONTEXT:  while verifying lock "\/loss\/v"/,
+			'verify_on_commit = off: COMMIT fails all the same, the deletion seen by the watch: 08006, CONTEXT naming the lock');
 		is($a->safe_psql('postgres', 'SELECT count(*) FROM work'), '0',
 			'and the write is not visible');
 	}
@@ -196,12 +197,14 @@ usleep(500_000);    # the deletion notice reaches the watch (no SQL shows it)
 ($res, $err) = bg_query(
 	$s, q{BEGIN;
 	INSERT INTO work VALUES ('w2 second');
-	DO $$ BEGIN PERFORM zk_lock('/loss/watched2');
+	DO $$ DECLARE c text;
+	      BEGIN PERFORM zk_lock('/loss/watched2');
 	      EXCEPTION WHEN OTHERS THEN
-	        RAISE NOTICE 'caught: %: %', SQLSTATE, SQLERRM; END $$;
+	        GET STACKED DIAGNOSTICS c = PG_EXCEPTION_CONTEXT;
+	        RAISE NOTICE 'caught: %: % [%]', SQLSTATE, SQLERRM, split_part(c, chr(10), 1); END $$;
 	COMMIT});
-like($err, qr/NOTICE:  00000: caught: 08006: ZooKeeper lock "\/loss\/watched2" was lost/,
-	'taking a lock again that is known to be lost fails: 08006');
+like($err, qr/NOTICE:  00000: caught: 08006: ZooKeeper lock "\/loss\/watched2" was lost \[while acquiring lock "\/loss\/watched2"\]/,
+	'taking a lock again that is known to be lost fails: 08006, CONTEXT naming the acquisition');
 error_is($err, '08006', qr/cannot commit a transaction whose ZooKeeper locks were lost/,
 	'and the transaction that caught the error cannot commit: 08006');
 is($a->safe_psql('postgres', q{SELECT string_agg(who, ',') FROM work}),

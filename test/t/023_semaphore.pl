@@ -184,16 +184,17 @@ $na->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)");
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 10, 'clean'),
 	'terminate leaves nothing behind');
 
-# another client deletes the lease node of the acquirer waiting for the
-# count: 55000, and its mutex node goes too
+# another client deletes the permit node of the acquirer waiting for the
+# count: its session confirmed alive, 55000 naming the permit node, and its
+# mutex node goes too
 bg_begin($s3, q{SELECT zk_semaphore_acquire('/sem/x', 2)}, 'g1');
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') == 3 }, 10, 'head lease'), 'the head acquirer made its lease');
 my ($newest) = (split /,/, kazoo_run($zk,
 	"print(','.join(sorted(c.get_children('/zklock/sem/x/leases'), key=lambda n: n[-10:])))"))[-1];
 kazoo_run($zk, "c.delete('/zklock/sem/x/leases/$newest')");
 ($out, $err) = bg_finish($s3, 'g1');
-error_is($err, '55000', qr/ZooKeeper lease node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/sem\/x"/,
-	'a waiter whose lease node another client deleted fails with 55000');
+error_is($err, '55000', qr/ZooKeeper semaphore permit node "\/zklock\/sem\/x\/leases\/\Q$newest\E" disappeared\nDETAIL:  Another client deleted the node\.\nCONTEXT:  while waiting for semaphore "\/sem\/x"/,
+	'a waiter whose permit node another client deleted fails with 55000, naming the permit node');
 ok(wait_for(sub { nchildren('/zklock/sem/x/leases') . nchildren('/zklock/sem/x/locks') eq '20' }, 5, 'clean'),
 	'and leaves nothing behind');
 $s4->query_safe(q{SELECT zk_unlock_all()});

@@ -11,6 +11,8 @@
 #   definitions) are exactly those of a fresh install of the default
 #   version in another database.
 # - Step by step (1.0 -> 1.1 -> 1.2 -> 1.3 -> 1.4) gives the same as one step.
+# - An install in another schema than public (which CREATE EXTENSION no
+#   longer makes: the control file names public) is updated in place.
 use strict;
 use warnings;
 
@@ -127,6 +129,29 @@ for my $from (@older)
 	}
 	is($node->safe_psql('steps', $catalog_sql), $fresh,
 		'updated one version at a time: the same as a fresh install');
+}
+
+# an install in another schema, as CREATE EXTENSION could make before the
+# control file fixed the schema public: updated in place, it stays there
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE elsewhere');
+	$node->safe_psql('elsewhere', qq{
+		CREATE SCHEMA tools;
+		CREATE EXTENSION zklock VERSION '$older[0]';
+		UPDATE pg_extension SET extrelocatable = true WHERE extname = 'zklock';
+		ALTER EXTENSION zklock SET SCHEMA tools;
+		UPDATE pg_extension SET extrelocatable = false WHERE extname = 'zklock';
+	});
+	is($node->safe_psql('elsewhere',
+			q{SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'zklock'}),
+		'tools', "$older[0] installed in the schema tools");
+	my ($rc, $out, $err) = $node->psql('elsewhere', 'ALTER EXTENSION zklock UPDATE');
+	is($rc . $err, '0', "ALTER EXTENSION zklock UPDATE of $older[0] in the schema tools");
+	is($node->safe_psql('elsewhere',
+			q{SELECT extnamespace::regnamespace || ' ' || extversion FROM pg_extension WHERE extname = 'zklock'}),
+		"tools $default", "it is at $default, still in tools");
+	is($node->safe_psql('elsewhere', q{SELECT tools.zk_try_lock('/upg/elsewhere')}),
+		't', 'and its functions work there');
 }
 
 $node->stop;

@@ -5,9 +5,11 @@
 # the same node, and converts every path, node name and owner text back on
 # the way out: in zk_locks, zk_lock_queue, zk_cluster_locks and
 # zk_blocking_pids, and in messages (a WARNING, a lock timeout's DETAIL, a
-# deadlock report).  What LATIN1 cannot hold is an error (22P05) in a
-# value and an escape (\uXXXX) in a message; never bytes of the wrong
-# encoding.  The owner data written into nodes is UTF-8.
+# deadlock report).  What LATIN1 cannot hold is an escape (\uXXXX) in a
+# value (the row is shown: another client's node takes no view away) as
+# in a message; never bytes of the wrong encoding, never an error.  The
+# owner data written into nodes is UTF-8.  A character that does not print
+# is escaped in a message even where LATIN1 holds it (U+0085 as \x85).
 #
 # Every session uses client_encoding UTF8, so this file's strings (UTF-8)
 # compare with psql's output byte for byte.
@@ -105,22 +107,40 @@ is($kids, 'lat1', 'kazoo: the node is at the UTF-8 path, its data UTF-8 JSON');
 	$utf->query_safe(q{SELECT zk_unlock('/enc/über')});
 }
 
-# --- a path LATIN1 cannot hold, taken in the UTF-8 database
+# --- a path LATIN1 cannot hold, from a session of the UTF-8 database: the
+# LATIN1 database's views show the row, what LATIN1 cannot hold escaped as
+# \uXXXX, beside the other rows (one stranger's node does not take the view
+# away)
 $utf->query_safe(q{SELECT zk_lock('/enc/日本')});
+$utf->query_safe(q{SELECT zk_lock('/enc/ça')});
 {
-	my ($out, $err) = bg_query($lat, q{SELECT path FROM zk_cluster_locks('/enc')});
-	like($err,
-		qr{ERROR:  22P05: character U\+65E5 of ZooKeeper text "/enc/\\u65E5\\u672C" has no equivalent in encoding "LATIN1"},
-		'LATIN1: zk_cluster_locks on a path LATIN1 cannot hold is 22P05, with the path escaped');
-	is($out, '', 'LATIN1: and no row of the wrong encoding');
+	my ($out, $err) = bg_query($lat,
+		q{SELECT path || ' ' || holders FROM zk_cluster_locks('/enc') ORDER BY path});
+	is($err, '', 'LATIN1: zk_cluster_locks over a path LATIN1 cannot hold raises nothing');
+	is($out, "/enc/\\u65E5\\u672C 1\n/enc/café 1\n/enc/ça 1",
+		'LATIN1: its row shows the path escaped, beside the other rows');
+	($out, $err) = bg_query($lat, q{SELECT count(*) FROM zk_cluster_locks('/enc') WHERE path = '/enc/ça'});
+	is($out . $err, '1', 'LATIN1: and the other row is right');
 
 	($out, $err) = bg_query($lat, q{SELECT zk_lock('/enc/日本')});
 	like($err, qr{ERROR:  22P05: character with byte sequence 0xe6 0x97 0xa5 in encoding "UTF8" has no equivalent in encoding "LATIN1"},
 		'LATIN1: such a path cannot even be given (PostgreSQL refuses it on input)');
-	is($utf->query_safe(q{SELECT path FROM zk_locks}), "/enc/日本",
+	is($utf->query_safe(q{SELECT path FROM zk_locks WHERE path <> '/enc/ça'}), "/enc/日本",
 		'UTF8: its own view shows it');
 }
-$utf->query_safe(q{SELECT zk_unlock('/enc/日本')});
+$utf->query_safe(q{SELECT zk_unlock('/enc/日本'), zk_unlock('/enc/ça')});
+
+# --- characters that do not print, which LATIN1 can hold, are escaped in
+# a message all the same: \xNN below U+0100
+{
+	my ($out, $err) = bg_query($lat, q{SELECT zk_lock(E'/enc/c1\u0085')});
+	error_is($err, '22023', qr{invalid ZooKeeper lock path "/enc/c1\\x85"},
+		'LATIN1: a C1 control in a refused path is written \x85');
+	($out, $err) = bg_query($lat, q{SELECT zk_unlock(E'/enc/soft\u00ADhyphen')});
+	warning_is($err, '01000',
+		qr{you don't own a session lock on ZooKeeper path "/enc/soft\\xADhyphen"},
+		'LATIN1: a soft hyphen in a path a WARNING names is written \xAD');
+}
 
 # --- zk_blocking_pids from the LATIN1 database
 {

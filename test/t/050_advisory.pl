@@ -10,6 +10,9 @@
 #   maps to the documented node name, shown in zk_locks and zk_lock_queue;
 #   negative and 0 keys; NULL gives NULL; a kazoo WriteLock on the documented
 #   node takes the same lock.
+# - CREATE EXTENSION in a new database by a role whose search_path names
+#   zk_advisory first (the database has no zk_advisory yet): it succeeds,
+#   without naming a schema, and the extension is in public.
 # - Semantics: shared and exclusive, stacking, session and transaction
 #   scope, PostgreSQL's WARNING (01000) and false for an unlock of a key not
 #   held in that mode, pg_advisory_unlock_all releasing advisory locks only,
@@ -176,10 +179,20 @@ my $encoded = 'my%20db%2F%C3%BC_%5Fx';
 for my $n ($na, $nb)
 {
 	$n->safe_psql('postgres', qq{CREATE DATABASE "$odd" ENCODING 'UTF8' TEMPLATE template0});
-	# A's role names zk_advisory first, which this database lacks until
-	# then: CREATE EXTENSION would pick pg_catalog, so name the schema
-	$n->safe_psql($odd, 'CREATE EXTENSION zklock SCHEMA public');
 }
+# A's role names zk_advisory first, which this database lacks until then
+# (so the first schema of its search_path that exists is pg_catalog): the
+# extension goes to public all the same
+is($na->safe_psql($odd, 'SHOW search_path'), 'zk_advisory, pg_catalog, "$user", public',
+	'the new database is entered with zk_advisory first in search_path');
+{
+	my ($rc, $out, $err) = $na->psql($odd, 'CREATE EXTENSION zklock',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	is($rc . $err, '0', 'CREATE EXTENSION zklock with that search_path, without naming a schema, succeeds');
+}
+is($na->safe_psql($odd, q{SELECT extnamespace::regnamespace FROM pg_extension WHERE extname = 'zklock'}),
+	'public', 'and puts the extension in public');
+$nb->safe_psql($odd, 'CREATE EXTENSION zklock');
 my $so = $na->background_psql($odd);
 $so->query_safe('SELECT zk_advisory.pg_advisory_lock(5)');
 is($so->query_safe('SELECT path FROM zk_locks'),
