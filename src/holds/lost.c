@@ -331,13 +331,16 @@ ZkHoldsInit(void)
 
 /*
  * ZkLockReportExpiry
- *		If the watcher saw the session expire, raise the ERROR naming the
- *		lost locks now (the first zklock call after an expiry reports it),
- *		rather than release locks that are already gone.
+ *		If the session is lost (the watcher saw it expire, or it has been
+ *		out of touch for longer than its timeout, as opening a session
+ *		judges it), raise the ERROR naming the lost locks now (the first
+ *		zklock call after an expiry reports it), rather than release or
+ *		list locks that are already gone.  Opens no new session: what this
+ *		backend holds is known without a server.
  */
 void
 ZkLockReportExpiry(void)
 {
-	if (ZkHeldLocks != NULL && ZkSessionIsExpired())
-		ZkSessionEnsure();
+	if (ZkHeldLocks != NULL)
+		ZkSessionCloseIfLost();
 }

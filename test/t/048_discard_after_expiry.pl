@@ -14,6 +14,9 @@
 #   counts the session expired (as every other zklock call does) and warns
 #   with 08006, although the client library cannot have heard "expired"
 #   from a server that is down.
+# - zk_locks in the same state reports the lost lock (08006) instead of
+#   listing it, and then lists nothing without opening a session, while
+#   ZooKeeper is still down.
 # - A live session: DISCARD ALL releases without a WARNING (the control).
 use strict;
 use warnings;
@@ -122,6 +125,29 @@ for my $case ('at once', 'after a pause')
 	is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
 		'/discard/down', 'holding only what it took since');
 	$s->query_safe('SELECT zk_unlock_all()');
+	$s->quit;
+}
+
+# --- zk_locks out of touch past the session timeout, ZooKeeper down: it
+#     reports the lost lock as every zklock call does, and then lists what
+#     the backend holds without a server
+{
+	my $s = verbose_session($a);
+	$s->query_safe(q{SET zklock.on_lock_loss = error});
+	$s->query_safe(q{SELECT zk_lock('/discard/listed')});
+	zkctl('stop', $zk->{dir});
+	my ($out, $err) = bg_query($s, 'SELECT 1');
+	error_is($err, '08006', qr/could not confirm the ZooKeeper session before commit/,
+		'zk_locks: the session is out of touch past its timeout');
+	($out, $err) = bg_query($s, 'SELECT count(*) FROM zk_locks');
+	error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost/,
+		'zk_locks then reports the lost lock (08006), not a held one');
+	like($err, qr{DETAIL:  Lost: "/discard/listed" \(exclusive, session\)\.},
+		'naming it');
+	($out, $err) = bg_query($s, 'SELECT count(*) FROM zk_locks');
+	is($out, '0', 'and lists nothing afterwards, with ZooKeeper still down');
+	is($err, '', 'without trying to open a session (no 08001)');
+	zkctl('restart', $zk->{dir}, 1);
 	$s->quit;
 }
 
