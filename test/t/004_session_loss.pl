@@ -78,27 +78,29 @@ kill 'CONT', $spid;
 
 # The server deletes the expired session's nodes, and notifies the watches
 # on them, before it drops the connection: the holder, woken, may hear of
-# its watched node's deletion before it hears "expired".  Then its next
-# statement names that node, and the one after names the rest; either way
-# each lost lock is named once, and the statements after run.
+# its watched nodes' deletion before it hears "expired".  Then its next
+# statement names a node heard deleted, counting the others heard so; if
+# it heard one only, the statement after names the rest; either way each
+# lost lock is reported once, and the statements after run.
 my ($res, $err) = bg_query($s, q{SELECT 1});
 error_is($err, '08006',
-	qr/(ZooKeeper session expired: 2 locks were lost|ZooKeeper lock "\/loss\/s" was lost)/,
+	qr/(ZooKeeper session expired: 2 locks were lost|ZooKeeper lock "\/loss\/s2?" was lost)/,
 	'its next statement, even one that does not call zklock, fails (08006), naming the lost locks');
 my $reports = $err;
-if ($err =~ /ZooKeeper lock "\/loss\/s" was lost/)
+if ($err =~ /ZooKeeper lock "\/loss\/s2?" was lost/
+	&& $err !~ /2 locks of this backend were lost that way/)
 {
 	($res, $err) = bg_query($s, q{SELECT 1});
 	error_is($err, '08006', qr/ZooKeeper session expired: 1 lock was lost/,
-		'the node heard deleted first: the next statement names the rest');
+		'one node heard deleted first: the next statement names the rest');
 	$reports .= $err;
 }
 else
 {
-	pass('the expiry heard first: one ERROR names both');
+	pass('the expiry, or both deletions, heard first: one ERROR reports both');
 }
-like($reports, qr{(DETAIL:  Lost: "/loss/s" \(exclusive, session\), "/loss/s2" \(shared, session\)\.|/loss/s" was lost.*Lost: "/loss/s2" \(shared, session\)\.)}s,
-	'naming each lost lock once');
+like($reports, qr{(DETAIL:  Lost: "/loss/s" \(exclusive, session\), "/loss/s2" \(shared, session\)\.|/loss/s2?" was lost.*Lost: "/loss/s2?" \((exclusive|shared), session\)\.|/loss/s2?" was lost\n.*2 locks of this backend were lost that way)}s,
+	'reporting each lost lock once');
 ($res, $err) = bg_query($s, q{SELECT zk_try_lock('/loss/unrelated')});
 is($res, 't', 'the call after that works');
 isnt($s->query_safe('SELECT session_id FROM zk_session()'), $old_sid,
@@ -262,6 +264,10 @@ $s->query_safe(q{RESET zklock.max_locks_per_backend});
 $s->query_safe(q{SET zklock.verify_on_commit = on});
 
 # --- ZooKeeper stops while a backend waits
+# (the holder's outage below must stay shorter than its session timeout, the
+# stop included: out of touch for longer, a zklock call counts the session
+# expired, as t/048 shows; 4 s is the test server's longest)
+$s->query_safe(q{SET zklock.session_timeout = '4s'});
 $s->query_safe(q{SELECT zk_lock('/loss/w')});
 my $wb = verbose($b->background_psql('postgres', on_error_stop => 0));
 $wb->query_safe(q{SET zklock.session_timeout = '2s'});
