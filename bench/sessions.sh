@@ -194,6 +194,7 @@ if [ "$VIEWS" = no ]; then
 	fi
 	TAG=$([ "$ENSEMBLE" = yes ] && echo ensemble || echo standalone)
 	R=$OUT/$TAG.txt
+	rm -f "$OUT/$TAG".*
 	{
 		echo "date_utc $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 		echo "command $CMDLINE"
@@ -205,7 +206,7 @@ if [ "$VIEWS" = no ]; then
 	# measure PHASE: the figures of one phase, while what it holds is held
 	measure() {
 		local phase=$1 a b lat
-		log "$phase: heap, then ${IDLE}s of idle traffic, then a ${PROBE}s probe"
+		log "$phase: heap, then ${IDLE}s of idle traffic"
 		echo "$phase connections $(($(mntr zk_num_alive_connections "${PORTS[@]}") - ${#PORTS[@]}))" >>"$R"
 		echo "$phase znodes $(mntr zk_znode_count "$p1")" >>"$R"
 		echo "$phase heap_live_kb $(jvm_live_kb)" >>"$R"
