@@ -75,6 +75,8 @@ while [ $# -gt 0 ]; do
 		*) echo "sessions.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+[ "$LOCKS" -ge 4000 ] && [ "$QUEUE" -ge 10 ] ||
+	{ echo "sessions.sh: --locks is at least 4000 (the subtree /bench/many/3 is measured), --queue at least 10" >&2; exit 2; }
 
 # shellcheck source=bench/one_cluster.sh
 . bench/one_cluster.sh # as_pg, free_port, one_cluster_start, psql_
@@ -252,6 +254,13 @@ if [ "$VIEWS" = no ]; then
 	echo "elapsed_s $(($(date +%s) - T_START))" >>"$R"
 
 	get() { awk -v p="$1" -v k="$2" '$1 == p && $2 == k { print $3 }' "$R"; }
+	# the figures are of what was meant to be measured
+	bad=
+	[ "$(get idle connections)" = "$SESSIONS" ] && [ "$(get holding connections)" = "$SESSIONS" ] ||
+		bad+=" connections $(get idle connections)/$(get holding connections), not $SESSIONS;"
+	[ $(($(get holding znodes) - $(get baseline znodes))) -ge $((2 * SESSIONS)) ] ||
+		bad+=" $(($(get holding znodes) - $(get baseline znodes))) more znodes while holding, not ${SESSIONS}x2;"
+	[ "$(wc -l <"$R.probes")" = $((2 * ROUNDS)) ] || bad+=" probes missing;"
 	per() { awk -v x="$1" -v y="$2" -v n="$3" 'BEGIN { printf "%.0f", (x - y) / n }'; }
 	echo
 	echo "$SESSIONS sessions on a $KIND ZooKeeper 3.8 (test/zkctl, fsync on), session timeout $TIMEOUT_MS ms; $(head -1 "$R" | cut -d' ' -f2-)"
@@ -272,6 +281,7 @@ if [ "$VIEWS" = no ]; then
 	echo "- idle requests: $(awk -v a="$(get idle idle_packets_per_s)" -v b="$(get baseline idle_packets_per_s)" -v n="$SESSIONS" -v t="$TIMEOUT_MS" 'BEGIN { printf "%.3f per session per second (a ping every %.2f s; timeout / 3 = %.2f s)", (a - b) / n, n / (a - b), t / 3000 }')"
 	echo "- opening the $SESSIONS sessions: $(get idle connect_s) s (idle), $(get holding connect_s) s (holding); their $SESSIONS locks (a container and a node each, pipelined): $(get holding create_s) s"
 	echo "- raw: $R"
+	[ -z "$bad" ] || { echo "sessions.sh: not what was meant:$bad" >&2; exit 1; }
 	exit 0
 fi
 
@@ -355,3 +365,9 @@ awk -F'\t' '{ k = $1; if (!(k in seen)) { seen[k] = 1; order[++n] = k } rows[k] 
 	END { for (i = 1; i <= n; i++) { k = order[i]; printf "| `%s` | %s | %s | %s |\n", k, rows[k], med(ms, k, c[k]), med(rq, k, c[k]) } }' "$R.runs"
 echo
 echo "- raw: $R, $R.runs"
+# every run of each statement saw what was made: every lock, the
+# subtree's 1,000, one lock, the queue, its first 10, its one holder
+awk -F'\t' -v l="$LOCKS" -v q="$QUEUE" 'BEGIN { n = split(l " 1000 1 " q " 10 1", e, " ") }
+	!($1 in idx) { idx[$1] = ++k }
+	$2 != e[idx[$1]] { printf "sessions.sh: %s returned %s rows, not %s\n", $1, $2, e[idx[$1]]; bad = 1 }
+	END { if (k != n) { print "sessions.sh: " k " statements measured, not " n; bad = 1 } exit bad }' "$R.runs" >&2
