@@ -44,6 +44,8 @@
 # zk_lock_queue('/bench/queue'), zk_lock_queue('/bench/queue', 10) and
 # zk_cluster_locks('/bench/queue') are measured so.  The requests counted
 # include the pings of every open session in the window (a few per second).
+# The floor of the walk: `zkfloor list`, a getChildren of each of the N lock
+# paths from a bare C session, one at a time and 256 at a time, 3 runs each.
 #
 # Prints the table; raw output in bench/out/sessions/.  The sessions run
 # takes about 6 minutes (defaults), the views run less than one.
@@ -337,6 +339,7 @@ views() {
 		/^[0-9]+$/ { rows = $1 }' "$WORK/$name.queries" "$OUT/$name.out" >>"$R.runs"
 }
 : >"$R.runs"
+: >"$R.floor"
 
 log "views: $LOCKS locks on paths of their own, from 10 sessions"
 hold_start views.many 10 10000 "$LOCKS" own /zklock/bench/many
@@ -344,6 +347,14 @@ echo "many_create_s $(holdval views.many hold_create_s)" >>"$R"
 views many "SELECT count(*) FROM zk_cluster_locks();" \
 	"SELECT count(*) FROM zk_cluster_locks('/bench/many/3');" \
 	"SELECT count(*) FROM zk_cluster_locks('/bench/many/3/3017');"
+# the floor of that walk from a bare C session: a getChildren of every lock
+# path, one at a time and 256 at a time (zklock's window), alternately
+for i in 1 2 3; do
+	for w in 1 256; do
+		"$WORK/zkfloor" "$HOSTS" list "$LOCKS" "$w" /zklock/bench/many |
+			awk -v w="$w" '$1 == "list_ms" { print w, $2 }' >>"$R.floor"
+	done
+done
 hold_stop
 log "views: a queue of $QUEUE on /bench/queue"
 hold_start views.queue 10 10000 "$QUEUE" shared /zklock/bench/queue
@@ -364,7 +375,8 @@ awk -F'\t' '{ k = $1; if (!(k in seen)) { seen[k] = 1; order[++n] = k } rows[k] 
 	function med(a, k, m,    v, i, j, t) { for (i = 1; i <= m; i++) v[i] = a[k, i]; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t } return v[int((m + 1) / 2)] }
 	END { for (i = 1; i <= n; i++) { k = order[i]; printf "| `%s` | %s | %s | %s |\n", k, rows[k], med(ms, k, c[k]), med(rq, k, c[k]) } }' "$R.runs"
 echo
-echo "- raw: $R, $R.runs"
+awk -v n="$LOCKS" '{ t[$1] = t[$1] " " $2 } END { printf "- floor: a getChildren of each of the %d lock paths from a bare C session (zkfloor list), ms of 3 runs: one at a time%s; 256 outstanding%s\n", n, t[1], t[256] }' "$R.floor"
+echo "- raw: $R, $R.runs, $R.floor"
 # every run of each statement saw what was made: every lock, the
 # subtree's 1,000, one lock, the queue, its first 10, its one holder
 awk -F'\t' -v l="$LOCKS" -v q="$QUEUE" 'BEGIN { n = split(l " 1000 1 " q " 10 1", e, " ") }

@@ -6,6 +6,7 @@
  *   zkfloor HOSTS contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *   zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2
  *   zkfloor HOSTS hold SESSIONS TIMEOUT_MS NODES own|shared PREFIX
+ *   zkfloor HOSTS list NODES WINDOW PREFIX
  *
  * MODE
  *   create   one ephemeral-sequential create per op (the floor: one quorum
@@ -102,6 +103,10 @@
  *            ending with "hold_ready 1", then holds it all until SIGTERM or
  *            SIGINT (bench/sessions.sh: what many idle sessions cost the
  *            ensemble, and the cluster views on many locks).
+ *   list     no loop: a getChildren of each of the NODES lock paths that
+ *            "hold ... own PREFIX" makes, WINDOW at most outstanding (1:
+ *            one at a time); prints the time (the floor of the cluster
+ *            view's walk, pipelined or not).
  *
  * Every call uses the synchronous API of libzookeeper_mt, or its
  * asynchronous API followed by a wait for the completion.  The two differ
@@ -1143,6 +1148,62 @@ run_hold(const char *hosts, int nsessions, int timeout_ms, int nnodes,
 	return 0;
 }
 
+/* completion of a getChildren of the list mode */
+static void
+list_done(int rc, const struct String_vector *strings, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) strings;
+	completed(w, rc, &w->pending_ops, NULL);
+}
+
+/*
+ * run_list
+ *		The list mode: one session reads the children of the nnodes lock
+ *		paths the hold mode's "own" layout makes (PREFIX/<k / 1000>/<k>),
+ *		at most window requests outstanding (1: one at a time, each answer
+ *		awaited), and prints the time: the floor of a walk of as many lock
+ *		paths, with and without pipelining.
+ */
+static int
+run_list(const char *hosts, int nnodes, int window, const char *prefix)
+{
+	zhandle_t  *zh = open_session(hosts);
+	Waiter		w;
+	double		t0;
+
+	if (nnodes < 1 || window < 1)
+	{
+		fprintf(stderr, "zkfloor: list needs NODES >= 1 and WINDOW >= 1\n");
+		return 2;
+	}
+	waiter_init(&w);
+	waiter_expect(&w, 0);
+	t0 = now_us();
+	for (int k = 0; k < nnodes; k++)
+	{
+		char		path[512];
+		int			rc;
+
+		snprintf(path, sizeof(path), "%s/%d/%d", prefix, k / 1000, k);
+		pthread_mutex_lock(&w.mu);
+		while (w.pending_ops >= window)
+			pthread_cond_wait(&w.cv, &w.mu);
+		w.pending_ops++;
+		pthread_mutex_unlock(&w.mu);
+		rc = zoo_aget_children(zh, path, 0, list_done, &w);
+		if (rc != ZOK)
+			die("aget_children", rc);
+	}
+	if (waiter_wait(&w, &w.pending_ops, NULL, 0) != ZOK)
+		die("list: getChildren", w.rc);
+	printf("list_window %d\nlist_requests %d\nlist_ms %.1f\n", window, nnodes,
+		   (now_us() - t0) / 1e3);
+	zookeeper_close(zh);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 
 int
@@ -1176,12 +1237,18 @@ main(int argc, char **argv)
 		return run_hold(argv[1], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
 						argv[6], argv[7]);
 	}
+	if (argc == 6 && strcmp(argv[2], "list") == 0)
+	{
+		zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+		return run_list(argv[1], atoi(argv[3]), atoi(argv[4]), argv[5]);
+	}
 	if (argc < 5)
 	{
 		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|amulti|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
 				"       zkfloor HOSTS parallel|aparallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n"
 				"       zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2\n"
-				"       zkfloor HOSTS hold SESSIONS TIMEOUT_MS NODES own|shared PREFIX\n");
+				"       zkfloor HOSTS hold SESSIONS TIMEOUT_MS NODES own|shared PREFIX\n"
+				"       zkfloor HOSTS list NODES WINDOW PREFIX\n");
 		return 2;
 	}
 	hosts = argv[1];
