@@ -989,6 +989,21 @@ hold_node_done(int rc, const char *value, const void *data)
 	completed(w, rc, &w->pending_ops, NULL);
 }
 
+/*
+ * waiter_reserve
+ *		Before sending one more request counted in w->pending_ops: wait
+ *		while window of them are outstanding, then count it.
+ */
+static void
+waiter_reserve(Waiter *w, int window)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->pending_ops >= window)
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->pending_ops++;
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* send one create of the hold mode through w, waiting while the window is full */
 static void
 hold_send(zhandle_t *zh, Waiter *w, const char *path, const char *data,
@@ -996,11 +1011,7 @@ hold_send(zhandle_t *zh, Waiter *w, const char *path, const char *data,
 {
 	int			rc;
 
-	pthread_mutex_lock(&w->mu);
-	while (w->pending_ops >= HOLD_WINDOW)
-		pthread_cond_wait(&w->cv, &w->mu);
-	w->pending_ops++;
-	pthread_mutex_unlock(&w->mu);
+	waiter_reserve(w, HOLD_WINDOW);
 	rc = zoo_acreate(zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE, flags, done, w);
 	if (rc != ZOK)
 		die("acreate", rc);
@@ -1187,11 +1198,7 @@ run_list(const char *hosts, int nnodes, int window, const char *prefix)
 		int			rc;
 
 		snprintf(path, sizeof(path), "%s/%d/%d", prefix, k / 1000, k);
-		pthread_mutex_lock(&w.mu);
-		while (w.pending_ops >= window)
-			pthread_cond_wait(&w.cv, &w.mu);
-		w.pending_ops++;
-		pthread_mutex_unlock(&w.mu);
+		waiter_reserve(&w, window);
 		rc = zoo_aget_children(zh, path, 0, list_done, &w);
 		if (rc != ZOK)
 			die("aget_children", rc);
