@@ -964,7 +964,8 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 }
 
 /* ---------------------------------------------------------------------- */
-/* hold mode: many idle sessions, and the lock nodes they hold */
+/* hold and list modes: many idle sessions, the lock nodes they hold, and
+ * a walk of those lock paths */
 
 /* most creates outstanding at once in the hold mode */
 #define HOLD_WINDOW 2000
