@@ -964,8 +964,7 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 }
 
 /* ---------------------------------------------------------------------- */
-/* hold and list modes: many idle sessions, the lock nodes they hold, and
- * a walk of those lock paths */
+/* hold and list modes: many sessions, their lock nodes, a walk of them */
 
 /* most creates outstanding at once in the hold mode */
 #define HOLD_WINDOW 2000
