@@ -5,6 +5,8 @@
  *   zkfloor HOSTS parallel|aparallel SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *   zkfloor HOSTS contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]
  *   zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2
+ *   zkfloor HOSTS hold SESSIONS TIMEOUT_MS NODES own|shared PREFIX
+ *   zkfloor HOSTS list NODES WINDOW PREFIX
  *
  * MODE
  *   create   one ephemeral-sequential create per op (the floor: one quorum
@@ -92,6 +94,19 @@
  *            another thread holds the lock is a failure.  Prints "key
  *            value" lines as "parallel" does (grants, grants per second,
  *            failures); OUTFILE gets "thread grants" lines.
+ *   hold     no loop: SESSIONS sessions (session timeout TIMEOUT_MS) opened
+ *            at once, then NODES lock nodes created as zklock names them
+ *            ("_c_<uuid>-__WRIT__<seq>", ephemeral-sequential, with an owner
+ *            record), spread over the sessions and pipelined: "own" puts
+ *            node k on a lock path of its own, PREFIX/<k / 1000>/<k>,
+ *            "shared" all in the queue of PREFIX.  Prints "key value" lines
+ *            ending with "hold_ready 1", then holds it all until SIGTERM or
+ *            SIGINT (bench/sessions.sh: what many idle sessions cost the
+ *            ensemble, and the cluster views on many locks).
+ *   list     no loop: a getChildren of each of the NODES lock paths that
+ *            "hold ... own PREFIX" makes, WINDOW at most outstanding (1:
+ *            one at a time); prints the time (the floor of the cluster
+ *            view's walk, pipelined or not).
  *
  * Every call uses the synchronous API of libzookeeper_mt, or its
  * asynchronous API followed by a wait for the completion.  The two differ
@@ -110,6 +125,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -948,6 +964,254 @@ run_threads(const char *hosts, double seconds, const char *outfile,
 }
 
 /* ---------------------------------------------------------------------- */
+/* hold and list modes: many sessions, their lock nodes, a walk of them */
+
+/* most creates outstanding at once in the hold mode */
+#define HOLD_WINDOW 2000
+
+/* completion of a parent's create in the hold mode: already there is fine */
+static void
+hold_parent_done(int rc, const char *value, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) value;
+	completed(w, rc == ZNODEEXISTS ? ZOK : rc, &w->pending_ops, NULL);
+}
+
+/* completion of a lock node's create in the hold mode */
+static void
+hold_node_done(int rc, const char *value, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) value;
+	completed(w, rc, &w->pending_ops, NULL);
+}
+
+/*
+ * waiter_reserve
+ *		Before sending one more request counted in w->pending_ops: wait
+ *		while window of them are outstanding, then count it.
+ */
+static void
+waiter_reserve(Waiter *w, int window)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->pending_ops >= window)
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->pending_ops++;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* send one create of the hold mode through w, waiting while the window is full */
+static void
+hold_send(zhandle_t *zh, Waiter *w, const char *path, const char *data,
+		  int len, int flags, string_completion_t done)
+{
+	int			rc;
+
+	waiter_reserve(w, HOLD_WINDOW);
+	rc = zoo_acreate(zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE, flags, done, w);
+	if (rc != ZOK)
+		die("acreate", rc);
+}
+
+/* create path and each missing ancestor as container nodes, as zklock does */
+static void
+ensure_containers(zhandle_t *zh, const char *path)
+{
+	char		p[512];
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/'))
+	{
+		int			rc;
+
+		if (s)
+			*s = '\0';
+		rc = zoo_create(zh, p, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0);
+		if (rc != ZOK && rc != ZNODEEXISTS)
+			die("create container", rc);
+		if (!s)
+			break;
+		*s = '/';
+	}
+}
+
+/*
+ * run_hold
+ *		The hold mode: open nsessions sessions (session timeout timeout_ms),
+ *		all at once, then create nnodes lock nodes as zklock names them
+ *		(ephemeral-sequential "_c_<uuid>-__WRIT__<seq>", with an owner record
+ *		as zklock writes it), node k by session k % nsessions, pipelined:
+ *		with layout "own" each on a lock path of its own,
+ *		PREFIX/<k / 1000>/<k> (a container node, as zklock's lock paths), so
+ *		that PREFIX/<g> is a subtree of 1000 locks; with "shared" all in the
+ *		queue of PREFIX.  Prints "key value" lines, then "hold_ready 1", and
+ *		holds everything until SIGTERM or SIGINT; then closes the sessions
+ *		(their nodes go with them).
+ */
+static int
+run_hold(const char *hosts, int nsessions, int timeout_ms, int nnodes,
+		 const char *layout, const char *prefix)
+{
+	zhandle_t **zh;
+	Waiter		w;
+	sigset_t	sigs;
+	char		data[512];
+	int			len,
+				sig,
+				connected = 0;
+	bool		own = strcmp(layout, "own") == 0;
+	double		t0,
+				t1;
+
+	if (nsessions < 1 || nnodes < 0 || (!own && strcmp(layout, "shared") != 0) ||
+		prefix[0] != '/')
+	{
+		fprintf(stderr, "zkfloor: hold needs SESSIONS >= 1, NODES >= 0, own|shared, an absolute PREFIX\n");
+		return 2;
+	}
+	/* the library's threads must not take the signals we wait for */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	srandom((unsigned) (getpid() ^ (long) now_us()));
+	len = snprintf(data, sizeof(data),
+				   "{\"cluster_name\":\"zkfloor\",\"host\":\"127.0.0.1\",\"port\":5432,"
+				   "\"pid\":%d,\"database\":\"postgres\",\"user\":\"postgres\","
+				   "\"application_name\":\"zkfloor hold\",\"mode\":\"exclusive\","
+				   "\"scope\":\"session\"}", (int) getpid());
+	waiter_init(&w);
+
+	t0 = now_us();
+	zh = calloc(nsessions, sizeof(zhandle_t *));
+	for (int i = 0; i < nsessions; i++)
+	{
+		zh[i] = zookeeper_init(hosts, NULL, timeout_ms, NULL, NULL, 0);
+		if (zh[i] == NULL)
+			die("zookeeper_init", 0);
+		(void) zoo_set_servers_resolution_delay(zh[i], 30000);
+	}
+	for (double until = now_us() + 120e6; now_us() < until; usleep(20000))
+	{
+		connected = 0;
+		for (int i = 0; i < nsessions; i++)
+			connected += zoo_state(zh[i]) == ZOO_CONNECTED_STATE;
+		if (connected == nsessions)
+			break;
+	}
+	if (connected != nsessions)
+	{
+		fprintf(stderr, "zkfloor: hold: %d of %d sessions connected in 120 s\n",
+				connected, nsessions);
+		return 1;
+	}
+	t1 = now_us();
+	printf("hold_sessions %d\nhold_timeout_ms %d\nhold_negotiated_timeout_ms %d\nhold_connect_s %.2f\n",
+		   nsessions, timeout_ms, zoo_recv_timeout(zh[0]), (t1 - t0) / 1e6);
+
+	ensure_containers(zh[0], prefix);
+	for (int g = 0; own && g * 1000 < nnodes; g++)
+	{
+		char		p[512];
+
+		snprintf(p, sizeof(p), "%s/%d", prefix, g);
+		ensure_containers(zh[0], p);
+	}
+	t0 = now_us();
+	waiter_expect(&w, 0);
+	for (int k = 0; k < nnodes; k++)
+	{
+		zhandle_t  *z = zh[k % nsessions];
+		char		parent[512];
+		char		node[640];
+
+		if (own)
+		{
+			snprintf(parent, sizeof(parent), "%s/%d/%d", prefix, k / 1000, k);
+			hold_send(z, &w, parent, "", 0, ZOO_CONTAINER, hold_parent_done);
+		}
+		else
+			snprintf(parent, sizeof(parent), "%s", prefix);
+		/* a protection prefix "_c_<uuid>-" with a random UUID */
+		snprintf(node, sizeof(node),
+				 "%s/_c_%08lx-%04lx-4%03lx-8%03lx-%08lx%04lx-__WRIT__", parent,
+				 random() & 0xffffffffL, random() & 0xffffL, random() & 0xfffL,
+				 random() & 0xfffL, random() & 0xffffffffL, random() & 0xffffL);
+		hold_send(z, &w, node, data, len, ZOO_EPHEMERAL | ZOO_SEQUENCE,
+				  hold_node_done);
+	}
+	if (waiter_wait(&w, &w.pending_ops, NULL, 0) != ZOK)
+		die("hold: create", w.rc);
+	t1 = now_us();
+	printf("hold_nodes %d\nhold_layout %s\nhold_create_s %.2f\nhold_ready 1\n",
+		   nnodes, layout, (t1 - t0) / 1e6);
+	fflush(stdout);
+
+	sigwait(&sigs, &sig);
+	t0 = now_us();
+	for (int i = 0; i < nsessions; i++)
+		zookeeper_close(zh[i]);
+	printf("hold_close_s %.2f\n", (now_us() - t0) / 1e6);
+	return 0;
+}
+
+/* completion of a getChildren of the list mode */
+static void
+list_done(int rc, const struct String_vector *strings, const void *data)
+{
+	Waiter	   *w = (Waiter *) data;
+
+	(void) strings;
+	completed(w, rc, &w->pending_ops, NULL);
+}
+
+/*
+ * run_list
+ *		The list mode: one session reads the children of the nnodes lock
+ *		paths the hold mode's "own" layout makes (PREFIX/<k / 1000>/<k>),
+ *		at most window requests outstanding (1: one at a time, each answer
+ *		awaited), and prints the time: the floor of a walk of as many lock
+ *		paths, with and without pipelining.
+ */
+static int
+run_list(const char *hosts, int nnodes, int window, const char *prefix)
+{
+	zhandle_t  *zh = open_session(hosts);
+	Waiter		w;
+	double		t0;
+
+	if (nnodes < 1 || window < 1)
+	{
+		fprintf(stderr, "zkfloor: list needs NODES >= 1 and WINDOW >= 1\n");
+		return 2;
+	}
+	waiter_init(&w);
+	waiter_expect(&w, 0);
+	t0 = now_us();
+	for (int k = 0; k < nnodes; k++)
+	{
+		char		path[512];
+		int			rc;
+
+		snprintf(path, sizeof(path), "%s/%d/%d", prefix, k / 1000, k);
+		waiter_reserve(&w, window);
+		rc = zoo_aget_children(zh, path, 0, list_done, &w);
+		if (rc != ZOK)
+			die("aget_children", rc);
+	}
+	if (waiter_wait(&w, &w.pending_ops, NULL, 0) != ZOK)
+		die("list: getChildren", w.rc);
+	printf("list_window %d\nlist_requests %d\nlist_ms %.1f\n", window, nnodes,
+		   (now_us() - t0) / 1e3);
+	zookeeper_close(zh);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 
 int
 main(int argc, char **argv)
@@ -974,11 +1238,24 @@ main(int argc, char **argv)
 	double		gap_us = 40;
 	int			rc;
 
+	if (argc == 8 && strcmp(argv[2], "hold") == 0)
+	{
+		zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+		return run_hold(argv[1], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+						argv[6], argv[7]);
+	}
+	if (argc == 6 && strcmp(argv[2], "list") == 0)
+	{
+		zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+		return run_list(argv[1], atoi(argv[3]), atoi(argv[4]), argv[5]);
+	}
 	if (argc < 5)
 	{
 		fprintf(stderr, "usage: zkfloor HOSTS create|createlist|cycle|cycle2|multi|amulti|set10|ttlcycle|renew|pattern SECONDS OUTFILE [WARMUP_SECONDS [GAP_US]]\n"
 				"       zkfloor HOSTS parallel|aparallel|contend SECONDS OUTFILE [WARMUP_SECONDS [THREADS]]\n"
-				"       zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2\n");
+				"       zkfloor HOSTS acomposed SECONDS OUTFILE WARMUP_SECONDS THREADS CONN1 CONN2\n"
+				"       zkfloor HOSTS hold SESSIONS TIMEOUT_MS NODES own|shared PREFIX\n"
+				"       zkfloor HOSTS list NODES WINDOW PREFIX\n");
 		return 2;
 	}
 	hosts = argv[1];
