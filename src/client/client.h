@@ -161,6 +161,7 @@ extern void ZkSessionSetSettingsHook(ZkSettingsHook hook);
 extern void ZkSessionEnsure(void);
 extern void ZkSessionCloseIfLost(void);
 extern void ZkSessionGiveUp(void);
+extern void ZkSessionSuspect(void);
 extern ZkAliveResult ZkSessionConfirmAlive(void);
 extern void ZkSessionRaiseUnlessAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,

@@ -42,6 +42,7 @@
 static bool zk_exit_callback_registered = false;
 static ZkSettingsHook zk_settings_hook = NULL;
 static int64 zk_failures_reported = 0;	/* background jobs_failed we warned of */
+static bool zk_session_suspect = false; /* see ZkSessionSuspect */
 
 /* descriptors the client library holds open: its socket and a pipe */
 #define ZK_CLIENT_FDS 3
@@ -64,6 +65,22 @@ void
 ZkSessionSetSettingsHook(ZkSettingsHook hook)
 {
 	zk_settings_hook = hook;
+}
+
+/*
+ * ZkSessionSuspect
+ *		A node this session held was found gone: the session may have
+ *		expired without the client library having heard so yet (the server
+ *		deletes an expired session's nodes, and notifies their watches,
+ *		before it drops the connection).  The next call that needs the
+ *		session replaces it if the backend holds nothing then: a fresh
+ *		session costs one connect, while a request sent on an expired one
+ *		would fail with the bare "session expired".
+ */
+void
+ZkSessionSuspect(void)
+{
+	zk_session_suspect = true;
 }
 
 /*
@@ -174,6 +191,8 @@ ZkSessionEnsure(void)
 			zk_close_handle(true);
 			ZkSessionReportLost();
 		}
+		else if (zk_session_suspect && ZkSessionLocksHeld() == 0)
+			zk_close_handle(false); /* see ZkSessionSuspect */
 		else if (ZkSessionSettingsChanged())
 		{
 			if (ZkSessionLocksHeld() > 0)
@@ -245,6 +264,7 @@ zk_connect(void)
 	int64		deadline;
 
 	ZkWaitForgetSilence();		/* a new session has said nothing yet */
+	zk_session_suspect = false;
 	if (!zk_exit_callback_registered)
 	{
 		before_shmem_exit(zk_session_at_exit, (Datum) 0);

@@ -103,6 +103,8 @@ ZkLockAbsorbLosses(void)
 	if (ZkHeldLocks == NULL || !ZkLossWatchPending())
 		return false;
 	n = ZkLossWatchTake(&znodes, &reported, &session);
+	if (n > 0)
+		ZkSessionSuspect();		/* gone by an expiry not heard yet? */
 	for (int i = 0; i < n; i++)
 	{
 		ZkLockEntry *entry = ZkEntryForZnode(znodes[i]);
