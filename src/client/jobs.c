@@ -37,8 +37,8 @@
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
-#include "common/vocabulary.h"
-#include "common/clock.h"
+#include "base/vocabulary.h"
+#include "base/clock.h"
 
 /*
  * Largest multi of deletes we send, in bytes of paths.  ZooKeeper refuses

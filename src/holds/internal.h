@@ -21,8 +21,8 @@
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
-#include "common/operation_context.h"
-#include "common/vocabulary.h"
+#include "base/operation_context.h"
+#include "base/vocabulary.h"
 
 struct ZkGrant;
 struct ZkLeaseInfo;
@@ -31,7 +31,7 @@ struct ZkLeaseInfo;
  * Hash key: the user's lock path and the mode.  The table hashes and
  * compares only the path's bytes up to its terminating zero, and the mode
  * (holds/table.c), so nothing after the zero matters.  Paths reach the
- * table validated (ZkCheckLockPath, common/paths.c), so no longer than
+ * table validated (ZkCheckLockPath, base/paths.c), so no longer than
  * ZK_MAX_PATH_BYTES.
  */
 typedef struct ZkLockKey

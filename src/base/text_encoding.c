@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/text_encoding.c
+ * base/text_encoding.c
  *		Texts between ZooKeeper's UTF-8 and the database encoding.
  *
  * ZooKeeper stores paths and node data as UTF-8, whatever the encoding of
@@ -40,7 +40,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 
-#include "common/text_encoding.h"
+#include "base/text_encoding.h"
 
 /* UTF-8 to the database encoding, once looked up */
 static FmgrInfo from_utf8_proc;
