@@ -197,6 +197,10 @@ ensure_from_utf8(void)
  * The conversion function is called in its noError mode: it converts up
  * to the first character it cannot, and says how far it got; that
  * character is written as an escape and the conversion goes on after it.
+ * PostgreSQL's pg_do_encoding_conversion_buf makes the same call, but looks
+ * the function up by its Oid each time (OidFunctionCall6: a pg_proc lookup,
+ * the conversion functions being in loadable modules), which needs a
+ * transaction; the FmgrInfo kept here converts outside one too.
  */
 static char *
 convert_from_utf8(const char *utf8)

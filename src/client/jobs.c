@@ -859,7 +859,8 @@ ZkGuardRemove(bool want_answer)
  *		zklock.connect_timeout.  Interrupts are held during exit, so the
  *		wait is a plain latch wait.  Without a live session nothing can be
  *		sent: the node stays until its TTL runs out or another client
- *		removes it (a lease node whose waiter is gone, recipes/rwlock.c).
+ *		removes it (a waiter deletes a lease node whose taker is gone,
+ *		recipes/attempt.c's zk_watch_lease_node).
  */
 void
 ZkGuardRemoveAtExit(void)

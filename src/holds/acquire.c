@@ -533,7 +533,7 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 /*
  * ZkLockAcquirePermit
  *		Take one hold of a permit of the semaphore at path, which admits
- *		max_leases holders (recipes/semaphore.c).  A lease the backend holds
+ *		max_leases holders (recipes/semaphore.c).  A permit the backend holds
  *		already stacks, without a ZooKeeper call, if max_leases is the
  *		same.  wait_ms as for ZkLockAcquire.
  */

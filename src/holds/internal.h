@@ -4,7 +4,7 @@
  *		What the lock table's own files share: the held entries, the memory
  *		context they live in, and what each file offers the others.
  *
- * Only the lock table's files (src/holds/batch.c, holds/table.c,
+ * Only the lock table's files (holds/batch.c, holds/table.c,
  * holds/lost.c, holds/release.c, holds/commit.c, holds/acquire.c,
  * holds/unheld.c) include this header; the SQL layer sees holds/holds.h
  * alone.  It names no recipe's header: a recipe's grant is passed as a
@@ -120,7 +120,7 @@ extern void ZkNoteXactLostLocks(void);
 extern void ZkCheckXactLostLocks(void);
 extern void ZkForgetXactLostLocks(void);
 
-/* holds/release.c: releases */
+/* holds/release.c: double barrier memberships ended at backend exit */
 extern void ZkMembersAtExitRegister(void);
 
 /* holds/commit.c: transaction end */

@@ -53,7 +53,7 @@ zk_maybe_drop(ZkLockEntry *entry)
 
 /*
  * zk_release_one
- *		Drop one session hold on a path: of its lease if 'lease', else of
+ *		Drop one session hold on a path: of its permit if 'permit', else of
  *		the exclusive lock if held (so that write, read, unlock is a
  *		downgrade), else of the shared one.  The node is batched for release
  *		if that was the last hold.  WARNING and false if the backend holds
