@@ -9,7 +9,7 @@ src/ has one folder per layer, from the top down:
     recipes  the queue driver and each recipe
     cluster  the cluster view, wait records, the deadlock search
     client   the ZooKeeper session, requests, background jobs, threads
-    common   vocabulary, paths, node data, encodings, JSON
+    base     vocabulary, paths, node data, encodings, JSON
 
 A unit is foo.c with its foo.h, in one folder.  Rules, each checked over
 every .c and .h under src/:
@@ -48,7 +48,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["sql", "holds", "recipes", "cluster", "client", "common"]
+LAYERS = ["sql", "holds", "recipes", "cluster", "client", "base"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 HOOK_TYPE = re.compile(r'typedef\s[^;()]*\(\s*\*\s*(Zk\w*Hook)\s*\)')

@@ -44,7 +44,7 @@
 #include "storage/latch.h"
 
 #include "client/bridge.h"
-#include "common/clock.h"
+#include "base/clock.h"
 
 /*
  * Shortest time between two "routine" resolutions of zklock.hosts by the

@@ -16,7 +16,7 @@
  *
  * The errors of the waits and of ZkRaiseForRc name no operation: the
  * caller has pushed its operation's error context
- * (common/operation_context.h), which does.
+ * (base/operation_context.h), which does.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,7 +25,7 @@
 
 #include <zookeeper/zookeeper.h>
 
-#include "common/clock.h"
+#include "base/clock.h"
 #include "lib/ilist.h"
 
 typedef enum ZkOpKind

@@ -33,10 +33,10 @@
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
-#include "common/clock.h"
-#include "common/operation_context.h"
-#include "common/stats.h"
-#include "common/vocabulary.h"
+#include "base/clock.h"
+#include "base/operation_context.h"
+#include "base/stats.h"
+#include "base/vocabulary.h"
 
 /* Backend-only state. */
 static bool zk_exit_callback_registered = false;

@@ -23,7 +23,7 @@
 #include "storage/fd.h"
 
 #include "client/credentials.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* longest first line read from the file */
 #define ZK_MAX_CREDENTIALS 1024

@@ -37,8 +37,8 @@
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
-#include "common/vocabulary.h"
-#include "common/clock.h"
+#include "base/vocabulary.h"
+#include "base/clock.h"
 
 /*
  * Largest multi of deletes we send, in bytes of paths.  ZooKeeper refuses
@@ -859,7 +859,8 @@ ZkGuardRemove(bool want_answer)
  *		zklock.connect_timeout.  Interrupts are held during exit, so the
  *		wait is a plain latch wait.  Without a live session nothing can be
  *		sent: the node stays until its TTL runs out or another client
- *		removes it (a lease node whose waiter is gone, recipes/rwlock.c).
+ *		removes it (a waiter deletes a lease node whose taker is gone,
+ *		recipes/attempt.c's zk_watch_lease_node).
  */
 void
 ZkGuardRemoveAtExit(void)

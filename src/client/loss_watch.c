@@ -100,7 +100,7 @@
 
 #include "client/bridge.h"
 #include "client/loss_watch.h"
-#include "common/clock.h"
+#include "base/clock.h"
 
 /* how long a node is held before its deletion watch is set */
 #define ZK_LOSS_ARM_DELAY_MS	250

@@ -29,8 +29,8 @@
 #include "client/request.h"
 #include "client/session.h"
 #include "client/wait.h"
-#include "common/stats.h"
-#include "common/clock.h"
+#include "base/stats.h"
+#include "base/clock.h"
 
 /*
  * The room a sequential create's path buffer needs beyond the path given:

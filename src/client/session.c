@@ -23,7 +23,7 @@
  *
  * The session's errors are whole sentences that name no operation: the
  * operation that was going on is their CONTEXT line
- * (common/operation_context.c).
+ * (base/operation_context.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,8 +32,8 @@
 #include "utils/memutils.h"
 
 #include "client/session.h"
-#include "common/clock.h"
-#include "common/vocabulary.h"
+#include "base/clock.h"
+#include "base/vocabulary.h"
 
 /* Backend-only state. */
 static char *zk_session_hosts = NULL;	/* settings the session was opened */

@@ -27,8 +27,8 @@
 #include "client/bridge.h"
 #include "client/session.h"
 #include "client/wait.h"
-#include "common/clock.h"
-#include "common/vocabulary.h"
+#include "base/clock.h"
+#include "base/vocabulary.h"
 
 /*
  * ZooKeeper's silence, once a wait established it: a wait gave up on an
@@ -223,7 +223,7 @@ ZkWaitForgetSilence(void)
  *		ZkWaitStatus, raising zklock's documented ERROR when the session
  *		expired or the connection stayed lost for the session timeout. Returns
  *		true when ready, false when deadline_ms passed. The operation's context
- *		(common/operation_context.c) names what was going on.
+ *		(base/operation_context.c) names what was going on.
  */
 bool
 ZkWaitOrRaise(ZkWaitFor goal, ZkOp *op, int64 deadline_ms)

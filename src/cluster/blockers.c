@@ -27,8 +27,8 @@
 
 #include "cluster/scan.h"
 #include "cluster/view.h"
-#include "common/node_data.h"
-#include "common/operation_context.h"
+#include "base/node_data.h"
+#include "base/operation_context.h"
 
 /* A scan for zk_blocking_pids: the backend looked for, and what is found. */
 typedef struct ZkBlockersScan

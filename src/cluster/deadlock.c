@@ -24,11 +24,11 @@
  * per check, and every node's owner at most once.  A session without a
  * record is not waiting in zklock (or is not zklock at all: Curator and
  * kazoo publish nothing), so no cycle goes through it; an any-of wait
- * (common/vocabulary.h) is never followed either.
+ * (base/vocabulary.h) is never followed either.
  *
  * What is left out.  Reading the owner of every node ahead would cost the
  * k-th waiter of a queue k reads, n^2 for n waiters.  A zklock node's name
- * says the shape of the wait that made it (common/contender.h): a node of a
+ * says the shape of the wait that made it (base/contender.h): a node of a
  * plain wait in one queue, still waiting (it does not hold its lock by its
  * place), belongs to a session that is blocked by the nodes ahead of it in
  * that queue and by nothing else.  Ahead of a writer, such a node leads
@@ -85,7 +85,7 @@
  * (BENCHMARKS.md, "Long queues past deadlock_timeout").
  *
  * Errors, 40P01 included, name no operation: the check runs inside a wait,
- * whose context (common/operation_context.c) names what the backend waits for.
+ * whose context (base/operation_context.c) names what the backend waits for.
  *
  *-------------------------------------------------------------------------
  */
@@ -97,8 +97,8 @@
 #include "utils/memutils.h"
 
 #include "cluster/deadlock.h"
-#include "common/contender.h"
-#include "common/text_encoding.h"
+#include "base/contender.h"
+#include "base/text_encoding.h"
 #include "cluster/wait_record.h"
 #include "client/client.h"
 
@@ -620,7 +620,7 @@ zk_prefix_position(ZkQueueRead *q, const char *name)
  * zk_covered
  *		May node 'pos' of queue q, ahead of a writer of member 'rec' (its
  *		target t), be left out?  Only if its name claims a plain wait (see
- *		common/contender.h) of k queues that is still going on (the node
+ *		base/contender.h) of k queues that is still going on (the node
  *		does not hold its lock), and the member waits in each of those k
  *		queues behind that wait's node there, so that whatever blocks the
  *		node's owner blocks the member too: for each of the k nodes, it

@@ -11,7 +11,7 @@
 #ifndef CLUSTER_DEADLOCK_H
 #define CLUSTER_DEADLOCK_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 
 extern bool ZkDeadlockCheck(const ZkWaitDesc *wait);

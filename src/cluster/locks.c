@@ -34,8 +34,8 @@
 
 #include "cluster/scan.h"
 #include "cluster/view.h"
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
 
 /* A scan for zk_cluster_locks: where its rows go. */
 typedef struct ZkLocksScan

@@ -10,7 +10,7 @@
  * as the layouts this extension shares with Apache Curator leave them:
  *
  *		lock			queue nodes: a child that is a contender
- *						(common/contender.c: "__WRIT__", "__READ__", "-lock-",
+ *						(base/contender.c: "__WRIT__", "__READ__", "-lock-",
  *						"-latch-", "__lock__", "__rlock__" and a sequence)
  *		semaphore		a child "leases" (Curator's InterProcessSemaphoreV2
  *						permits node; its mutex node "locks" may be reaped
@@ -39,8 +39,8 @@
 
 #include "client/client.h"
 #include "cluster/path_kind.h"
-#include "common/contender.h"
-#include "common/text_encoding.h"
+#include "base/contender.h"
+#include "base/text_encoding.h"
 
 #define ZK_SEMAPHORE_PERMITS	"leases"
 #define ZK_DOUBLE_BARRIER_READY "ready"

@@ -10,7 +10,7 @@
 #ifndef CLUSTER_PATH_KIND_H
 #define CLUSTER_PATH_KIND_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* The kinds of recipe a path can be used by. */
 typedef enum ZkPathKind

@@ -25,7 +25,7 @@
 
 #include "cluster/scan.h"
 #include "cluster/view.h"
-#include "common/operation_context.h"
+#include "base/operation_context.h"
 
 /* A read of one queue: the path, and the next contender to ask for. */
 typedef struct ZkQueueScan

@@ -26,10 +26,10 @@
  * by the queue rule, and what the answers said of each node.  Which nodes
  * are read, and what is made of them, is the goal's (its ZkScan hooks).
  *
- * Node data is checked as it comes in (ZkNodeStore, common/node_formats.c): a
+ * Node data is checked as it comes in (ZkNodeStore, base/node_formats.c): a
  * node named as zklock names its nodes whose data is a JSON object that fails
  * the checks, and a lease's node (only zklock makes persistent queue nodes)
- * whose data is not a lease's, are named in a WARNING (common/node_data.c,
+ * whose data is not a lease's, are named in a WARNING (base/node_data.c,
  * once per node and statement); they stay in the queue with empty owner
  * columns. Data that is not a JSON object is another client's (Curator stores
  * the client's address, kazoo an identifier), and so is whatever is in a node
@@ -49,8 +49,8 @@
 #include "utils/memutils.h"
 
 #include "cluster/scan.h"
-#include "common/node_data.h"
-#include "common/text_encoding.h"
+#include "base/node_data.h"
+#include "base/text_encoding.h"
 
 /* most requests outstanding at once */
 #define ZK_SCAN_WINDOW	256

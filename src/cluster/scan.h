@@ -18,7 +18,7 @@
 #include "lib/ilist.h"
 #include "utils/palloc.h"
 
-#include "common/contender.h"
+#include "base/contender.h"
 #include "client/client.h"
 
 typedef enum ZkReqKind

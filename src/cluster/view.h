@@ -12,7 +12,7 @@
 #ifndef CLUSTER_VIEW_H
 #define CLUSTER_VIEW_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* One node that holds a lock path (a granted queue node, or a lease). */
 typedef struct ZkClusterHolder

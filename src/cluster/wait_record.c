@@ -19,7 +19,7 @@
  * records' format and their nodes, cluster/deadlock.c the search.
  *
  * A record is one JSON object, in UTF-8: the owner as a queue node describes
- * it (common/node_data.c), the kind of wait (common/vocabulary.h), three
+ * it (base/node_data.c), the kind of wait (base/vocabulary.h), three
  * parallel arrays of targets and three of blockers, each blocker naming its
  * target by index:
  *
@@ -35,19 +35,19 @@
  * "queued" lists the targets whose blockers are read from their queue.  A
  * record without "queued" (an older zklock's) lists every target's.
  *
- * Records are read by common/node_formats.c, which bounds every value and list
+ * Records are read by base/node_formats.c, which bounds every value and list
  * (so a record may name at most ZK_MAX_SET_LOCKS targets and
  * ZK_MAX_RECORD_BLOCKERS blockers, and be at most ZK_NODE_DATA_MAX bytes
  * long).  Data that is not such a record (malformed, or from whatever
  * wrote it) is never an error: it is not a wait the search can use, and
- * the search names the record in a WARNING (common/node_data.c).
+ * the search names the record in a WARNING (base/node_data.c).
  *
  * A lease's node (recipes/lease.c) is persistent and belongs to no session;
  * while its lease waits, an ephemeral child of its taker's session stands
  * for it in an edge (see ZkBlockerOwners).
  *
  * The errors raised here name no operation: a wait is published from
- * inside the wait, whose context (common/operation_context.c) names what the
+ * inside the wait, whose context (base/operation_context.c) names what the
  * backend waits for.
  *
  *-------------------------------------------------------------------------
@@ -59,9 +59,9 @@
 #include "utils/json.h"
 #include "utils/memutils.h"
 
-#include "common/contender.h"
-#include "common/node_data.h"
-#include "common/node_formats.h"
+#include "base/contender.h"
+#include "base/node_data.h"
+#include "base/node_formats.h"
 #include "cluster/wait_record.h"
 
 /* this backend's published wait, as a record, for the search */
@@ -157,7 +157,7 @@ zk_build_record(const ZkWaitDesc *wait, ZkWaitRecordBlocker *b, int nb)
 	return buf.data;
 }
 
-/* ---- reading a record (common/node_formats.c) ---- */
+/* ---- reading a record (base/node_formats.c) ---- */
 
 /*
  * zk_parse_record

@@ -4,16 +4,16 @@
  *		The waits zklock's waiters publish for deadlock detection, read back as
  *		records (cluster/wait_record.c; published and withdrawn through
  *		cluster/deadlock.h; the record's type and reader are
- *		common/node_formats.h's).
+ *		base/node_formats.h's).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef CLUSTER_WAIT_RECORD_H
 #define CLUSTER_WAIT_RECORD_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
-#include "common/node_formats.h"
+#include "base/node_formats.h"
 #include "client/client.h"
 
 extern int64 ZkWaitRecordPublish(const ZkWaitDesc *wait);

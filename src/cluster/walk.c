@@ -6,7 +6,7 @@
  *		zk_blocking_pids.
  *
  * Lock paths are nodes of a tree under the root: a lock node is any node
- * with contender children (common/contender.c), and a lock node may also have
+ * with contender children (base/contender.c), and a lock node may also have
  * children that are lock nodes of their own ("/a" and "/a/b").  The walk
  * starts at the root (or at the node of a prefix) with one getChildren
  * per node.  Children that are contenders are queue nodes (ephemeral:

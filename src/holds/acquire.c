@@ -18,7 +18,7 @@
  * PostgreSQL does (ZkLockAcquireAdvisory), waiting for the other readers
  * only (recipes/attempt.c).
  *
- * Each acquisition is counted in the statistics (common/stats.c): how it ended
+ * Each acquisition is counted in the statistics (base/stats.c): how it ended
  * (granted, refused, or the ERROR that ended it) and whether it waited for
  * another client's node.  Counting costs nothing unless zklock is
  * preloaded.
@@ -35,12 +35,12 @@
 #include "holds/holds.h"
 #include "holds/internal.h"
 #include "recipes/lock_set.h"
-#include "common/node_data.h"
-#include "common/operation_context.h"
+#include "base/node_data.h"
+#include "base/operation_context.h"
 #include "recipes/semaphore.h"
-#include "common/stats.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/stats.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 /* Which recipe a counted acquisition runs. */
@@ -55,7 +55,7 @@ typedef enum ZkRecipe
 } ZkRecipe;
 
 /*
- * An acquisition counted in the statistics (common/stats.c): the recipe it runs
+ * An acquisition counted in the statistics (base/stats.c): the recipe it runs
  * with its arguments, and what counting it needs.
  */
 typedef struct ZkCountedCall
@@ -101,7 +101,7 @@ static int	zk_path_cmp(const void *a, const void *b);
 
 /*
  * zk_stat_begin
- *		Start counting an acquisition in the statistics (common/stats.c).  Costs
+ *		Start counting an acquisition in the statistics (base/stats.c).  Costs
  *		nothing unless zklock is preloaded.
  */
 static void
@@ -533,7 +533,7 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 /*
  * ZkLockAcquirePermit
  *		Take one hold of a permit of the semaphore at path, which admits
- *		max_leases holders (recipes/semaphore.c).  A lease the backend holds
+ *		max_leases holders (recipes/semaphore.c).  A permit the backend holds
  *		already stacks, without a ZooKeeper call, if max_leases is the
  *		same.  wait_ms as for ZkLockAcquire.
  */

@@ -36,7 +36,7 @@
 #include "storage/ipc.h"
 
 #include "holds/internal.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 /* the "zklock" memory context: every per-backend allocation of zklock */

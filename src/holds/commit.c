@@ -33,9 +33,9 @@
 #include "recipes/lease.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 /*

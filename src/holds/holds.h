@@ -25,7 +25,7 @@
 
 #include "client/client.h"
 #include "cluster/view.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* One row of the zk_locks view. */
 typedef struct ZkLockInfo

@@ -4,7 +4,7 @@
  *		What the lock table's own files share: the held entries, the memory
  *		context they live in, and what each file offers the others.
  *
- * Only the lock table's files (src/holds/batch.c, holds/table.c,
+ * Only the lock table's files (holds/batch.c, holds/table.c,
  * holds/lost.c, holds/release.c, holds/commit.c, holds/acquire.c,
  * holds/unheld.c) include this header; the SQL layer sees holds/holds.h
  * alone.  It names no recipe's header: a recipe's grant is passed as a
@@ -21,8 +21,8 @@
 #include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
-#include "common/operation_context.h"
-#include "common/vocabulary.h"
+#include "base/operation_context.h"
+#include "base/vocabulary.h"
 
 struct ZkGrant;
 struct ZkLeaseInfo;
@@ -31,7 +31,7 @@ struct ZkLeaseInfo;
  * Hash key: the user's lock path and the mode.  The table hashes and
  * compares only the path's bytes up to its terminating zero, and the mode
  * (holds/table.c), so nothing after the zero matters.  Paths reach the
- * table validated (ZkCheckLockPath, common/paths.c), so no longer than
+ * table validated (ZkCheckLockPath, base/paths.c), so no longer than
  * ZK_MAX_PATH_BYTES.
  */
 typedef struct ZkLockKey
@@ -120,7 +120,7 @@ extern void ZkNoteXactLostLocks(void);
 extern void ZkCheckXactLostLocks(void);
 extern void ZkForgetXactLostLocks(void);
 
-/* holds/release.c: releases */
+/* holds/release.c: double barrier memberships ended at backend exit */
 extern void ZkMembersAtExitRegister(void);
 
 /* holds/commit.c: transaction end */

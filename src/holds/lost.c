@@ -35,8 +35,8 @@
 
 #include "holds/holds.h"
 #include "holds/internal.h"
-#include "common/stats.h"
-#include "common/text_encoding.h"
+#include "base/stats.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 /* this top-level transaction lost locks to an expiry or a deletion */

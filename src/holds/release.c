@@ -26,8 +26,8 @@
 #include "recipes/attempt.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 static void zk_maybe_drop(ZkLockEntry *entry);
@@ -53,7 +53,7 @@ zk_maybe_drop(ZkLockEntry *entry)
 
 /*
  * zk_release_one
- *		Drop one session hold on a path: of its lease if 'lease', else of
+ *		Drop one session hold on a path: of its permit if 'permit', else of
  *		the exclusive lock if held (so that write, read, unlock is a
  *		downgrade), else of the shared one.  The node is batched for release
  *		if that was the last hold.  WARNING and false if the backend holds

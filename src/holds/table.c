@@ -47,12 +47,12 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "common/contender.h"
+#include "base/contender.h"
 #include "recipes/attempt.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 /* the held entries, by ZkLockKey (ZkLockContext) */

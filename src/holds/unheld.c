@@ -23,8 +23,8 @@
 #include "recipes/attempt.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 static void zk_ensure_session(void);

@@ -10,7 +10,7 @@
  * (ZkAttemptCreate) makes the nodes of one or several attempts in one
  * request, each recipe saying how (counted, with a TTL, with the nodes
  * above, with a read in the same round trip), and learns the queue (the
- * lock node's children, common/contender.c) as read in the same round
+ * lock node's children, base/contender.c) as read in the same round
  * trip or read after.
  *
  * Waiting.  A writer holds the lock when no contender is before it; a
@@ -18,7 +18,7 @@
  * deletion may let it through (ZkBlockingContender), so a release wakes
  * only the waiters it unblocks.  The contenders ahead of us can only go
  * away: a node created after ours always comes after it in queue order
- * (common/contender.c orders the sequence numbers as a circle, so this holds
+ * (base/contender.c orders the sequence numbers as a circle, so this holds
  * across the counter's wrap too), so nobody can join the queue ahead of
  * us: the queue as read once, minus the nodes seen deleted since, holds
  * everything ahead of us.  When the watched node is deleted and it was the
@@ -69,14 +69,14 @@
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
-#include "common/contender.h"
+#include "base/contender.h"
 #include "cluster/deadlock.h"
 #include "cluster/wait_record.h"
 #include "recipes/deadlock_timer.h"
 #include "recipes/attempt.h"
-#include "common/node_data.h"
+#include "base/node_data.h"
 #include "recipes/path_memory.h"
-#include "common/text_encoding.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 static const char *zk_last_component(const char *path);
@@ -178,7 +178,7 @@ ZkMakeUuid(char *out)
 /*
  * ZkMakeNodePrefix
  *		A fresh "_c_<uuid>-" protection prefix, into out[ZK_PREFIX_LEN + 1],
- *		for the nodes of a wait of the given shape (common/contender.h,
+ *		for the nodes of a wait of the given shape (base/contender.h,
  *		ZkPrefixShape): the UUID is of version 8, its last byte the shape.
  */
 void
@@ -1114,7 +1114,7 @@ zk_watch_blocker(ZkAttempt *at, int b)
 	if (rc == ZOK && ZkIsLeaseNode(st.ephemeralOwner) &&
 		!ZkIsConnectionLoss(own_rc))
 	{
-		/* a lease node: is its taker alive? (common/contender.c) */
+		/* a lease node: is its taker alive? (base/contender.c) */
 		rc = zk_watch_lease_node(at, blocker, &st);
 		if (rc == ZBADVERSION)
 		{

@@ -19,7 +19,7 @@
  * sequence, and is found again by that name, not by a prefix.
  *
  * The steps' errors name no operation: the recipe that runs them has
- * pushed its operation's context (common/operation_context.h), and sets it from
+ * pushed its operation's context (base/operation_context.h), and sets it from
  * acquiring to waiting where its wait begins (a lease's does not: it is
  * acquired until granted).
  *
@@ -29,9 +29,9 @@
 #define RECIPES_ATTEMPT_H
 
 #include "client/client.h"
-#include "common/contender.h"
-#include "common/operation_context.h"
-#include "common/vocabulary.h"
+#include "base/contender.h"
+#include "base/operation_context.h"
+#include "base/vocabulary.h"
 #include "utils/palloc.h"
 
 /* what a wait that lock_timeout ended waited for (its error's DETAIL) */

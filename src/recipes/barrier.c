@@ -33,8 +33,8 @@
 #include "cluster/path_kind.h"
 #include "recipes/barrier.h"
 #include "recipes/attempt.h"
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 /*

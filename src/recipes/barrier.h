@@ -9,7 +9,7 @@
 #ifndef RECIPES_BARRIER_H
 #define RECIPES_BARRIER_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 extern bool ZkBarrierSet(const char *node, const char *path);
 extern bool ZkBarrierRemove(const char *node, const char *path);

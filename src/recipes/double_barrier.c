@@ -50,7 +50,7 @@
  * the lowest member, and the last one wakes all who wait.  A member has
  * left once no participant of its round remains.  The round's participants
  * are listed in the data of its "ready" node, which the opening wrote,
- * {"round":["<name>",...]} (one read when leaving begins; common/node_formats.c
+ * {"round":["<name>",...]} (one read when leaving begins; base/node_formats.c
  * reads it, and the "zklock-round:<name>,..." that older versions wrote);
  * for a "ready" that another client created, or whose data was rewritten
  * since it was created (its version is not 0) or cannot be read (a
@@ -97,11 +97,11 @@
 
 #include "cluster/path_kind.h"
 #include "recipes/barrier.h"
-#include "common/contender.h"
+#include "base/contender.h"
 #include "recipes/attempt.h"
-#include "common/node_data.h"
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
+#include "base/node_data.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 #define READY_NODE		"ready"

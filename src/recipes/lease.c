@@ -5,7 +5,7 @@
  *		backend's session, for work that outlives a connection.
  *
  * A lease waits in the same queue as zk_lock on its path, as an exclusive
- * contender named like zk_lock's exclusive nodes (common/contender.c), so
+ * contender named like zk_lock's exclusive nodes (base/contender.c), so
  * session locks, leases, and Curator and kazoo writers exclude one another,
  * first come, first served. Its node, though, is a persistent-sequential node
  * with a TTL (ZooKeeper's extended types): once granted it belongs to no
@@ -32,7 +32,7 @@
  * exits in the middle of the wait.  Only a backend killed before its exit
  * code could run (SIGKILL, a crash) leaves its node behind.  Once that
  * backend's session expires, the node's child is gone and its data was
- * never written; any zklock waiter recognises such a node (common/contender.c)
+ * never written; any zklock waiter recognises such a node (base/contender.c)
  * and deletes it.  Other clients wait for the TTL to run out.
  *
  * Renewal writes the node's data again (the TTL counts from the node's
@@ -52,12 +52,12 @@
  * is then one write.
  *
  * The ttl.  The server keeps a TTL node's ttl to itself, so the lease's
- * data records it ("ttl_ms", common/node_data.c); but without zklock.auth any
+ * data records it ("ttl_ms", base/node_data.c); but without zklock.auth any
  * client can write that data.  So the ttl that renewals and the check at
  * COMMIT use is the one this backend took the lease with, when it did; a
  * lease found from another backend gets its ttl from the data, read
  * again with every renewal (never left out as above), bounded by
- * ZooKeeper's largest TTL (common/node_formats.c), and never longer than the
+ * ZooKeeper's largest TTL (base/node_formats.c), and never longer than the
  * shortest this backend saw in it; the expiry is then judged by the
  * server's own modification times of the node (its mtime before and after
  * the write).  Data without a ttl is an ERROR for such a renewal, before
@@ -82,12 +82,12 @@
 #include "utils/memutils.h"
 
 #include "cluster/path_kind.h"
-#include "common/contender.h"
+#include "base/contender.h"
 #include "recipes/lease.h"
 #include "recipes/attempt.h"
-#include "common/node_data.h"
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
+#include "base/node_data.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 /* how many lease names a backend remembers */

@@ -9,7 +9,7 @@
 #ifndef RECIPES_LEASE_H
 #define RECIPES_LEASE_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* What to acquire. */
 typedef struct ZkLeaseArgs

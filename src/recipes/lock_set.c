@@ -35,7 +35,7 @@
 #include "cluster/path_kind.h"
 #include "recipes/attempt.h"
 #include "recipes/lock_set.h"
-#include "common/operation_context.h"
+#include "base/operation_context.h"
 #include "client/client.h"
 
 static void zk_verify_set(ZkAttempt **at, int n);

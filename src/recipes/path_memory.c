@@ -38,7 +38,7 @@
 #include "utils/memutils.h"
 
 #include "recipes/path_memory.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 #define ZK_PATH_MEMORY	4096
 

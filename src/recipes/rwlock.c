@@ -17,7 +17,7 @@
  * wait in one queue (a mutex queue has no readers).
  *
  * The children of the lock node, ordered by sequence, are the queue
- * (common/contender.c says which children count and what each one's mode is).
+ * (base/contender.c says which children count and what each one's mode is).
  * Waiting in it, deadlock detection, the recovery of a create whose
  * answer was lost and the removal of an abandoned attempt's node are the
  * attempt steps every recipe on this queue shares (recipes/attempt.c).
@@ -43,7 +43,7 @@
 #include "cluster/path_kind.h"
 #include "recipes/attempt.h"
 #include "recipes/rwlock.h"
-#include "common/operation_context.h"
+#include "base/operation_context.h"
 #include "client/client.h"
 
 /*

@@ -63,16 +63,16 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
-#include "common/contender.h"
+#include "base/contender.h"
 #include "cluster/deadlock.h"
 #include "cluster/path_kind.h"
 #include "cluster/wait_record.h"
 #include "recipes/deadlock_timer.h"
 #include "recipes/attempt.h"
-#include "common/node_data.h"
-#include "common/operation_context.h"
+#include "base/node_data.h"
+#include "base/operation_context.h"
 #include "recipes/semaphore.h"
-#include "common/text_encoding.h"
+#include "base/text_encoding.h"
 #include "client/client.h"
 
 /* One acquisition. */
@@ -107,7 +107,7 @@ static void zk_new_prefix(ZkSemAttempt *s);
 /*
  * zk_recorded_limit
  *		The limit zklock recorded in the data of semaphore node 'node'
- *		(common/node_formats.c), or -1 if the data records none: empty, or data
+ *		(base/node_formats.c), or -1 if the data records none: empty, or data
  *		that is not zklock's limit, which a WARNING names (no client but
  *		zklock writes data there).
  */

@@ -48,8 +48,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "common/paths.h"
-#include "common/vocabulary.h"
+#include "base/paths.h"
+#include "base/vocabulary.h"
 #include "holds/holds.h"
 
 PG_FUNCTION_INFO_V1(zk_advisory_lock);

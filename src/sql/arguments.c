@@ -6,7 +6,7 @@
  *		times as timestamptz.
  *
  * Used by the SQL functions (sql/functions.c, sql/views.c) only.  A lock path
- * is validated by common/paths.c, which talks to nobody; nothing here talks
+ * is validated by base/paths.c, which talks to nobody; nothing here talks
  * to ZooKeeper either.
  *
  *-------------------------------------------------------------------------
@@ -16,12 +16,12 @@
 #include "common/int.h"
 #include "utils/builtins.h"
 
-#include "common/paths.h"
+#include "base/paths.h"
 #include "sql/arguments.h"
 
 /*
  * ZkPathArg
- *		A lock path argument, validated (common/paths.c), in UTF-8.
+ *		A lock path argument, validated (base/paths.c), in UTF-8.
  */
 char *
 ZkPathArg(FunctionCallInfo fcinfo, int argno)

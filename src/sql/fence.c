@@ -53,7 +53,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "common/paths.h"
+#include "base/paths.h"
 #include "holds/holds.h"
 #include "sql/arguments.h"
 

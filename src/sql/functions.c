@@ -8,8 +8,8 @@
  * (holds/table.c) and the results back into SQL values.  The lock table is
  * the only layer below it that it calls.  Besides, it uses helpers that
  * never talk to ZooKeeper: sql/arguments.c for the arguments the SQL
- * functions share, common/paths.c to validate a lock path, and the modes,
- * scopes and limits of common/vocabulary.h.  It knows nothing of ZooKeeper: the
+ * functions share, base/paths.c to validate a lock path, and the modes,
+ * scopes and limits of base/vocabulary.h.  It knows nothing of ZooKeeper: the
  * recipes lie below the lock table, and the session below them
  * (client/session.c).  The functions that show locks are in sql/views.c; the
  * settings and the loading of the library in sql/settings.c.
@@ -34,10 +34,10 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
-#include "common/paths.h"
+#include "base/paths.h"
 #include "holds/holds.h"
 #include "sql/arguments.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 PG_FUNCTION_INFO_V1(zk_lock);
 PG_FUNCTION_INFO_V1(zk_rlock);

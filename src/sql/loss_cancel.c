@@ -51,7 +51,7 @@
 
 #include "sql/loss_cancel.h"
 #include "holds/holds.h"
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 static ExecutorRun_hook_type zk_prev_executor_run = NULL;

@@ -6,9 +6,9 @@
  *
  * Loading the library (even through shared_preload_libraries, in the
  * postmaster) only defines the settings, asks for the statistics' shared
- * memory (common/stats.c) and installs the DISCARD ALL hook (sql/discard.c):
+ * memory (base/stats.c) and installs the DISCARD ALL hook (sql/discard.c):
  * no thread is started and no connection made before a backend's first zklock
- * call. The settings' variables live in common/vocabulary.c, which every layer
+ * call. The settings' variables live in base/vocabulary.c, which every layer
  * reads; this file gives them their names, bounds and descriptions.
  *
  * The settings that choose the session and where its locks live
@@ -31,7 +31,7 @@
  *   when a value is really assigned.
  *
  * The form of zklock.hosts is checked here, that of zklock.root by
- * common/paths.c.  Nothing here talks to ZooKeeper.
+ * base/paths.c.  Nothing here talks to ZooKeeper.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,10 +46,10 @@
 
 #include "sql/discard.h"
 #include "sql/loss_cancel.h"
-#include "common/paths.h"
+#include "base/paths.h"
 #include "holds/holds.h"
-#include "common/stats.h"
-#include "common/vocabulary.h"
+#include "base/stats.h"
+#include "base/vocabulary.h"
 #include "client/client.h"
 
 PG_MODULE_MAGIC;

@@ -19,7 +19,7 @@
 #include "utils/float.h"
 #include "utils/timestamp.h"
 
-#include "common/stats.h"
+#include "base/stats.h"
 
 PG_FUNCTION_INFO_V1(zk_stat);
 PG_FUNCTION_INFO_V1(zk_stat_acquisitions);

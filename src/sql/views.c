@@ -9,13 +9,13 @@
  * of a waiting backend, the session's state.  The lock table is the only
  * layer below that these functions call; the row types it returns come
  * with holds/holds.h.  Besides, they use helpers that never talk to
- * ZooKeeper: sql/arguments.c and common/paths.c for the arguments and times,
- * common/node_data.c to read the owner description stored in a node into the
- * owner columns, and common/text_encoding.c to turn ZooKeeper's UTF-8 into the
+ * ZooKeeper: sql/arguments.c and base/paths.c for the arguments and times,
+ * base/node_data.c to read the owner description stored in a node into the
+ * owner columns, and base/text_encoding.c to turn ZooKeeper's UTF-8 into the
  * database encoding.
  *
  * A character of a path, node name or owner text that the database
- * encoding cannot hold is shown as \uXXXX (common/text_encoding.c), not
+ * encoding cannot hold is shown as \uXXXX (base/text_encoding.c), not
  * as bytes of the wrong encoding and not as an ERROR: another client's
  * node must not take a view away from every user of the database.
  *
@@ -32,12 +32,12 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "common/paths.h"
+#include "base/paths.h"
 #include "holds/holds.h"
-#include "common/node_data.h"
+#include "base/node_data.h"
 #include "sql/arguments.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 
 PG_FUNCTION_INFO_V1(zk_locks);
 PG_FUNCTION_INFO_V1(zk_lock_queue);

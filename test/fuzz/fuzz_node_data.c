@@ -2,7 +2,7 @@
  *
  * fuzz_node_data.c
  *		A fuzz driver for the readers of ZooKeeper node data
- *		(src/common/node_formats.c on src/common/json_reader.c), built as frontend code
+ *		(src/base/node_formats.c on src/base/json_reader.c), built as frontend code
  *		with AddressSanitizer and UndefinedBehaviorSanitizer
  *		(test/fuzz/Makefile; test/t/043_fuzz_node_data.pl runs it).
  *
@@ -42,8 +42,8 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 
-#include "common/json_reader.h"
-#include "common/node_formats.h"
+#include "base/json_reader.h"
+#include "base/node_formats.h"
 
 /*
  * PostgreSQL 15's JSON parser keeps the name of a field it has read when
@@ -63,7 +63,7 @@ static uint64 input_index;
 static StringInfoData input;
 
 static const char *const seeds[] = {
-	/* owner, as common/node_data.c writes it */
+	/* owner, as base/node_data.c writes it */
 	"{\"cluster_name\":\"main\",\"host\":\"db1\",\"port\":5432,\"pid\":4711,"
 	"\"database\":\"app\",\"user\":\"etl\",\"application_name\":\"nightly\","
 	"\"mode\":\"exclusive\",\"scope\":\"session\"}",

@@ -1,4 +1,4 @@
-# The readers of node data (src/common/node_formats.c on src/common/json_reader.c) under
+# The readers of node data (src/base/node_formats.c on src/base/json_reader.c) under
 # a fuzz driver (test/fuzz/fuzz_node_data.c), no server needed:
 #
 # - the driver builds, as frontend code against PostgreSQL's libpgcommon
@@ -99,7 +99,7 @@ my @plants = (
 		'if (vec->n >= (target_list ? ZK_MAX_SET_LOCKS : ZK_MAX_RECORD_BLOCKERS))',
 		'if (vec->n > (target_list ? ZK_MAX_SET_LOCKS : ZK_MAX_RECORD_BLOCKERS))'
 	]);
-my $original = slurp_file("$root/src/common/node_formats.c");
+my $original = slurp_file("$root/src/base/node_formats.c");
 for my $i (0 .. $#plants)
 {
 	my ($what, $from, $to) = @{ $plants[$i] };

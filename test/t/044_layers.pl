@@ -65,7 +65,7 @@ my %files = (
 	  . "void ZkHigh(void) { ZkLow(); ZkSetPlantHook(ZkHigh); }\n",
 	'holds/low.c' => "#include \"holds/internal.h\"\n"
 	  . "void ZkLow(void) { ZkHigh(); }\n",
-	'common/base.c' => "extern void ZkHigh(void);\n"
+	'base/planted.c' => "extern void ZkHigh(void);\n"
 	  . "void ZkBase(void);\nvoid ZkBase(void) { ZkHigh(); }\n",
 	'client/hook.h' => "typedef void (*ZkPlantHook) (void);\n"
 	  . "extern void ZkSetPlantHook(ZkPlantHook hook);\n",
@@ -98,7 +98,7 @@ like(
 	'it names the planted call circle and the calls that close it');
 like(
 	$planted,
-	qr{^upward call: common/base\.c -> holds/high\.c: ZkHigh$}m,
+	qr{^upward call: base/planted\.c -> holds/high\.c: ZkHigh$}m,
 	'it names the planted upward call');
 like(
 	$planted,

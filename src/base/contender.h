@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/contender.h
+ * base/contender.h
  *		Recognising lock contenders among the children of a lock node.
  *
  *-------------------------------------------------------------------------
@@ -8,7 +8,7 @@
 #ifndef COMMON_CONTENDER_H
 #define COMMON_CONTENDER_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* One queue node of a lock, whoever wrote it. */
 typedef struct ZkContender

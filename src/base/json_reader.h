@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/json_reader.h
+ * base/json_reader.h
  *		Reading the small JSON documents zklock keeps in znodes, one value
  *		at a time (common/jsonapi.h underneath), with the bounded readers
  *		of single values that every format shares.

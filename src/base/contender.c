@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/contender.c
+ * base/contender.c
  *		Recognising lock contenders among the children of a lock node, and
  *		the ordering rule of the read/write recipe.
  *
@@ -55,7 +55,7 @@
  */
 #include "postgres.h"
 
-#include "common/contender.h"
+#include "base/contender.h"
 
 typedef struct ZkMarker
 {

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/clock.c
+ * base/clock.c
  *		The one clock of zklock's deadlines: monotonic, in milliseconds and
  *		microseconds, readable on the ZooKeeper client library's threads
  *		too (it touches no PostgreSQL state).
@@ -11,7 +11,7 @@
 
 #include <time.h>
 
-#include "common/clock.h"
+#include "base/clock.h"
 
 /*
  * ZkNowMs

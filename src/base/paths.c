@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/paths.c
+ * base/paths.c
  *		Validation of user-supplied lock paths.
  *
  * A lock path names a lock, like "/jobs/nightly".  It is appended to
@@ -17,10 +17,10 @@
 
 #include "mb/pg_wchar.h"
 
-#include "common/contender.h"
-#include "common/paths.h"
-#include "common/text_encoding.h"
-#include "common/vocabulary.h"
+#include "base/contender.h"
+#include "base/paths.h"
+#include "base/text_encoding.h"
+#include "base/vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
 static bool zk_printable_ascii(const char *path, size_t len);

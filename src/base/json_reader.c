@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * common/json_reader.c
+ * base/json_reader.c
  *		Reading the small JSON documents zklock keeps in znodes, one value
  *		at a time, and the bounded readers of single values.
  *
  * Queue nodes carry their owner, deadlock detection's wait records their
  * waits, a semaphore's node its limit, a double barrier's "ready" node its
- * round (common/node_formats.c knows each format).  Each is a small object of
+ * round (base/node_formats.c knows each format).  Each is a small object of
  * known fields, read with PostgreSQL's JSON parser (common/jsonapi.h,
  * pg_parse_json with semantic actions): this file keeps the one set of
  * actions they share, which tracks how deep the parser is and in which
@@ -49,7 +49,7 @@
 #include "common/int.h"
 #include "mb/pg_wchar.h"
 
-#include "common/json_reader.h"
+#include "base/json_reader.h"
 
 /* where the semantic actions keep their state */
 typedef struct ZkJsonReadState
@@ -314,7 +314,7 @@ ZkJsonLooksLikeObject(const char *data, int len)
 /*
  * ZkJsonRead
  *		Parse 'len' bytes of JSON at 'data' (not NUL-terminated), calling
- *		'action' with 'arg' for every value (see common/json_reader.h).  True if
+ *		'action' with 'arg' for every value (see base/json_reader.h).  True if
  *		the whole text is valid JSON; false, with *reason (palloc'd, to
  *		complete "The node's data ..."), if it is longer than 'max_len'
  *		bytes, empty, not UTF-8, nested too deeply (see the file header) or

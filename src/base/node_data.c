@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/node_data.c
+ * base/node_data.c
  *		The owner description stored in each queue node zklock creates,
  *		and the WARNING for node data zklock cannot read.
  *
@@ -16,7 +16,7 @@
  * server keeps a TTL node's ttl to itself.
  *
  * The data is UTF-8, whatever the database's encoding.  It is read by
- * common/node_formats.c, which bounds every value and never raises an error:
+ * base/node_formats.c, which bounds every value and never raises an error:
  * nodes written by other clients (Curator stores the client's address,
  * kazoo an identifier) or corrupt data yield NULL fields.
  *
@@ -45,8 +45,8 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "common/node_data.h"
-#include "common/text_encoding.h"
+#include "base/node_data.h"
+#include "base/text_encoding.h"
 
 /* the most nodes one statement names in a WARNING about their data */
 #define ZK_DATA_WARNINGS_MAX	100
@@ -76,7 +76,7 @@ static void append_field(StringInfo buf, const char *key, const char *value,
 /*
  * append_field
  *		One string field of the owner (UTF-8), cut to the ZK_MAX_FIELD bytes
- *		that readers keep (common/node_formats.c), on a character boundary.
+ *		that readers keep (base/node_formats.c), on a character boundary.
  */
 static void
 append_field(StringInfo buf, const char *key, const char *value, bool first)
@@ -218,7 +218,7 @@ ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope, int64 ttl_ms, int *len)
 	return buf.data;
 }
 
-/* ---- reading a node's data (common/node_formats.c) ---- */
+/* ---- reading a node's data (base/node_formats.c) ---- */
 
 /*
  * ZkParseNodeData
@@ -256,7 +256,7 @@ ZkNodeDataAsText(const char *data, int len)
  * ZkWarnNodeData
  *		WARNING that the data of node 'znode' cannot be read where zklock
  *		expects its own: 'reason' completes "The node's data ..." (a reader's,
- *		common/node_formats.c), 'consequence' is a sentence saying what the
+ *		base/node_formats.c), 'consequence' is a sentence saying what the
  *		caller does instead. At most one WARNING per node per statement, and at
  *		most ZK_DATA_WARNINGS_MAX nodes named in one statement (then one
  *		WARNING that there are more).

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/text_encoding.h
+ * base/text_encoding.h
  *		Texts between ZooKeeper's UTF-8 and the database encoding.
  *
  *-------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * common/node_formats.c
+ * base/node_formats.c
  *		The formats of the data zklock keeps in ZooKeeper nodes, and their
  *		readers: one layer, through which every piece of node data zklock
  *		reads goes.
  *
- * Four formats, each a small JSON object read with common/json_reader.c:
+ * Four formats, each a small JSON object read with base/json_reader.c:
  *
  *	owner			every queue node zklock creates (locks, leases, a
  *					semaphore's nodes, a double barrier's participants):
@@ -13,7 +13,7 @@
  *					 "pid":4711,"database":"app","user":"etl",
  *					 "application_name":"nightly","mode":"exclusive",
  *					 "scope":"session"}, a lease's with "ttl_ms" too
- *					(common/node_data.c writes it);
+ *					(base/node_data.c writes it);
  *	wait record		deadlock detection's published waits (cluster/wait_record.c
  *					writes them, and describes the format);
  *	limit			a semaphore node's {"max_leases":N} (recipes/semaphore.c);
@@ -42,7 +42,7 @@
  * address, kazoo an identifier), or invalid (a JSON object, which claims to
  * be zklock's, or the old round format, that fails a check), with the
  * reason as a clause that completes "The node's data ...".  What follows
- * from that (common/node_data.c's WARNING, or an ERROR) is the caller's.
+ * from that (base/node_data.c's WARNING, or an ERROR) is the caller's.
  *
  * Nothing here raises an error or talks to anyone: this file compiles as
  * frontend code too, for the fuzz driver (test/fuzz), which runs every
@@ -60,8 +60,8 @@
 
 #include "mb/pg_wchar.h"
 
-#include "common/json_reader.h"
-#include "common/node_formats.h"
+#include "base/json_reader.h"
+#include "base/node_formats.h"
 
 /* A growing array of fixed-size items. */
 typedef struct ZkVec

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/operation_context.c
+ * base/operation_context.c
  *		The operation a backend is carrying out against ZooKeeper, named in
  *		the CONTEXT line of every error raised meanwhile.
  *
@@ -42,8 +42,8 @@
  */
 #include "postgres.h"
 
-#include "common/operation_context.h"
-#include "common/text_encoding.h"
+#include "base/operation_context.h"
+#include "base/text_encoding.h"
 
 static void zk_operation_callback(void *arg);
 

@@ -1,19 +1,19 @@
 /*-------------------------------------------------------------------------
  *
- * common/node_formats.h
+ * base/node_formats.h
  *		The formats of the data zklock keeps in ZooKeeper nodes, and their
- *		readers, which bound every value (common/node_formats.c).
+ *		readers, which bound every value (base/node_formats.c).
  *
  * Compiles as backend and as frontend code (the fuzz driver in test/fuzz):
  * the readers raise nothing; what a caller does with data it cannot read
- * (common/node_data.c's WARNING) is the caller's.
+ * (base/node_data.c's WARNING) is the caller's.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef COMMON_NODE_FORMATS_H
 #define COMMON_NODE_FORMATS_H
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* the most bytes of a queue node's, or a semaphore node's, data we read */
 #define ZK_OWNER_DATA_MAX	(64 * 1024)

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/stats.h
+ * base/stats.h
  *		Cumulative statistics of every backend of the server, in shared
  *		memory (zklock in shared_preload_libraries).
  *
@@ -11,7 +11,7 @@
 
 #include "datatype/timestamp.h"
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* What was acquired: the counters are kept per kind, mode and scope. */
 typedef enum ZkStatKind

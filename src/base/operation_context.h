@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * common/operation_context.h
+ * base/operation_context.h
  *		The operation a backend is carrying out against ZooKeeper, named in
  *		the CONTEXT line of every error raised meanwhile
- *		(common/operation_context.c).
+ *		(base/operation_context.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * common/vocabulary.c
+ * base/vocabulary.c
  *		Storage of zklock's settings and the names of lock modes and
- *		scopes, shared by every layer (see common/vocabulary.h).
+ *		scopes, shared by every layer (see base/vocabulary.h).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "common/vocabulary.h"
+#include "base/vocabulary.h"
 
 /* settings; sql/settings.c registers them with their descriptions and bounds */
 char	   *zklock_hosts = NULL;

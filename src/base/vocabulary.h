@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * common/vocabulary.h
+ * base/vocabulary.h
  *		Words every part of zklock shares: lock modes, scopes, their names,
  *		and the settings the lower layers read.
  *
  * This header sits at the bottom of the include graph: it includes nothing of
  * zklock's own, so that every other file may include it without a cycle. The
- * definitions live in common/vocabulary.c; the SQL layer (sql/settings.c)
+ * definitions live in base/vocabulary.c; the SQL layer (sql/settings.c)
  * only registers the settings with PostgreSQL.
  *
  *-------------------------------------------------------------------------
@@ -82,7 +82,7 @@ typedef enum ZkNodeStyle
  */
 #define ZK_MAX_TTL_MS	INT64CONST(0xffffffffff)
 
-/* Settings (defined in common/vocabulary.c, registered by sql/settings.c). */
+/* Settings (defined in base/vocabulary.c, registered by sql/settings.c). */
 extern char *zklock_hosts;
 extern char *zklock_root;
 extern int	zklock_session_timeout; /* ms */
@@ -150,7 +150,7 @@ typedef struct ZkWaitDesc
 	int			ntargets;
 	const ZkWaitTarget *targets;
 	const char *owner;			/* the waiter's owner description, as its
-								 * queue nodes carry it (common/node_data.h) */
+								 * queue nodes carry it (base/node_data.h) */
 	int			ownerlen;
 } ZkWaitDesc;
 

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/node_data.h
+ * base/node_data.h
  *		The owner description stored in each queue node zklock creates,
  *		and the WARNING for node data zklock cannot read.
  *
@@ -9,8 +9,8 @@
 #ifndef COMMON_NODE_DATA_H
 #define COMMON_NODE_DATA_H
 
-#include "common/node_formats.h"
-#include "common/vocabulary.h"
+#include "base/node_formats.h"
+#include "base/vocabulary.h"
 
 extern char *ZkBuildNodeData(ZkLockMode mode, ZkLockScope scope,
 							 int64 ttl_ms, int *len);

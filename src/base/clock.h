@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * common/clock.h
- *		The monotonic clock of zklock's deadlines (common/clock.c).
+ * base/clock.h
+ *		The monotonic clock of zklock's deadlines (base/clock.c).
  *
  *-------------------------------------------------------------------------
  */

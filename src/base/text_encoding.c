@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/text_encoding.c
+ * base/text_encoding.c
  *		Texts between ZooKeeper's UTF-8 and the database encoding.
  *
  * ZooKeeper stores paths and node data as UTF-8, whatever the encoding of
@@ -40,7 +40,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/memutils.h"
 
-#include "common/text_encoding.h"
+#include "base/text_encoding.h"
 
 /* UTF-8 to the database encoding, once looked up */
 static FmgrInfo from_utf8_proc;
@@ -197,6 +197,10 @@ ensure_from_utf8(void)
  * The conversion function is called in its noError mode: it converts up
  * to the first character it cannot, and says how far it got; that
  * character is written as an escape and the conversion goes on after it.
+ * PostgreSQL's pg_do_encoding_conversion_buf makes the same call, but looks
+ * the function up by its Oid each time (OidFunctionCall6: a pg_proc lookup,
+ * the conversion functions being in loadable modules), which needs a
+ * transaction; the FmgrInfo kept here converts outside one too.
  */
 static char *
 convert_from_utf8(const char *utf8)

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * common/stats.c
+ * base/stats.c
  *		Cumulative statistics of every backend of the server, in the style
  *		of pg_stat_database: acquisitions and how they ended, waits and
  *		their durations, sessions, lost locks, ZooKeeper requests and their
@@ -34,7 +34,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-#include "common/stats.h"
+#include "base/stats.h"
 
 /* upper bounds of the histograms' buckets, in microseconds */
 const int64 ZkStatBucketBounds[ZK_STAT_NBUCKETS] = {
