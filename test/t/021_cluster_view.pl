@@ -43,6 +43,19 @@ sub waiters
 		"SELECT coalesce(max(waiters), 0) FROM zk_cluster_locks('$path')");
 }
 
+# blockers_of(NODE, SQL, WANT): SQL's result on NODE once it is WANT (at most
+# 10 s): zk_blocking_pids answers only while the waiter sleeps in its wait
+# event, and a waiter wakes now and then (its deadlock check, a ping's
+# latch), so the first answer may be empty
+sub blockers_of
+{
+	my ($node, $sql, $want) = @_;
+	my $got;
+	wait_for(sub { ($got = $node->safe_psql('postgres', $sql)) eq $want },
+		10, 'zk_blocking_pids to answer');
+	return $got;
+}
+
 # --- /cv/w: a writer on B holds, a reader on A waits
 my ($bw, $bw_pid) = session($nb, 'b_writer');
 my $bw_token = $bw->query_safe(q{SELECT zk_lock('/cv/w')});
@@ -139,34 +152,37 @@ is( $na->safe_psql(
 	'nor does a prefix below a lock');
 
 # --- zk_blocking_pids, asked on A about A's waiters, naming B's holders
-is( $na->safe_psql(
-		'postgres', qq{
+{
+	my $want = "/cv/w|exclusive|t|b|$bw_pid|postgres|$user|b_writer|t|t|t";
+	is(blockers_of($na, qq{
 		SELECT path, blocker_mode, blocker_granted, cluster_name, blocker_pid,
 		       database, user_name, application_name, port IS NOT NULL,
 		       blocker_znode = (SELECT znode FROM zk_lock_queue('/cv/w') WHERE position = 1),
 		       waiter_znode = (SELECT znode FROM zk_lock_queue('/cv/w') WHERE position = 2)
-		FROM zk_blocking_pids($ar_pid)}),
-	"/cv/w|exclusive|t|b|$bw_pid|postgres|$user|b_writer|t|t|t",
-	'zk_blocking_pids: a reader on A blocked by the writer on B');
-is( $na->safe_psql(
-		'postgres', qq{
-		SELECT string_agg(concat_ws(':', path, blocker_mode, blocker_granted,
-		                            cluster_name, blocker_pid), ',' ORDER BY blocker_znode COLLATE "C")
-		FROM zk_blocking_pids($aw_pid)}),
-	join(',',
+		FROM zk_blocking_pids($ar_pid)}, $want), $want,
+		'zk_blocking_pids: a reader on A blocked by the writer on B');
+}
+{
+	my $want = join(',',
 		map { "/cv/r:shared:t:$_->[0]:$_->[1]" }
 		  sort { $a->[2] cmp $b->[2] } (
 			[ 'b', $br1_pid, znode_of($na, '/cv/r', 'b_reader1') ],
 			[ 'b', $br2_pid, znode_of($na, '/cv/r', 'b_reader2') ],
-			[ 'a', $ar3_pid, znode_of($na, '/cv/r', 'a_reader3') ])),
-	'a writer on A blocked by three readers, on both servers');
-is( $nb->safe_psql(
-		'postgres', qq{
+			[ 'a', $ar3_pid, znode_of($na, '/cv/r', 'a_reader3') ]));
+	is(blockers_of($na, qq{
+		SELECT string_agg(concat_ws(':', path, blocker_mode, blocker_granted,
+		                            cluster_name, blocker_pid), ',' ORDER BY blocker_znode COLLATE "C")
+		FROM zk_blocking_pids($aw_pid)}, $want), $want,
+		'a writer on A blocked by three readers, on both servers');
+}
+{
+	my $want = "/cv/r:exclusive:f:a:$aw_pid:a_writer";
+	is(blockers_of($nb, qq{
 		SELECT concat_ws(':', path, blocker_mode, blocker_granted, cluster_name,
 		                 blocker_pid, application_name)
-		FROM zk_blocking_pids($br4_pid)}),
-	"/cv/r:exclusive:f:a:$aw_pid:a_writer",
-	'a reader on B blocked by the waiting writer on A, not by the readers');
+		FROM zk_blocking_pids($br4_pid)}, $want), $want,
+		'a reader on B blocked by the waiting writer on A, not by the readers');
+}
 is( $na->safe_psql('postgres',
 		"SELECT count(*) FROM zk_blocking_pids($ar3_pid)"),
 	'0', 'a holder that waits for nothing has no blockers');
@@ -222,12 +238,13 @@ is( $nb->safe_psql(
 		FROM zk_cluster_locks('/cv/d')}),
 	"exclusive:2:1:a:$ad_pid,shared:2:1:a:$ad_pid",
 	'a downgraded read lock counts as held, behind a waiter of another session');
-is( $nb->safe_psql(
-		'postgres', qq{
+{
+	my $want = "exclusive:t:$ad_pid";
+	is(blockers_of($nb, qq{
 		SELECT string_agg(concat_ws(':', blocker_mode, blocker_granted, blocker_pid), ',')
-		FROM zk_blocking_pids($bd_pid)}),
-	"exclusive:t:$ad_pid",
-	'the waiting reader is blocked by the write lock only');
+		FROM zk_blocking_pids($bd_pid)}, $want), $want,
+		'the waiting reader is blocked by the write lock only');
+}
 is( $nb->safe_psql(
 		'postgres', q{
 		SELECT string_agg(position || ':' || mode || ':' || granted, ',' ORDER BY position)
@@ -252,14 +269,15 @@ my ($ak, $ak_pid) = session($na, 'a_kwaiter');
 bg_begin($ak, q{SELECT zk_lock('/cv/k') > 0}, 'ak_got');
 ok(wait_for(sub { waiters('/cv/k') eq '1' }, 10, 'waiter behind kazoo'),
 	'a writer on A waits behind kazoo');
-is( $na->safe_psql(
-		'postgres', qq{
+{
+	my $want = '/cv/k|exclusive|t|7';
+	is(blockers_of($na, qq{
 		SELECT concat_ws('|', path, blocker_mode, blocker_granted,
 		                 num_nulls(cluster_name, host, port, blocker_pid, database,
 		                           user_name, application_name))
-		FROM zk_blocking_pids($ak_pid)}),
-	'/cv/k|exclusive|t|7',
-	'zk_blocking_pids names a kazoo blocker with NULL owner fields');
+		FROM zk_blocking_pids($ak_pid)}, $want), $want,
+		'zk_blocking_pids names a kazoo blocker with NULL owner fields');
+}
 
 # --- a semaphore laid out like Curator's InterProcessSemaphoreV2: two
 # leases (one with zklock-style data, one foreign) and a waiting acquirer
