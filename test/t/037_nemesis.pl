@@ -79,7 +79,7 @@ use ZkTest;
 use ZkFaults;
 use ZkHistory;
 
-my $fenced_duration = $ENV{ZKLOCK_NEMESIS_SECONDS} // 40;
+my $fenced_duration = $ENV{ZKLOCK_NEMESIS_SECONDS} // 30;
 my $unfenced_duration = $ENV{ZKLOCK_NEMESIS_UNFENCED_SECONDS} // 30;
 my $session_s = 4;
 my $path = '/nemesis/r';

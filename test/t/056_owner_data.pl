@@ -2,7 +2,9 @@
 # stay right when a backend creates many: the owner follows SET
 # application_name, SET ROLE, RESET ROLE, a role renamed by another session
 # and the mode and scope of each lock; node names carry a canonical
-# version 4 UUID that no two attempts share, in one backend or across
+# version 8 UUID whose last byte is the shape of the wait (01: one lock,
+# 02: a set of two, whose nodes share it), that no two attempts share, in
+# one backend or across
 # backends.
 use strict;
 use warnings;
@@ -73,10 +75,20 @@ my $names = $node->safe_psql('postgres',
 	  LATERAL zk_lock_queue('/owner/n/' || i)});
 my @names = split /,/, $names;
 is(scalar @names, 25, 'all nodes listed');
-is(scalar(grep { /^_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-__READ__[0-9]{10}$/ } @names),
-	25, 'every name carries a canonical version 4 UUID');
+is(scalar(grep { /^_c_[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{10}01-__READ__[0-9]{10}$/ } @names),
+	25, 'every name carries a canonical version 8 UUID, its last byte the shape of a one-lock wait');
 my %prefixes = map { substr($_, 0, 40) => 1 } @names;
 is(scalar keys %prefixes, 25, 'no two attempts share a UUID');
+
+# a set of two locks taken at once: one prefix for both nodes, shape 02
+$t->query_safe(q{SELECT zk_lock(ARRAY['/owner/set/a', '/owner/set/b'])});
+my @set = split /,/,
+  $node->safe_psql('postgres',
+	q{SELECT string_agg(znode, ',' ORDER BY p) FROM unnest(ARRAY['/owner/set/a', '/owner/set/b']) AS p,
+	  LATERAL zk_lock_queue(p)});
+is(scalar(grep { /^_c_[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{10}02-__WRIT__[0-9]{10}$/ } @set),
+	2, "a set of two locks: both names carry the shape 02");
+is(substr($set[0], 0, 40), substr($set[1] // '', 0, 40), 'and one prefix');
 
 $s->quit;
 $t->quit;
