@@ -27,7 +27,7 @@ use Test::More;
 use Time::HiRes qw(time usleep);
 use ZkTest;
 
-my $duration = $ENV{ZKLOCK_CHURN_SECONDS} // 45;
+my $duration = $ENV{ZKLOCK_CHURN_SECONDS} // 35;
 my @paths = ('/churn/p1', '/churn/p2');
 
 my $zk = zk_standalone();

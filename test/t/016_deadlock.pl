@@ -9,7 +9,7 @@
 #   is left behind.
 # - No false positives: a long holder with waiters, a chain without a
 #   cycle, a cycle broken (by a try's timeout) before deadlock_timeout, and
-#   30 s of churn in which backends on both servers take several locks
+#   20 s of churn in which backends on both servers take several locks
 #   in one global order with deadlock_timeout = 100ms: zero 40P01.  Each
 #   of them shows that the checks ran: log_lock_waits' "still waiting",
 #   which a waiter logs right after its deadlock check, is in the log.
@@ -200,7 +200,7 @@ sub queue_empty
 }
 
 # --- churn: several locks in one global order, deadlock_timeout 100ms
-my $churn_s = $ENV{ZKLOCK_DEADLOCK_CHURN_SECONDS} // 30;
+my $churn_s = $ENV{ZKLOCK_DEADLOCK_CHURN_SECONDS} // 20;
 for my $n ($na, $nb)
 {
 	$n->safe_psql(

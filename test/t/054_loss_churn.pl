@@ -1,6 +1,6 @@
 # No false cancel under churn with faults (zklock.on_lock_loss = cancel).
 #
-# Two servers x three backends take and release locks for about 30 s,
+# Two servers x three backends take and release locks for about 40 s,
 # holding each for 0.3-0.6 s (long enough for the loss watch to watch the
 # node), in session and transaction scope, on a 3-server ensemble that they
 # reach through a proxy.  Meanwhile a nemesis kills the ensemble's leader
@@ -27,7 +27,7 @@ use ZkTest;
 use ZkFaults;
 use ZkHistory;
 
-my $secs = 30;
+my $secs = 40;
 my $ens = zk_ensemble();
 my $proxy = tcp_proxy_start(map { ("z$_" => $ens->{ports}[ $_ - 1 ]) } 1 .. 3);
 my $hosts = join(',', map { "127.0.0.1:$proxy->{port}{\"z$_\"}" } 1 .. 3);
