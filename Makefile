@@ -9,7 +9,7 @@ MODULE_big = zklock
 # that every include points down); headers live beside their sources and
 # are included as "layer/name.h"
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*/*.c))
-DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql sql/zklock--1.3--1.4.sql
+DATA = sql/zklock--1.0.sql sql/zklock--1.0--1.1.sql sql/zklock--1.1--1.2.sql sql/zklock--1.2--1.3.sql sql/zklock--1.3--1.4.sql sql/zklock--1.4--1.5.sql
 PGFILEDESC = "zklock - cluster-wide advisory locks backed by Apache ZooKeeper"
 
 # As pg_cron: -Wextra, but callbacks have parameters they do not use.

@@ -31,6 +31,22 @@
 #define ZK_MAX_ROUND_MEMBERS	65536
 #define ZK_MAX_NODE_NAME	1024
 
+/*
+ * Curator's revocation marker (LockInternals.REVOKE_MESSAGE): the whole data
+ * that Revoker.attemptRevoke writes into a holder's node to ask it to let
+ * go.  ZkIsRevokeMarker is plain C (no PostgreSQL call), so that a client
+ * library thread may use it.
+ */
+#define ZK_REVOKE_MARKER		"__REVOKE__"
+#define ZK_REVOKE_MARKER_LEN	(sizeof(ZK_REVOKE_MARKER) - 1)
+
+static inline bool
+ZkIsRevokeMarker(const char *data, int len)
+{
+	return data != NULL && len == (int) ZK_REVOKE_MARKER_LEN &&
+		memcmp(data, ZK_REVOKE_MARKER, ZK_REVOKE_MARKER_LEN) == 0;
+}
+
 /* What became of a node's data. */
 typedef enum ZkDataVerdict
 {

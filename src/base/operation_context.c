@@ -119,6 +119,9 @@ ZkOperationErrcontext(ZkOperation oper, const char *utf8_path)
 		case ZK_OPER_VERIFY_LOCK:
 			errcontext("while verifying lock \"%s\"", path);
 			break;
+		case ZK_OPER_REVOKE_LOCK:
+			errcontext("while revoking lock \"%s\"", path);
+			break;
 		case ZK_OPER_AUTHENTICATE:
 			errcontext("while authenticating to \"%s\"", path);
 			break;

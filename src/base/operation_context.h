@@ -28,6 +28,7 @@ typedef enum ZkOperation
 	ZK_OPER_SCAN_LOCKS,			/* the cluster's locks under a prefix */
 	ZK_OPER_READ_QUEUE,			/* one lock's queue (zk_lock_queue) */
 	ZK_OPER_VERIFY_LOCK,		/* a held node before COMMIT */
+	ZK_OPER_REVOKE_LOCK,		/* the holders of a lock (zk_revoke) */
 	ZK_OPER_AUTHENTICATE		/* path: the host list */
 } ZkOperation;
 

@@ -58,6 +58,7 @@ typedef struct ZkStatShared
 	pg_atomic_uint64 requests;
 	pg_atomic_uint64 request_us;
 	pg_atomic_uint64 releases_failed;
+	pg_atomic_uint64 revocations;
 	pg_atomic_uint64 wait_buckets[ZK_STAT_NBUCKETS];
 	pg_atomic_uint64 request_buckets[ZK_STAT_NBUCKETS];
 	pg_atomic_uint64 stats_reset;	/* a TimestampTz */
@@ -226,6 +227,17 @@ ZkStatLocksLost(int n)
 }
 
 /*
+ * ZkStatRevocations
+ *		zk_revoke asked (or, with force, took) n holders.
+ */
+void
+ZkStatRevocations(int n)
+{
+	if (zk_stat != NULL && n > 0)
+		pg_atomic_fetch_add_u64(&zk_stat->revocations, (uint64) n);
+}
+
+/*
  * ZkStatRequest
  *		A ZooKeeper request the backend waited for was answered after
  *		latency_us.
@@ -322,6 +334,7 @@ ZkStatRead(ZkStatSnapshot *snap)
 	snap->requests = (int64) pg_atomic_read_u64(&zk_stat->requests);
 	snap->request_us = (int64) pg_atomic_read_u64(&zk_stat->request_us);
 	snap->releases_failed = (int64) pg_atomic_read_u64(&zk_stat->releases_failed);
+	snap->revocations = (int64) pg_atomic_read_u64(&zk_stat->revocations);
 	for (int i = 0; i < zk_stat->nslots; i++)
 		snap->releases_pending += pg_atomic_read_u32(&zk_stat->pending[i]);
 	for (int i = 0; i < ZK_STAT_NBUCKETS; i++)

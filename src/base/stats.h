@@ -48,6 +48,7 @@ extern void ZkStatAcquisition(ZkStatKind kind, ZkLockMode mode,
 extern void ZkStatSessionOpened(void);
 extern void ZkStatSessionExpired(void);
 extern void ZkStatLocksLost(int n);
+extern void ZkStatRevocations(int n);
 extern void ZkStatRequest(int64 latency_us);
 extern void ZkStatReleasesFailed(int64 n);
 extern void ZkStatReleasesPending(int n);
@@ -72,6 +73,7 @@ typedef struct ZkStatSnapshot
 	int64		request_us;
 	int64		releases_failed;
 	int64		releases_pending;
+	int64		revocations;
 	TimestampTz stats_reset;
 	int64		wait_buckets[ZK_STAT_NBUCKETS];
 	int64		request_buckets[ZK_STAT_NBUCKETS];

@@ -103,6 +103,15 @@ typedef enum ZkOnLockLoss
 	ZK_ON_LOSS_ERROR			/* nothing: the next call and COMMIT fail */
 } ZkOnLockLoss;
 
+extern int	zklock_on_revoke;	/* ZkOnRevoke */
+
+/* What a revocation asked of a hold does (zklock.on_revoke). */
+typedef enum ZkOnRevoke
+{
+	ZK_ON_REVOKE_IGNORE,		/* recorded only, for the holder to ask */
+	ZK_ON_REVOKE_RELEASE		/* the node is deleted: a loss */
+} ZkOnRevoke;
+
 extern const char *ZkLockModeName(ZkLockMode mode);
 extern const char *ZkLockScopeName(ZkLockScope scope);
 

@@ -233,7 +233,10 @@ typedef enum ZkLossKind
 	ZK_LOSS_DELETED,			/* another client deleted its node */
 	ZK_LOSS_EXPIRED,			/* the session expired */
 	ZK_LOSS_OUT_OF_TOUCH,		/* disconnected past the session timeout */
-	ZK_LOSS_TTL					/* a lease's ttl ran out */
+	ZK_LOSS_TTL,				/* a lease's ttl ran out */
+	ZK_LOSS_REVOKED				/* a revocation was asked of it, and this
+								 * backend deleted its node
+								 * (zklock.on_revoke = release) */
 } ZkLossKind;
 
 /* what became of the session, as ZkLossWatchTake tells */
@@ -246,6 +249,9 @@ typedef enum ZkSessionLoss
 
 /* the loss watch: holds whose loss stops the statement (client/loss_watch.c) */
 extern void ZkLossWatchSetCancel(bool cancel);
+extern void ZkLossWatchSetRevoke(bool release);
+extern bool ZkLossWatchRevokeRequested(const char *znode);
+extern ZkLossKind ZkLossWatchLossOf(const char *znode);
 extern void ZkLossWatchRegister(const char *znode, const char *path,
 								const char *what, int64 deadline);
 extern void ZkLossWatchRelease(const char *znode);

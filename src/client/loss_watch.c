@@ -15,8 +15,8 @@
  *	 expired the session then, whether or not the client library has heard
  *	 so (the rule ZkSessionExpireIfOutOfTouch applies at COMMIT); only
  *	 ephemeral nodes go with the session;
- * - its node was deleted by another client: an exists-watch on the node
- *	 fires, or the exists that sets it finds the node gone;
+ * - its node was deleted by another client: the data watch on the node
+ *	 fires, or the read that sets it finds the node gone;
  * - it is a lease whose ttl ran out (its deadline: the send time of the
  *	 request that granted or renewed it plus the ttl; a local clock, no
  *	 round trip).
@@ -24,9 +24,21 @@
  * Watches cost a request each, so a node is watched only once it has been
  * held for ZK_LOSS_ARM_DELAY_MS: a lock taken and released within a
  * statement costs nothing more.  A node deleted before its watch is set is
- * found gone by the exists that sets it, so a deletion is known within
+ * found gone by the read that sets it, so a deletion is known within
  * ZK_LOSS_ARM_DELAY_MS plus a round trip.  (A node a waiter watched as its
  * own keeps that watch too; the two do not interfere.)
+ *
+ * Revocation.  The watch is a getData watch, so it also fires when another
+ * client writes the node's data, and each read that sets it returns the
+ * data.  Data that is exactly Curator's revocation marker (zk_revoke, or
+ * Curator's Revoker.attemptRevoke) records a request on the node, which
+ * the backend shows (ZkLossWatchRevokeRequested); any other data written
+ * by a stranger only sets the watch again.  With zklock.on_revoke =
+ * release the watchdog then deletes the node itself, and once ZooKeeper
+ * has deleted it the hold is lost as ZK_LOSS_REVOKED: from there on it is
+ * a loss like any other (stopped per zklock.on_lock_loss, refused at
+ * COMMIT and by zk_fence).  The hold is never reported gone before its
+ * node is: a delete that fails is sent again.
  *
  * With zklock.on_lock_loss = error the watch finds losses all the same,
  * and the holds layer reports them at the next call on the lock or at
@@ -35,7 +47,7 @@
  * Threads.  A watchdog thread of this file (started with the first node
  * registered, with every signal blocked) sets the watches, runs the lease
  * deadlines and the out-of-touch rule; the library's completion thread
- * runs the watcher and the exists completions.  They follow
+ * runs the watcher and the completions.  They follow
  * client/bridge.c's thread rules: plain memory under this file's own
  * mutex, the thread-safe client library, and kill(); no PostgreSQL call,
  * no PostgreSQL memory, shared or not.  The only lock order is this
@@ -98,6 +110,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "base/node_formats.h"
 #include "client/bridge.h"
 #include "client/loss_watch.h"
 #include "base/clock.h"
@@ -116,7 +129,10 @@ typedef struct ZkHeldNode
 	dlist_node	arm_link;		/* in watch.to_arm while its watch is due */
 	dlist_node	deadline_link;	/* in watch.deadlines: a lease */
 	bool		to_arm;
-	bool		watching;		/* its exists-watch is set at the server */
+	bool		watching;		/* its data watch is set at the server */
+	bool		revoke_requested;	/* its data became the revocation marker */
+	bool		revoking;		/* to be deleted for that: its arm sends the
+								 * delete instead of the watch */
 	int			refs;			/* registration + watches and requests */
 	bool		released;		/* the backend withdrew it */
 	ZkLossKind	lost;			/* ZK_LOSS_NONE while held */
@@ -151,6 +167,7 @@ static struct
 	bool		stop;			/* asks it to end */
 	int64		wake_at;		/* when it wakes next; INT64_MAX: waits */
 	bool		cancel;			/* zklock.on_lock_loss = cancel */
+	bool		revoke_release; /* zklock.on_revoke = release */
 	bool		armed;			/* a statement runs that a loss stops */
 	pid_t		pid;			/* the backend's */
 	dlist_head	nodes;			/* registered ZkHeldNodes */
@@ -180,8 +197,9 @@ static bool zk_cond_ready = false;
 static void *zk_watchdog_main(void *arg);
 static void zk_loss_watcher(zhandle_t *zh, int type, int state,
 							const char *path, void *ctx);
-static void zk_loss_exists_done(int rc, const struct Stat *stat,
-								const void *data);
+static void zk_loss_get_done(int rc, const char *value, int value_len,
+							 const struct Stat *stat, const void *data);
+static void zk_revoke_delete_done(int rc, const void *data);
 
 /* ------------------------------------------------------------------------
  * Either thread, with watch.mutex held.
@@ -284,16 +302,38 @@ zk_session_lost_locked(ZkLossKind kind)
 }
 
 /* ------------------------------------------------------------------------
- * Client threads: the watcher, the exists completion, session events and
+ * Client threads: the watcher, the completions, session events and
  * the watchdog.
  * ------------------------------------------------------------------------
  */
 
 /*
+ * zk_revoke_later_locked
+ *		A revocation was asked of 'node' and zklock.on_revoke is release:
+ *		have the watchdog delete it.
+ */
+static void
+zk_revoke_later_locked(ZkHeldNode *node)
+{
+	if (node->revoking || node->released || node->lost != ZK_LOSS_NONE)
+		return;
+	node->revoking = true;
+	if (node->to_arm)
+	{
+		dlist_delete(&node->arm_link);
+		node->to_arm = false;
+	}
+	zk_node_arm_later_locked(node, ZkNowMs());
+	if (watch.running)
+		pthread_cond_signal(&watch.cond);
+}
+
+/*
  * zk_loss_watcher
- *		The exists-watch on a held node fired.  Session events reach every
+ *		The data watch on a held node fired.  Session events reach every
  *		watcher and change nothing here; a node event spent the watch: a
- *		deletion is a loss (unless the backend withdrew the node first), any
+ *		deletion is a loss (unless the backend withdrew the node first;
+ *		ZK_LOSS_REVOKED if it was our own delete for a revocation), any
  *		other event needs the watch set again.
  */
 static void
@@ -308,7 +348,8 @@ zk_loss_watcher(zhandle_t *zh, int type, int state, const char *path,
 	node->watching = false;
 	if (type == ZOO_DELETED_EVENT)
 	{
-		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
+		if (zk_node_lost_locked(node, node->revoking ? ZK_LOSS_REVOKED :
+								ZK_LOSS_DELETED))
 			zk_stop_holder_locked(node);
 	}
 	else
@@ -321,31 +362,70 @@ zk_loss_watcher(zhandle_t *zh, int type, int state, const char *path,
 }
 
 /*
- * zk_loss_exists_done
- *		The answer to the exists that set a node's watch.  ZOK: the watch is
- *		set.  ZNONODE: the node is gone already (the library keeps a watch
- *		for its creation, which never comes: the reference stays until the
- *		session is closed).  Anything else: no watch was set; try again.
+ * zk_loss_get_done
+ *		The answer to the read that set a node's watch.  ZOK: the watch is
+ *		set (it keeps the reference), and the data says whether a
+ *		revocation is asked.  ZNONODE: the node is gone already (no watch is
+ *		left for a read that found nothing).  Anything else: no watch was
+ *		set; try again.
  */
 static void
-zk_loss_exists_done(int rc, const struct Stat *stat, const void *data)
+zk_loss_get_done(int rc, const char *value, int value_len,
+				 const struct Stat *stat, const void *data)
 {
 	ZkHeldNode *node = (ZkHeldNode *) data;
 
 	pthread_mutex_lock(&watch.mutex);
 	if (rc == ZOK)
+	{
 		node->watching = true;
+		if (ZkIsRevokeMarker(value, value_len))
+		{
+			node->revoke_requested = true;
+			if (watch.revoke_release)
+				zk_revoke_later_locked(node);
+		}
+	}
 	else if (rc == ZNONODE)
 	{
-		if (zk_node_lost_locked(node, ZK_LOSS_DELETED))
+		if (zk_node_lost_locked(node, node->revoking ? ZK_LOSS_REVOKED :
+								ZK_LOSS_DELETED))
 			zk_stop_holder_locked(node);
+		zk_node_unref_locked(node);
 	}
-	else if (rc != ZOK)
+	else
 	{
 		zk_node_arm_later_locked(node, ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
 		pthread_cond_signal(&watch.cond);
 		zk_node_unref_locked(node);
 	}
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * zk_revoke_delete_done
+ *		The answer to the delete of a revoked node: once ZooKeeper has no
+ *		node (ZOK, or ZNONODE: deleted by someone else meanwhile), the hold
+ *		is lost to the revocation (the watch's deletion event, which comes
+ *		first, may have said so already).  Anything else: send it again.
+ */
+static void
+zk_revoke_delete_done(int rc, const void *data)
+{
+	ZkHeldNode *node = (ZkHeldNode *) data;
+
+	pthread_mutex_lock(&watch.mutex);
+	if (rc == ZOK || rc == ZNONODE)
+	{
+		if (zk_node_lost_locked(node, ZK_LOSS_REVOKED))
+			zk_stop_holder_locked(node);
+	}
+	else
+	{
+		zk_node_arm_later_locked(node, ZkNowMs() + ZK_LOSS_ARM_DELAY_MS);
+		pthread_cond_signal(&watch.cond);
+	}
+	zk_node_unref_locked(node);
 	pthread_mutex_unlock(&watch.mutex);
 }
 
@@ -373,13 +453,13 @@ ZkLossWatchSessionEvent(int state)
  *		One look of the watchdog at time 'now': the out-of-touch rule, the
  *		leases' deadlines, and the watches due (up to ZK_LOSS_ARM_BATCH,
  *		each with a reference, into 'batch', for the caller to send without
- *		the mutex).  Returns when to look next (PG_INT64_MAX: when woken).
+ *		the mutex; 'deletes' says which are a revoked node's delete).  Returns when to look next (PG_INT64_MAX: when woken).
  *		(The session itself is counted as expired by the backend, at its
  *		next call, by the same rule: ZkSessionExpireIfOutOfTouch.)
  */
 static int64
 zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
-						ZkHeldNode **batch, int *nbatch)
+						ZkHeldNode **batch, bool *deletes, int *nbatch)
 {
 	int64		next = PG_INT64_MAX;
 	bool		connected = view->open && !view->ended &&
@@ -433,6 +513,7 @@ zk_watchdog_pass_locked(const ZkBridgeView *view, int timeout, int64 now,
 			dlist_delete(&node->arm_link);
 			node->to_arm = false;
 			node->refs++;
+			deletes[*nbatch] = node->revoking;
 			batch[(*nbatch)++] = node;
 		}
 		if (!dlist_is_empty(&watch.to_arm))
@@ -451,6 +532,7 @@ static void *
 zk_watchdog_main(void *arg)
 {
 	ZkHeldNode *batch[ZK_LOSS_ARM_BATCH];
+	bool		deletes[ZK_LOSS_ARM_BATCH];
 
 	pthread_mutex_lock(&watch.mutex);
 	while (!watch.stop)
@@ -466,17 +548,22 @@ zk_watchdog_main(void *arg)
 		zh = ZkBridgeJobHandle();
 		timeout = zh ? zoo_recv_timeout(zh) : 0;
 		next = zk_watchdog_pass_locked(&view, timeout, ZkNowMs(),
-									   batch, &nbatch);
+									   batch, deletes, &nbatch);
 
 		if (nbatch > 0)
 		{
 			pthread_mutex_unlock(&watch.mutex);
 			for (int i = 0; i < nbatch; i++)
 			{
-				int			rc = zh ? zoo_awexists(zh, batch[i]->znode,
-												   zk_loss_watcher, batch[i],
-												   zk_loss_exists_done,
-												   batch[i]) : ZINVALIDSTATE;
+				ZkHeldNode *node = batch[i];
+				int			rc = ZINVALIDSTATE;
+
+				if (zh != NULL && deletes[i])
+					rc = zoo_adelete(zh, node->znode, -1,
+									 zk_revoke_delete_done, node);
+				else if (zh != NULL)
+					rc = zoo_awget(zh, node->znode, zk_loss_watcher, node,
+								   zk_loss_get_done, node);
 
 				if (rc != ZOK)
 				{
@@ -641,6 +728,31 @@ ZkLossWatchSetCancel(bool cancel)
 {
 	pthread_mutex_lock(&watch.mutex);
 	watch.cancel = cancel;
+	pthread_mutex_unlock(&watch.mutex);
+}
+
+/*
+ * ZkLossWatchSetRevoke
+ *		zklock.on_revoke changed (its assign hook: never raises).  Set to
+ *		release, it applies to the revocations already asked too.
+ */
+void
+ZkLossWatchSetRevoke(bool release)
+{
+	dlist_iter	iter;
+
+	pthread_mutex_lock(&watch.mutex);
+	watch.revoke_release = release;
+	if (release)
+	{
+		dlist_foreach(iter, &watch.nodes)
+		{
+			ZkHeldNode *node = dlist_container(ZkHeldNode, link, iter.cur);
+
+			if (node->revoke_requested)
+				zk_revoke_later_locked(node);
+		}
+	}
 	pthread_mutex_unlock(&watch.mutex);
 }
 
@@ -922,7 +1034,7 @@ ZkLossWatchDescribe(bool cause, ZkLossKind *kind, const char **what,
 
 /*
  * ZkLossWatchWatching
- *		Is 'znode' registered and its exists-watch set at the server?  Then
+ *		Is 'znode' registered and its data watch set at the server?  Then
  *		its deletion is noted before the answer to any request sent after
  *		this call (a sync, say) reaches the backend.
  */
@@ -939,6 +1051,46 @@ ZkLossWatchWatching(const char *znode)
 	watching = node->watching;
 	pthread_mutex_unlock(&watch.mutex);
 	return watching;
+}
+
+/*
+ * ZkLossWatchRevokeRequested
+ *		Has a revocation been asked of 'znode', a registered node (its data
+ *		was found to be the revocation marker)?
+ */
+bool
+ZkLossWatchRevokeRequested(const char *znode)
+{
+	ZkHeldNode *node = zk_held_lookup(znode, zk_held_hash(znode, strlen(znode)),
+									  false);
+	bool		requested;
+
+	if (node == NULL)
+		return false;
+	pthread_mutex_lock(&watch.mutex);
+	requested = node->revoke_requested;
+	pthread_mutex_unlock(&watch.mutex);
+	return requested;
+}
+
+/*
+ * ZkLossWatchLossOf
+ *		How a registered node was lost (ZK_LOSS_NONE: it was not, or it is
+ *		not registered).
+ */
+ZkLossKind
+ZkLossWatchLossOf(const char *znode)
+{
+	ZkHeldNode *node = zk_held_lookup(znode, zk_held_hash(znode, strlen(znode)),
+									  false);
+	ZkLossKind	kind;
+
+	if (node == NULL)
+		return ZK_LOSS_NONE;
+	pthread_mutex_lock(&watch.mutex);
+	kind = node->lost;
+	pthread_mutex_unlock(&watch.mutex);
+	return kind;
 }
 
 /*

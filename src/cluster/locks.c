@@ -34,6 +34,7 @@
 
 #include "cluster/scan.h"
 #include "cluster/view.h"
+#include "base/contender.h"
 #include "base/operation_context.h"
 #include "base/text_encoding.h"
 
@@ -122,6 +123,7 @@ zk_holder_set(ZkClusterHolder *h, const char *znode, const char *mode,
 	h->lease_expires_ms = lease_expires;
 	h->data = ni->data;
 	h->datalen = ni->datalen;
+	h->ttl_node = ZkIsLeaseNode(ni->owner);
 }
 
 /*
@@ -209,13 +211,14 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
  * ZkClusterScan
  *		Call cb once for every lock path with a queue under root + prefix
  *		(prefix "" for the whole root; a lock path otherwise, which is
- *		itself included).  The session must be open.  Raises zklock's
- *		documented ERROR if ZooKeeper refuses a read or the connection
- *		does not come back.
+ *		itself included); with 'one_path', for the lock path 'prefix' only,
+ *		whose node's children are read, and nothing below them.  The
+ *		session must be open.  Raises zklock's documented ERROR if
+ *		ZooKeeper refuses a read or the connection does not come back.
  */
 void
-ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
-			  void *arg)
+ZkClusterScan(const char *root, const char *prefix, bool one_path,
+			  ZkClusterLockCallback cb, void *arg)
 {
 	ZkLocksScan ls;
 	ZkScan	   *scan = &ls.scan;
@@ -226,6 +229,7 @@ ZkClusterScan(const char *root, const char *prefix, ZkClusterLockCallback cb,
 
 	ZkOperationPush(&oc, ZK_OPER_SCAN_LOCKS, where);
 	ZkScanInit(scan, ZK_GOAL_LOCKS, root, where);
+	scan->one_path = one_path;
 	scan->path_found = zk_locks_path_found;
 	scan->path_read = zk_locks_path_read;
 	ls.cb = cb;

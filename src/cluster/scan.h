@@ -109,6 +109,9 @@ struct ZkScan
 	int			reconnect;		/* a lost connection's code (else ZOK):
 								 * drain, wait, resend */
 	int			nrefused;		/* nodes left out: ZNOAUTH */
+	bool		one_path;		/* walk the starting node only, not the
+								 * lock paths below it */
+	bool		walked;			/* (one_path) its walk was queued */
 	uint64		nrequests;
 	int			npaths;
 	/* the goal's hooks, for the lock paths the walk finds */

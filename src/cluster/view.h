@@ -27,6 +27,8 @@ typedef struct ZkClusterHolder
 									 * the server's clock; else -1 */
 	const char *data;			/* node data, NULL if none */
 	int			datalen;
+	bool		ttl_node;		/* a lease's node in a lock's queue: a TTL
+								 * node, owned by no session */
 } ZkClusterHolder;
 
 /* One lock path with a queue, as the cluster scan found it. */
@@ -74,7 +76,8 @@ typedef struct ZkQueueEntry
 
 /* cluster/locks.c */
 extern void ZkClusterScan(const char *root, const char *prefix,
-						  ZkClusterLockCallback cb, void *arg);
+						  bool one_path, ZkClusterLockCallback cb,
+						  void *arg);
 /* cluster/blockers.c */
 extern int	ZkClusterBlockers(const char *root, int pid,
 							  ZkBlockerInfo **blockers);

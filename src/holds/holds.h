@@ -38,6 +38,7 @@ typedef struct ZkLockInfo
 	int64		token;
 	TimestampTz acquired_at;
 	int64		waited_us;
+	bool		revoke_requested;	/* a revocation was asked of its node */
 } ZkLockInfo;
 
 extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
@@ -68,6 +69,8 @@ extern int64 ZkLockLeaseRenew(const char *path, int64 token);
 extern bool ZkLockLeaseRelease(const char *path, int64 token);
 extern int	ZkLockCount(void);
 extern int	ZkLockList(ZkLockInfo **rows);
+extern bool ZkLockRevokeRequested(const char *path);
+extern int	ZkLockRevoke(const char *path, bool force, char **holders);
 extern void ZkLockReportExpiry(void);
 extern bool ZkLockAbsorbLosses(void);
 extern bool ZkLockDescribeLosses(bool cause, char **message, char **detail,

@@ -7,7 +7,10 @@
  * A lock is lost when ZooKeeper no longer has its node: the session
  * expired (or was out of touch past the session timeout) and took every
  * ephemeral node with it, a held node was deleted (by an administrator,
- * or a client that should not have), or a lease ran out.  The loss watch
+ * zk_revoke with force, or a client that should not have), a lease ran
+ * out, or a revocation was asked of a hold and zklock.on_revoke = release
+ * had the loss watch delete its node (a revoked lock: the same loss, named
+ * so).  The loss watch
  * (client/loss_watch.c) is the one thing that finds a lost node, and the
  * session's watcher the one that finds an expiry; this file turns what
  * they found into the table's state (ZkLockAbsorbLosses) and the ERROR
@@ -66,7 +69,7 @@ ZkCheckXactLostLocks(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("cannot commit a transaction whose ZooKeeper locks were lost"),
-				 errdetail("The ZooKeeper session expired or a held node was deleted during the transaction.")));
+				 errdetail("The ZooKeeper session expired, or a held node was deleted or revoked, during the transaction.")));
 }
 
 /*
@@ -197,6 +200,12 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail, bool *session)
 			*detail = psprintf(_("Its ttl passed since this transaction took or renewed it. %s"),
 							   why);
 			break;
+		case ZK_LOSS_REVOKED:
+			*message = psprintf(_("ZooKeeper lock \"%s\" was revoked"),
+								ZkUtf8ForMessage(path));
+			*detail = psprintf(_("A revocation was asked of its node \"%s\", which was deleted because zklock.on_revoke is \"release\". %s"),
+							   ZkUtf8ForMessage(znode), why);
+			break;
 		case ZK_LOSS_DELETED:
 		case ZK_LOSS_NONE:
 			if (strcmp(what, "lease") == 0)
@@ -229,6 +238,7 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 {
 	char	   *path = pstrdup(entry->key.path);
 	char	   *znode = pstrdup(entry->znode);
+	bool		revoked = ZkLossWatchLossOf(entry->znode) == ZK_LOSS_REVOKED;
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *e;
 	int			dropped = 0;
@@ -246,6 +256,13 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 	ZkNoteXactLostLocks();
 	/* this ERROR names the losses (a cancel sent for them ends with it) */
 	ZkLossWatchMarkReported();
+	if (revoked)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("ZooKeeper lock \"%s\" was revoked", ZkUtf8ForMessage(path)),
+				 errdetail("A revocation was asked of its node \"%s\", which was deleted because zklock.on_revoke is \"release\".",
+						   ZkUtf8ForMessage(znode)),
+				 ZkOperationErrcontext(oper, path)));
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("ZooKeeper lock \"%s\" was lost", ZkUtf8ForMessage(path)),

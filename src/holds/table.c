@@ -635,12 +635,39 @@ ZkLockList(ZkLockInfo **rows)
 			out[n].token = entry->token;
 			out[n].acquired_at = entry->acquired_at;
 			out[n].waited_us = entry->waited_us;
+			out[n].revoke_requested = ZkLossWatchRevokeRequested(entry->znode);
 			n++;
 		}
 	}
 	qsort(out, n, sizeof(ZkLockInfo), zk_info_cmp);
 	*rows = out;
 	return n;
+}
+
+/*
+ * ZkLockRevokeRequested
+ *		Has a revocation been asked of a hold of this backend's on 'path',
+ *		in any mode (zk_revoke, or Curator's Revoker.attemptRevoke, wrote
+ *		the marker into its node, and the loss watch read it)?
+ */
+bool
+ZkLockRevokeRequested(const char *path)
+{
+	static const ZkLockMode modes[] = {
+		ZK_MODE_EXCLUSIVE, ZK_MODE_SHARED, ZK_MODE_PERMIT
+	};
+
+	if (ZkHeldLocks == NULL)
+		return false;
+	for (size_t i = 0; i < lengthof(modes); i++)
+	{
+		ZkLockEntry *entry = ZkEntryLookup(path, modes[i]);
+
+		if (entry != NULL && !entry->deleted &&
+			ZkLossWatchRevokeRequested(entry->znode))
+			return true;
+	}
+	return false;
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "recipes/barrier.h"
 #include "cluster/view.h"
 #include "recipes/lease.h"
+#include "recipes/revoke.h"
 #include "recipes/attempt.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
@@ -219,6 +220,26 @@ ZkLockReadQueue(const char *path, int max_rows, bool synced,
 }
 
 /*
+ * ZkLockRevoke
+ *		Revoke the holders of 'path', whoever they are (zk_revoke): ask them
+ *		with Curator's marker, or with 'force' delete their nodes.  Returns
+ *		how many were asked or taken; *holders names their nodes.  Opens the
+ *		session if needed.
+ */
+int
+ZkLockRevoke(const char *path, bool force, char **holders)
+{
+	char	   *lock_node;
+	int			n;
+
+	zk_ensure_session();
+	lock_node = ZkLockNodePath(path);
+	n = ZkRevokeHolders(lock_node, path, force, holders);
+	pfree(lock_node);
+	return n;
+}
+
+/*
  * ZkLockSessionStatus
  *		What zk_session() shows; does not open a session.
  */
@@ -238,7 +259,7 @@ void
 ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb, void *arg)
 {
 	zk_ensure_session();
-	ZkClusterScan(zklock_root, prefix, cb, arg);
+	ZkClusterScan(zklock_root, prefix, false, cb, arg);
 }
 
 /*

@@ -71,6 +71,14 @@ static const struct config_enum_entry on_lock_loss_options[] = {
 
 static void assign_zklock_on_lock_loss(int newval, void *extra);
 
+static const struct config_enum_entry on_revoke_options[] = {
+	{"ignore", ZK_ON_REVOKE_IGNORE, false},
+	{"release", ZK_ON_REVOKE_RELEASE, false},
+	{NULL, 0, false}
+};
+
+static void assign_zklock_on_revoke(int newval, void *extra);
+
 /*
  * The settings whose change waits while the backend holds locks, and their
  * names.
@@ -653,6 +661,16 @@ zk_define_lock_settings(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, assign_zklock_on_lock_loss, NULL);
+
+	DefineCustomEnumVariable("zklock.on_revoke",
+							 "What a held ZooKeeper lock does when its holder is asked to release it.",
+							 "ignore: the request is only recorded (zk_revoke_requested, zk_locks.revoke_requested), for code that checks it to release. release: the lock's node is deleted at once and the lock is lost, as by zklock.on_lock_loss (by default, the running statement is cancelled with an ERROR saying the lock was revoked).",
+							 &zklock_on_revoke,
+							 ZK_ON_REVOKE_IGNORE,
+							 on_revoke_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, assign_zklock_on_revoke, NULL);
 }
 
 /*
@@ -723,4 +741,14 @@ static void
 assign_zklock_on_lock_loss(int newval, void *extra)
 {
 	ZkLossWatchSetCancel(newval == ZK_ON_LOSS_CANCEL);
+}
+
+/*
+ * assign_zklock_on_revoke
+ *		Tell the loss watch whether a revocation releases the hold.
+ */
+static void
+assign_zklock_on_revoke(int newval, void *extra)
+{
+	ZkLossWatchSetRevoke(newval == ZK_ON_REVOKE_RELEASE);
 }

@@ -60,8 +60,8 @@ zk_stat(PG_FUNCTION_ARGS)
 	int64		sums[6] = {0};
 	int64		waits = 0;
 	int64		wait_us = 0;
-	Datum		values[16];
-	bool		nulls[16] = {0};
+	Datum		values[17];
+	bool		nulls[17] = {0};
 
 	require_stats();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -92,7 +92,14 @@ zk_stat(PG_FUNCTION_ARGS)
 	values[12] = Float8GetDatum(snap.request_us / 1000.0);
 	values[13] = Int64GetDatum(snap.releases_pending);
 	values[14] = Int64GetDatum(snap.releases_failed);
-	values[15] = TimestampTzGetDatum(snap.stats_reset);
+	/* version 1.5 of the SQL has revocations before stats_reset */
+	if (tupdesc->natts > 16)
+	{
+		values[15] = Int64GetDatum(snap.revocations);
+		values[16] = TimestampTzGetDatum(snap.stats_reset);
+	}
+	else
+		values[15] = TimestampTzGetDatum(snap.stats_reset);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

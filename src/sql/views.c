@@ -98,8 +98,8 @@ zk_locks(PG_FUNCTION_ARGS)
 	n = ZkLockList(&rows);
 	for (int i = 0; i < n; i++)
 	{
-		Datum		values[8];
-		bool		nulls[8] = {0};
+		Datum		values[9];
+		bool		nulls[9] = {0};
 
 		values[0] = zk_text_datum(rows[i].path);
 		values[1] = CStringGetTextDatum(ZkLockModeName(rows[i].mode));
@@ -109,6 +109,8 @@ zk_locks(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum(rows[i].token);
 		values[6] = TimestampTzGetDatum(rows[i].acquired_at);
 		values[7] = IntervalPGetDatum(us_to_interval(rows[i].waited_us));
+		/* version 1.5 of the SQL adds revoke_requested */
+		values[8] = BoolGetDatum(rows[i].revoke_requested);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

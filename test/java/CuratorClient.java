@@ -53,6 +53,14 @@
  *       "acquiring leader" first, then "leader true" once the latch leads
  *       (LeaderLatch.await), or "timeout leader" after MS milliseconds.
  *   latchclose     -> "latch closed": LeaderLatch.close() (its node goes)
+ *   revocable      -> "revocable": makes the mutex and both read/write locks
+ *                     revocable (makeRevocable); when a revocation is asked
+ *                     of one that holds, the client prints, from Curator's
+ *                     thread, "revoke requested KIND" (the holder then
+ *                     releases with "release KIND", as Curator's listener
+ *                     would have it do)
+ *   revoke NODE    -> "revoke sent": Revoker.attemptRevoke on NODE (a full
+ *                     znode path), as an administrator's tool would
  *   path NODE      -> "path NODE": use lock node NODE from now on (no lock
  *                     may be held; a double barrier or latch already made
  *                     stays on its node)
@@ -86,11 +94,12 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorClient
 {
-	private static void say(String line)
+	private static synchronized void say(String line)
 	{
 		System.out.println(line);
 		System.out.flush();
@@ -317,6 +326,16 @@ public class CuratorClient
 						latch.close();
 						latch = null;
 						say("latch closed");
+						break;
+					case "revocable":
+						mutex.makeRevocable(m -> say("revoke requested mutex"));
+						rw.writeLock().makeRevocable(m -> say("revoke requested write"));
+						rw.readLock().makeRevocable(m -> say("revoke requested read"));
+						say("revocable");
+						break;
+					case "revoke":
+						Revoker.attemptRevoke(client, w[1]);
+						say("revoke sent");
 						break;
 					case "path":
 						if (rw.writeLock().isAcquiredInThisProcess()

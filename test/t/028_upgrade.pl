@@ -2,7 +2,7 @@
 # ALTER EXTENSION zklock UPDATE, must end up as a fresh install of the
 # newest version, and locks held across the update stay held.
 #
-# - For each older version (1.0, 1.1, 1.2, 1.3): a database with that version, a
+# - For each older version (1.0, 1.1, 1.2, 1.3, 1.4): a database with that version, a
 #   session lock and a transaction lock taken in it, then ALTER EXTENSION
 #   UPDATE in the same session (inside the lock's transaction): the locks
 #   are still held (zk_locks, and another backend's try fails), the new
@@ -10,7 +10,7 @@
 #   signatures, properties, bodies, privileges, comments, view
 #   definitions) are exactly those of a fresh install of the default
 #   version in another database.
-# - Step by step (1.0 -> 1.1 -> 1.2 -> 1.3 -> 1.4) gives the same as one step.
+# - Step by step (1.0 -> 1.1 -> 1.2 -> 1.3 -> 1.4 -> 1.5) gives the same as one step.
 # - An install in another schema than public (which CREATE EXTENSION no
 #   longer makes: the control file names public) is updated in place.
 use strict;

@@ -38,7 +38,7 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't',
 	'the standby is in recovery');
 is($standby->safe_psql('postgres',
 		q{SELECT extversion FROM pg_extension WHERE extname = 'zklock'}),
-	'1.4', 'the extension reached the standby by replication');
+	'1.5', 'the extension reached the standby by replication');
 
 my $third = pg_with_zklock('third', $zk);
 
