@@ -62,7 +62,7 @@ BEGIN
 		  AND p.proname NOT IN ('zk_locks', 'zk_lock_queue', 'zk_cluster_locks',
 		                        'zk_blocking_pids', 'zk_session', 'zk_stat',
 		                        'zk_stat_acquisitions', 'zk_stat_histogram',
-		                        'zk_stat_reset')
+		                        'zk_stat_reset', 'zk_revoke')
 	LOOP
 		EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO zk_worker', f);
@@ -97,13 +97,20 @@ BEGIN
 		  AND p.proname NOT IN ('zk_locks', 'zk_lock_queue', 'zk_cluster_locks',
 		                        'zk_blocking_pids', 'zk_session', 'zk_stat',
 		                        'zk_stat_acquisitions', 'zk_stat_histogram',
-		                        'zk_stat_reset')
+		                        'zk_stat_reset', 'zk_revoke')
 	LOOP
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f);
 		EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM zk_worker', f);
 	END LOOP;
 END
 $$;
+-- zk_revoke acts on other servers' holders: not executable by PUBLIC
+SELECT has_function_privilege('public', 'zk_revoke(text, boolean)', 'EXECUTE') AS public_may_revoke,
+       has_function_privilege('zk_plain', 'zk_revoke(text, boolean)', 'EXECUTE') AS plain_may_revoke,
+       has_function_privilege('public', 'zk_revoke_requested(text)', 'EXECUTE') AS public_may_ask;
+SET ROLE zk_plain;
+SELECT zk_test_error($$SELECT zk_revoke('/priv/c')$$);
+RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM zk_plain;
 DROP ROLE zk_plain;
 DROP ROLE zk_worker;

@@ -139,18 +139,14 @@ ZkRevokeHolders(const char *lock_node, const char *path, bool force,
 		bool		resent = false;
 		int			rc;
 
-		ZkOpWait(ops[i]);
+		/* ZkOpResult waits for the answer and frees the op */
 		rc = ZkOpResult(ops[i]);
+		ops[i] = NULL;
 		while (ZkAwaitReconnect(rc))
 		{
-			ZkOpFree(ops[i]);
-			ops[i] = zk_revoke_send(nodes[i], force);
-			ZkOpWait(ops[i]);
-			rc = ZkOpResult(ops[i]);
+			rc = ZkOpResult(zk_revoke_send(nodes[i], force));
 			resent = true;
 		}
-		ZkOpFree(ops[i]);
-		ops[i] = NULL;
 		if (rc == ZNONODE && !(force && resent))
 			continue;			/* released meanwhile */
 		if (rc != ZOK && rc != ZNONODE)
