@@ -277,8 +277,7 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 	bs.me = me;
 
 	old = MemoryContextSwitchTo(scan->cxt);
-	ZkScanPush(scan, ZK_REQ_CHILDREN, pstrdup(root), ZkWalkChildren,
-			   pstrdup(""), 0);
+	ZkWalkPush(scan, pstrdup(root), pstrdup(""));
 	MemoryContextSwitchTo(old);
 	ZkScanRun(scan);
 

@@ -159,11 +159,9 @@ zk_path_emit(ZkScan *scan, ZkPathScan *ps, int64 oldest)
 			/* a persistent child so named is a lock path of its own */
 			if (ni->owner == 0)
 			{
-				ZkScanPush(scan, ZK_REQ_CHILDREN,
-						   psprintf("%s/%s", ps->node, ps->leases[i]),
-						   ZkWalkChildren,
+				ZkWalkPush(scan, psprintf("%s/%s", ps->node, ps->leases[i]),
 						   psprintf("%s/%s", strcmp(ps->path, "/") == 0 ?
-									"" : ps->path, ps->leases[i]), 0);
+									"" : ps->path, ps->leases[i]));
 				continue;
 			}
 			zk_holder_set(&lock.holders[n++], ps->leases[i], "member", ni, -1);
@@ -235,8 +233,7 @@ ZkClusterScan(const char *root, const char *prefix, bool one_path,
 	ls.cb = cb;
 	ls.cb_arg = arg;
 	old = MemoryContextSwitchTo(scan->cxt);
-	ZkScanPush(scan, ZK_REQ_CHILDREN, psprintf("%s%s", root, prefix),
-			   ZkWalkChildren, pstrdup(prefix), 0);
+	ZkWalkPush(scan, psprintf("%s%s", root, prefix), pstrdup(prefix));
 	MemoryContextSwitchTo(old);
 	ZkScanRun(scan);
 	ereport(DEBUG1,

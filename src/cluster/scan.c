@@ -99,23 +99,14 @@ ZkScanInit(ZkScan *scan, ZkScanGoal goal, const char *root,
 /*
  * ZkScanPush
  *		Queue a request (znode must be allocated in scan->cxt; the engine
- *		frees it).  A scan of one path drops the walks of the paths below
- *		it.
+ *		frees it).
  */
 void
 ZkScanPush(ZkScan *scan, ZkReqKind kind, char *znode, ZkReqDone done,
 		   void *target, int index)
 {
-	ZkReq	   *req;
+	ZkReq	   *req = MemoryContextAlloc(scan->cxt, sizeof(ZkReq));
 
-	/* one path only: every walk but the first is of a path below it */
-	if (scan->one_path && done == ZkWalkChildren)
-	{
-		if (scan->walked)
-			return;				/* freed with scan->cxt */
-		scan->walked = true;
-	}
-	req = MemoryContextAlloc(scan->cxt, sizeof(ZkReq));
 	req->kind = kind;
 	req->znode = znode;
 	req->done = done;

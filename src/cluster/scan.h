@@ -144,5 +144,6 @@ extern bool ZkNodeDowngraded(const ZkNodeInfo *reader,
 
 /* cluster/walk.c: the walk */
 extern void ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op);
+extern void ZkWalkPush(ZkScan *scan, char *znode, char *path);
 
 #endif							/* CLUSTER_SCAN_H */

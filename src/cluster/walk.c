@@ -105,9 +105,8 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 		if (nparticipants > 0 && (zk_is_participant_name(child) ||
 								  strcmp(child, "ready") == 0))
 			continue;
-		ZkScanPush(scan, ZK_REQ_CHILDREN,
-				   psprintf("%s/%s", req->znode, child), ZkWalkChildren,
-				   psprintf("%s/%s", path, child), 0);
+		ZkWalkPush(scan, psprintf("%s/%s", req->znode, child),
+				   psprintf("%s/%s", path, child));
 	}
 
 	if (ncontenders > 0)
@@ -157,6 +156,24 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 					   zk_sem_list_done, ps, 1);
 	}
 	pfree(path);
+}
+
+/*
+ * ZkWalkPush
+ *		Queue the walk of a node of the tree ('znode', its lock path 'path':
+ *		both allocated in scan->cxt).  A scan of one path (scan->one_path)
+ *		walks its first node only: every later walk is of a path below it.
+ */
+void
+ZkWalkPush(ZkScan *scan, char *znode, char *path)
+{
+	if (scan->one_path)
+	{
+		if (scan->walked)
+			return;				/* freed with scan->cxt */
+		scan->walked = true;
+	}
+	ZkScanPush(scan, ZK_REQ_CHILDREN, znode, ZkWalkChildren, path, 0);
 }
 
 /*
@@ -292,10 +309,9 @@ zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 				foreign = true;
 		}
 		else if (req->index == 1 || !zk_parse_lease(name, &seq))
-			ZkScanPush(scan, ZK_REQ_CHILDREN,
-					   psprintf("%s/%s", req->znode, name), ZkWalkChildren,
+			ZkWalkPush(scan, psprintf("%s/%s", req->znode, name),
 					   psprintf("%s/%s/%s", strcmp(ps->path, "/") == 0 ?
-								"" : ps->path, list, name), 0);
+								"" : ps->path, list, name));
 	}
 	if (foreign)
 	{
