@@ -140,7 +140,7 @@ $f->query_safe(q{SET zklock.session_timeout = '30s'});
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});
 my $fsid = session_hex($f);
 $f->query_safe(q{SELECT zk_lock('/lease/fresh')});    # stacked: no request
-# the loss watch's one request (an exists, 250 ms after the grant) is made
+# the loss watch's one request (a getData, 250 ms after the grant) is made
 # before the count starts
 ok(wait_watched($zk, held_node($f, '/lease/fresh')), 'the held node is watched');
 my $before = lcxid_of($fsid);
