@@ -115,6 +115,8 @@ extern void ZkHoldsInit(void);
 extern void ZkRaiseLost(ZkLockEntry *entry, int nlost,
 						ZkOperation oper) pg_attribute_noreturn();
 extern void ZkReportExpiredLocks(int elevel, int nlocks);
+extern void ZkReportReleasedLost(const char *const *paths, int n)
+			pg_attribute_noreturn();
 extern void ZkLocksLost(void);
 extern void ZkNoteXactLostLocks(void);
 extern void ZkCheckXactLostLocks(void);

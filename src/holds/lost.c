@@ -276,6 +276,26 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 }
 
 /*
+ * zk_forget_expired
+ *		The session expired: forget every held lock (counted as lost), the
+ *		nodes released but not yet sent, and the losses the loss watch found
+ *		(the ERROR or WARNING about to be raised names them).
+ */
+static void
+zk_forget_expired(void)
+{
+	HASH_SEQ_STATUS status;
+	ZkLockEntry *entry;
+
+	ZkDropBatchedReleases();
+	ZkLossWatchMarkReported();
+	ZkStatLocksLost((int) hash_get_num_entries(ZkHeldLocks));
+	hash_seq_init(&status, ZkHeldLocks);
+	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
+		ZkEntryDrop(entry, false);
+}
+
+/*
  * ZkReportExpiredLocks
  *		The session expired, and every held lock went with it, as did the
  *		nodes released but not yet sent: forget them all, count them as
@@ -286,23 +306,51 @@ void
 ZkReportExpiredLocks(int elevel, int nlocks)
 {
 	StringInfoData list;
-	HASH_SEQ_STATUS status;
-	ZkLockEntry *entry;
 
-	ZkDropBatchedReleases();
-	ZkLossWatchMarkReported();
 	initStringInfo(&list);
 	ZkDescribeHeld(&list);
-	ZkStatLocksLost((int) hash_get_num_entries(ZkHeldLocks));
-	hash_seq_init(&status, ZkHeldLocks);
-	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
-		ZkEntryDrop(entry, false);
+	zk_forget_expired();
 	ereport(elevel,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg_plural("ZooKeeper session expired: %d lock was lost",
 						   "ZooKeeper session expired: %d locks were lost",
 						   nlocks, nlocks),
 			 errdetail("Lost: %s. The next zklock call opens a new session.",
+					   list.data)));
+}
+
+/*
+ * ZkReportReleasedLost
+ *		The session was found expired while the release of 'paths' waited
+ *		for ZooKeeper: they were lost before they were released, and so was
+ *		every lock still held.  Forget them all and raise the expiry's ERROR
+ *		naming them.
+ */
+void
+ZkReportReleasedLost(const char *const *paths, int n)
+{
+	StringInfoData list;
+	ZkLockInfo *rows;
+	int			nheld = ZkLockList(&rows);
+
+	initStringInfo(&list);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&list, "%s\"%s\"", i > 0 ? ", " : "",
+						 ZkUtf8ForMessage(paths[i]));
+	for (int i = 0; i < nheld; i++)
+		appendStringInfo(&list, ", \"%s\" (%s, %s)",
+						 ZkUtf8ForMessage(rows[i].path),
+						 ZkLockModeName(rows[i].mode),
+						 ZkLockScopeName(rows[i].scope));
+	ZkStatLocksLost(n);
+	zk_forget_expired();
+	ZkNoteXactLostLocks();
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg_plural("ZooKeeper session expired: %d lock was lost",
+						   "ZooKeeper session expired: %d locks were lost",
+						   n + nheld, n + nheld),
+			 errdetail("Lost: %s. The session expired before ZooKeeper applied their release. The next zklock call opens a new session.",
 					   list.data)));
 }
 

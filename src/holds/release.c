@@ -103,12 +103,23 @@ static bool
 zk_release_paths(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
+	bool		sent;
 
 	ZkLockReportExpiry();
 	(void) ZkLockAbsorbLosses();
 	for (int i = 0; i < n; i++)
 		all &= zk_release_one(paths[i], permit);
+	sent = ZkHasBatchedReleases();
 	ZkFlushReleases();
+
+	/*
+	 * The session expired before ZooKeeper applied the deletes (a backend
+	 * frozen past the session timeout, whose library heard of the expiry
+	 * only when the deletes were sent): the locks were lost before their
+	 * release, and the caller must not be told they were released.
+	 */
+	if (sent && zklock_synchronous_release && ZkSessionIsExpired())
+		ZkReportReleasedLost(paths, n);
 	return all;
 }
 

@@ -17,6 +17,10 @@
 # - zk_locks in the same state reports the lost lock (08006) instead of
 #   listing it, and then lists nothing without opening a session, while
 #   ZooKeeper is still down.
+# - zk_unlock sent to a frozen holder in the same way (before its library
+#   has heard "expired") does not report the lock released: its delete
+#   finds the session expired, and it fails with 08006 naming the lost
+#   locks; the next zklock call works on a new session.
 # - A live session: DISCARD ALL releases without a WARNING (the control).
 use strict;
 use warnings;
@@ -48,7 +52,8 @@ sub queue_rows_of
 # ALL's (stdout, stderr).
 sub discard_after_freeze
 {
-	my ($s, $path, $case) = @_;
+	my ($s, $path, $case, $sql) = @_;
+	$sql //= 'DISCARD ALL';
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	kill 'STOP', $pid;
 	ok(wait_for(sub { queue_rows_of($path) eq '0' }, 30,
@@ -56,7 +61,7 @@ sub discard_after_freeze
 		"$case: ZooKeeper expired the frozen backend's session");
 	if ($case eq 'at once')
 	{
-		bg_begin($s, 'DISCARD ALL', 'discard_done');
+		bg_begin($s, $sql, 'discard_done');
 		# (psql sends the statement right after its \echo: give it that
 		# moment, so that the statement is there when the backend wakes)
 		usleep(300_000);
@@ -65,7 +70,29 @@ sub discard_after_freeze
 	}
 	kill 'CONT', $pid;
 	sleep(2);
-	return bg_query($s, 'DISCARD ALL');
+	return bg_query($s, $sql);
+}
+
+# zk_unlock of a frozen holder, woken with the call waiting for it
+{
+	my $s = verbose_session($a);
+	$s->query_safe(q{SELECT zk_lock('/discard/u')});
+	$s->query_safe(q{SELECT zk_lock('/discard/v')});
+	my ($out, $err) = discard_after_freeze($s, '/discard/u', 'at once',
+		q{SELECT zk_unlock('/discard/u')});
+	isnt($out, 't', 'unlock after the expiry: not reported released');
+	# (the deletions' notices, read when the library wakes, may come first:
+	# then the loss of a lock is reported, which is as true)
+	error_is($err, '08006',
+		qr{(?:ZooKeeper session expired: 2 locks were lost\nDETAIL:  Lost: "/discard/u", "/discard/v" \(exclusive, session\)\. The session expired before ZooKeeper applied their release\.|ZooKeeper lock "/discard/[uv]" was lost)},
+		'unlock after the expiry: 08006 naming the lost locks');
+	note("unlock after the expiry reported: $err");
+	($out, $err) = bg_query($s, q{SELECT zk_try_lock('/discard/u')});
+	is($out, 't', 'unlock after the expiry: the next zklock call works');
+	is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
+		'/discard/u', 'unlock after the expiry: holding only what it took since');
+	$s->query_safe('SELECT zk_unlock_all()');
+	$s->quit;
 }
 
 for my $case ('at once', 'after a pause')

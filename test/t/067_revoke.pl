@@ -12,7 +12,7 @@
 #   marker: zk_lock_queue shows it with empty owner columns and no WARNING.
 #   B logs who asked which nodes, and zk_stat counts them.  Readers and a
 #   semaphore's permits are each asked; a lease and a double barrier's
-#   members are not.
+#   members are not, and a barrier has no holders.
 # - A stranger's data in a held node is no revocation; the marker written
 #   later is.
 # - zklock.on_revoke = release: the holder's running statement stops with
@@ -137,6 +137,10 @@ is($ab->query_safe(q{SELECT zk_revoke('/rv/db')}) . ','
 	  . $ab->query_safe(q{SELECT zk_revoke('/rv/db', force => true)}),
 	'0,0', "a double barrier's members: neither asked nor taken");
 $ab->query_safe(q{SELECT zk_double_barrier_leave('/rv/db')});
+$ab->query_safe(q{SELECT zk_barrier_set('/rv/barrier')});
+is($ab->query_safe(q{SELECT zk_revoke('/rv/barrier', force => true)}) . ','
+	  . $ab->query_safe(q{SELECT zk_barrier_remove('/rv/barrier')}),
+	'0,t', 'a barrier has no holders: 0, and it stays up until removed');
 is($ab->query_safe(q{SELECT zk_revoke('/rv/lease', force => true)}), '1',
 	'force takes a lease');
 (undef, $err) = bg_query($ha, qq{SELECT zk_lease_renew('/rv/lease', $token)});
