@@ -1329,6 +1329,9 @@ zk_queue_detail(int position, int nqueue, const char *first, bool read,
 						 ZkUtf8ForMessage(o.database ? o.database : ""),
 						 ZkUtf8ForMessage(o.application_name ?
 										  o.application_name : ""));
+	if (ZkIsRevokeMarker(data, len))
+		return errdetail("Queue position %d of %d. First in the queue: node \"%s\", whose holder was asked to release it (its data is the revocation marker).",
+						 position, nqueue, first);
 	text = ZkNodeDataAsText(data, len);
 	if (text != NULL)
 		return errdetail("Queue position %d of %d. First in the queue: node \"%s\", held by a client that describes itself as \"%s\".",
