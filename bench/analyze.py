@@ -109,13 +109,10 @@ FRESH_VARIANTS = [
     ("fresh_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
     ("sql_fresh_warm", "pgbench: SELECT zk_lock('/bench/freshwarm'); SELECT zk_unlock('/bench/freshwarm') (a warm path)"),
     ("sql_fresh", "pgbench: the same on a new path per cycle, /bench/fresh/N, N random in 1 … 2e9 (its lock node missing)"),
-    ("sql_fresh_off", "pgbench: the same as `sql_fresh` with `zklock.guess_fresh_paths = off` (every attempt assumes its "
-     "lock node exists: zklock before the guess)"),
 ]
 # the fanout phase: locks/s, not latencies
 FANOUT_VARIANTS = [
-    ("fanout_on", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
-    ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
+    ("fanout_sql", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
     ("fanout_own", "locks/s: 2 × 40 pgbench clients, each on a path of its own (`/bench/fanown/S_C`), "
      "default settings: the floors' ZooKeeper work per cycle (a parent of its own per session)"),
     ("fanout_floor", "cycles/s: the floor without PostgreSQL: 2 × 40 raw C sessions (`zkfloor parallel`), each looping "
@@ -144,12 +141,11 @@ T_LEASE_RENEW = 1.2     # sql_lease_renew / lease_floor_create <=
 T_DBARRIER_RELEASE = 3.0  # sql_dbarrier8_release / barrier_floor_create <=
 T_DBARRIER_PEER = 0.5     # sql_dbarrier8 / curator_dbarrier8 <=
 T_FRESH = 1.2           # sql_fresh / sql_fresh_warm <=
-T_FANOUT = 2.0          # fanout_on / fanout_off (locks/s) >=
 # zklock's own cost per statement: the cycle against the peers and floors
 T_OWN_PEER = 0.85       # sql_lock / curator_mutex <=
 T_OWN_TEXTBOOK = 1.15   # sql_lock / floor_cycle (create, getChildren, delete in C) <=
 T_OWN_PARALLEL = 0.8    # parallel: zklock cycles/s / the composed floor's >=
-T_OWN_FANOUT = 0.7      # fanout_on locks/s / fanout_floor cycles/s (80 sessions) >=
+T_OWN_FANOUT = 0.7      # fanout_sql locks/s / fanout_floor cycles/s (80 sessions) >=
 T_OWN_CPU = 2.0         # CPU per cycle, all threads: SQL / zkfloor multi <=
 T_OWN_SWITCHES = 2.0    # context switches per cycle: SQL - zkfloor multi <=
 
@@ -364,16 +360,12 @@ def main():
         "lease_cycle_over_ttlcycle": ph_over("sql_lease_cycle", "lease_floor_ttlcycle", lease_rounds),
         "lease_renew_over_renewfloor": ph_over("sql_lease_renew", "lease_floor_renew", lease_rounds),
         "fresh_over_warm": ph_over("sql_fresh", "sql_fresh_warm", fresh_rounds),
-        "fresh_off_over_warm": ph_over("sql_fresh_off", "sql_fresh_warm", fresh_rounds),
-        "fresh_over_fresh_off": ph_over("sql_fresh", "sql_fresh_off", fresh_rounds),
         "fresh_warm_over_create": ph_over("sql_fresh_warm", "fresh_floor_create", fresh_rounds),
         "fresh_over_create": ph_over("sql_fresh", "fresh_floor_create", fresh_rounds),
-        "fanout_on_over_off": ph_over("fanout_on", "fanout_off", fanout_rounds),
-        "fanout_on_over_floor": ph_over("fanout_on", "fanout_floor", fanout_rounds),
-        "fanout_off_over_floor": ph_over("fanout_off", "fanout_floor", fanout_rounds),
-        "fanout_on_over_afloor": ph_over("fanout_on", "fanout_afloor", fanout_rounds),
+        "fanout_on_over_floor": ph_over("fanout_sql", "fanout_floor", fanout_rounds),
+        "fanout_on_over_afloor": ph_over("fanout_sql", "fanout_afloor", fanout_rounds),
         "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
-        "fanout_on_over_composed": ph_over("fanout_on", "fanout_composed", fanout_rounds),
+        "fanout_on_over_composed": ph_over("fanout_sql", "fanout_composed", fanout_rounds),
         "fanout_own_over_composed": ph_over("fanout_own", "fanout_composed", fanout_rounds),
         "fanout_own_over_floor": ph_over("fanout_own", "fanout_floor", fanout_rounds),
         "fanout_composed_over_afloor": ph_over("fanout_composed", "fanout_afloor", fanout_rounds),
@@ -670,13 +662,6 @@ def main():
                 + (f", Curator {fmt(cur_over_cf, 2)} ×" if rate else "")
                 + cf_fail_note)
 
-    # the fan-out floor: the bare C client with as many sessions
-    fan_sessions = (str(2 * int(machine["fanout_clients_per_server"]))
-                    if machine.get("fanout_clients_per_server", "").isdigit() else "?")
-    fanout_floor_note = (f"; the bare C client with {fan_sessions} sessions (`fanout_floor`): "
-                         f"{fmt(ph_med('fanout_floor'))} cycles/s; 2 × `fanout_off` would need "
-                         f"{fmt(2 * ph_med('fanout_off'))} locks/s, {fmt(2 * rmed('fanout_off_over_floor'), 2)} × that"
-                         if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled else "")
 
     # parallel: total cycles over the same total time on both sides
     par_sql = [num(d, "sql_parallel_cycles") for d in par["sql"]]
@@ -811,15 +796,8 @@ def main():
         ratio_target(f"Fresh path, uncontended: lock + unlock on a path whose lock node is missing (`sql_fresh`) "
                      f"≤ {T_FRESH:g} × the same cycle on a warm path (`sql_fresh_warm`, same phase)",
                      "fresh_over_warm", T_FRESH, "le",
-                     f"; {fmt(ph_med('sql_fresh'))} µs vs {fmt(ph_med('sql_fresh_warm'))} µs; without the guess "
-                     f"(`sql_fresh_off`, zklock before it): {fmt(ph_med('sql_fresh_off'))} µs = "
-                     f"{fmt(rmed('fresh_off_over_warm'), 2)} × the warm cycle"
+                     f"; {fmt(ph_med('sql_fresh'))} µs vs {fmt(ph_med('sql_fresh_warm'))} µs"
                      if "sql_fresh" in ph_pooled else ""),
-        ratio_target(f"Fan-out: 80 backends on 2 servers over 4000 distinct paths, locks/s with the guess (`fanout_on`) "
-                     f"≥ {T_FANOUT:g} × without it (`fanout_off`, zklock before it), same phase",
-                     "fanout_on_over_off", T_FANOUT, "ge",
-                     f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s" + fanout_floor_note
-                     if "fanout_on" in ph_pooled else ""),
         value_target(f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                      f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
                      (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
@@ -881,22 +859,22 @@ def main():
                          f"{par_sql_rate / par_async_rate:.2f} × that" if known(par_async_rate) else "")
                       + ")" if known(par_composed_ratio) else "not measured") + par_comp_note,
                      par_composed_ratio, T_OWN_PARALLEL, "ge"),
-        ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_on`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
+        ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_sql`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
                      f"sessions' cycles/s (`fanout_floor`), same phase",
                      "fanout_on_over_floor", T_OWN_FANOUT, "ge",
-                     (f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
+                     (f"; {fmt(ph_med('fanout_sql'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
                      + (f"; zklock's own cycle through the asynchronous API from as many raw C sessions "
                         f"(`fanout_afloor`) {fmt(ph_med('fanout_afloor'))} cycles/s, zklock "
                         f"{fmt(rmed('fanout_on_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
-                     if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else "")
+                     if "fanout_sql" in ph_pooled and "fanout_floor" in ph_pooled else "")
                      + (f"; the measured composed floor (`fanout_composed`: as many raw C sessions, each with a "
                         f"connection of its own, 40 per server, looping `pg_advisory_lock`, zklock's multi, "
                         f"`pg_advisory_unlock`, its delete) {fmt(ph_med('fanout_composed'))} cycles/s, zklock "
                         f"{fmt(rmed('fanout_on_over_composed'), 2)} × that (within each round)"
-                        + (f" (machine busy {fan_busy('fanout_on'):.0f} % during `fanout_on`, "
+                        + (f" (machine busy {fan_busy('fanout_sql'):.0f} % during `fanout_sql`, "
                            f"{fan_busy('fanout_composed'):.0f} % during `fanout_composed`)"
-                           if known(fan_busy("fanout_on")) and known(fan_busy("fanout_composed")) else "")
-                        if "fanout_on" in ph_pooled and known(rmed("fanout_on_over_composed"))
+                           if known(fan_busy("fanout_sql")) and known(fan_busy("fanout_composed")) else "")
+                        if "fanout_sql" in ph_pooled and known(rmed("fanout_on_over_composed"))
                         else "; the measured composed floor (`fanout_composed`): not measured")
                      + (f"; each backend on a path of its own, as each floor session has its own parent "
                         f"(`fanout_own`) {fmt(ph_med('fanout_own'))} locks/s: "
@@ -1420,7 +1398,7 @@ def main():
     if "fanout" in phases_run:
         for v, _ in FANOUT_VARIANTS:
             if v in ph_pooled:
-                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_on', 'fanout_off', 'fanout_own') else 'cycles/s'} per round "
+                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_sql', 'fanout_own') else 'cycles/s'} per round "
                                f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
@@ -1489,13 +1467,16 @@ def main():
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(summary) + "\n")
 
-    notes_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES.md")
-    notes = open(notes_path).read() if os.path.exists(notes_path) else ""
+    # the hand-written interpretation: the repository's BENCHMARKS.md from
+    # its "## Interpretation" heading on, kept as it is
+    bm_path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "BENCHMARKS.md")
+    bm = open(bm_path).read() if os.path.exists(bm_path) else ""
+    notes = bm[bm.index("## Interpretation"):] if "## Interpretation" in bm else ""
 
     md = []
     md.append("# zklock benchmarks\n\n")
     md.append("Written by `bench/run.sh`; do not edit by hand: the "
-              "interpretation at the end comes from `bench/NOTES.md`. The harness is not part of the "
+              "interpretation at the end (from \"Interpretation\" on) is hand-written and kept from run to run. The harness is not part of the "
               "test suite.\n\n")
     md.append("Reproduce (as root, from the repository root, with the extension installed by "
               "`make install`):\n\n")
@@ -1681,18 +1662,14 @@ def main():
     md.append(f"Phase `fresh` ({ran('fresh', fresh_rounds)}): one client, uncontended, a lock + unlock cycle whose "
               "lock node is missing (a path nobody has used: the lock nodes are containers, which ZooKeeper removes "
               "once their last child is gone, within `znode.container.checkIntervalMs`, 1 s here), with the default "
-              "settings and with `zklock.guess_fresh_paths = off`, a developer setting that makes every attempt "
-              "assume its lock node exists, as every attempt did before the guess: the create then fails, the "
-              "lock node's parents are created and the create is sent again. With the guess, a backend that has "
+              "settings. A backend that has "
               "lately found lock nodes missing sends the lock node's create just before its queue node's multi, "
               "without waiting: one round trip, two writes. The "
-              "four variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
+              "three variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
               "reversed in even ones; ratios within each round, median over rounds.\n\n")
     if phase_start("fresh"):
         phase_tables(FRESH_VARIANTS, ratio_head + [
             rrow(f"`sql_fresh` ÷ `sql_fresh_warm` (target ≤ {T_FRESH:g})", "fresh_over_warm"),
-            rrow("`sql_fresh_off` ÷ `sql_fresh_warm` (before the guess)", "fresh_off_over_warm"),
-            rrow("`sql_fresh` ÷ `sql_fresh_off` (after ÷ before)", "fresh_over_fresh_off"),
             rrow("`sql_fresh_warm` ÷ `fresh_floor_create`", "fresh_warm_over_create"),
             rrow("`sql_fresh` ÷ `fresh_floor_create`", "fresh_over_create"),
         ], False)
@@ -1701,8 +1678,7 @@ def main():
               f"`SELECT zk_lock('/bench/fan/' || :n); SELECT zk_unlock('/bench/fan/' || :n)` with n random in "
               f"1 … {machine.get('fanout_paths', '?')}, for {machine.get('fanout_seconds', '?')} s; the figure "
               "is the sum of both servers' transactions per second (pgbench's tps without connection time), that "
-              "is locks taken and released per second. `fanout_on` with the default settings, `fanout_off` with "
-              "`zklock.guess_fresh_paths = off`, alternating; after each run no node may be left under "
+              "is locks taken and released per second (`fanout_sql`); after each run no node may be left under "
               "`/bench/fan`. `fanout_floor`, in the same rounds: the most lock + unlock cycles per second that "
               "as many ZooKeeper sessions get from this ZooKeeper on this machine without PostgreSQL: "
               "`zkfloor parallel` with one thread per pgbench client of both servers, each with its own "
@@ -1725,22 +1701,14 @@ def main():
                 md.append(f"| `{v}` | {desc} | not measured | |\n")
         md.append("\n")
         md.extend(r + "\n" for r in ratio_head + [
-            rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
-            rrow("`fanout_on` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
-            rrow("`fanout_off` ÷ `fanout_floor`", "fanout_off_over_floor"),
-            rrow("`fanout_on` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
+            rrow("`fanout_sql` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
+            rrow("`fanout_sql` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
                  "fanout_on_over_composed"),
             rrow("`fanout_own` ÷ `fanout_floor` (each backend on a path of its own)", "fanout_own_over_floor"),
             rrow("`fanout_own` ÷ `fanout_composed`", "fanout_own_over_composed"),
             rrow("`fanout_composed` ÷ `fanout_afloor` (what PostgreSQL's two statements leave of the bare cycles/s)",
                  "fanout_composed_over_afloor"),
         ])
-        if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled:
-            md.append(f"\nThe fan-out target asks `fanout_on` for 2 × `fanout_off`, "
-                      f"{fmt(2 * ph_med('fanout_off'))} locks/s here; the bare C client with {fan_sessions} sessions "
-                      f"reached {fmt(ph_med('fanout_floor'))} cycles/s, so that is "
-                      f"{fmt(2 * rmed('fanout_off_over_floor'), 2)} × the floor (within each round, median over "
-                      f"rounds).\n")
     section("Stacked re-acquire", "stack", stack_rows,
             "A backend that holds `/bench/s` takes it again many times in one statement (no "
             "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")

@@ -31,7 +31,7 @@
 # and its requests; whether the grants followed the queue order and
 # whether any node was left.  Writes bench/out/longqueue/ (raw/KIND.N.txt,
 # the figures; raw/KIND.N.samples, the requests every 250 ms of the wait)
-# and prints the tables of bench/longqueue.py, which go in bench/NOTES.md
+# and prints the tables of bench/longqueue.py, which go in BENCHMARKS.md
 # by hand, with the command.  A full run takes about 2.5 minutes here
 # (10 minutes on the build whose deadlock search was exhaustive).
 set -euo pipefail

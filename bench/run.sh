@@ -18,7 +18,7 @@
 #            barrier phases run all of theirs),
 #            --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
-#            raw data of the last full run, e.g. after editing bench/NOTES.md)
+#            raw data of the last full run)
 #
 # One run starts a standalone ZooKeeper (test/zkctl) and two PostgreSQL 15
 # clusters (as the postgres user, in a temporary directory) on loopback
@@ -84,17 +84,13 @@
 #       far as it got and the phase goes on)
 #   (m) fresh: lock + unlock on a path nobody has used before (its lock node
 #       missing: pgbench as above, a random path /bench/fresh/N of 2e9 per
-#       cycle), with the default settings (sql_fresh) and with
-#       zklock.guess_fresh_paths = off (sql_fresh_off: every attempt assumes
-#       its lock node exists, as zklock did before the guess), against the
-#       same cycle on one warm path (sql_fresh_warm) and one create
+#       cycle, sql_fresh), against the same cycle on one warm path (sql_fresh_warm) and one create
 #       (fresh_floor_create), measured in this phase; ratios within each of
 #       its rounds
 #   (n) fanout: FANOUT_CLIENTS clients per server (pgbench -c on each of
 #       the two servers at once) taking random paths of FANOUT_PATHS
 #       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
-#       run; locks/s summed over both servers, with the default settings
-#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off);
+#       run; locks/s summed over both servers (fanout_sql);
 #       each client on a path of its own (/bench/fanown/S_C, fanout_own:
 #       the floors' ZooKeeper work, a parent of its own per session);
 #       and the floor of as many sessions without PostgreSQL: 2 x
@@ -231,8 +227,6 @@ FANOUT_CLIENTS=40
 FANOUT_PATHS=4000
 FANOUT_SECONDS=10
 [ "$MODE" = quick ] && FANOUT_SECONDS=4
-# the setting the fresh and fanout phases turn off for "before"
-NOGUESS_PGOPTIONS='-c zklock.guess_fresh_paths=off'
 MULTI_SIZES="10 100" # paths per multi-lock
 SEM_LEASES=4
 LEASE_TTL='60 s' # the lease phase's ttl (zkfloor's lease modes use 60 s too)
@@ -751,9 +745,7 @@ run_variant() { # name round
 	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
 	fresh_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_fresh | sql_fresh_warm) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
-	sql_fresh_off) run_pgbench "$BUILD/sql_fresh.sql" "$SECONDS_PER" "$f" "$NOGUESS_PGOPTIONS" ;;
-	fanout_on) run_fanout "$f" ;;
-	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
+	fanout_sql) run_fanout "$f" ;;
 	fanout_own) run_fanout "$f" "" "$BUILD/sql_fanout_own.sql" ;;
 	fanout_floor) run_fanout_floor "$f" ;;
 	fanout_afloor) run_fanout_floor "$f" aparallel ;;
@@ -893,25 +885,25 @@ if want barrier; then
 	phase_end barrier
 fi
 
-# (m) the fresh phase: a lock on a path whose lock node is missing, with
-# and without the guess, against the warm cycle and one create
+# (m) the fresh phase: a lock on a path whose lock node is missing,
+# against the warm cycle and one create
 
 if want fresh; then
-	log "fresh: lock + unlock on a new path per cycle, with and without zklock.guess_fresh_paths, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
+	log "fresh: lock + unlock on a new path per cycle, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
 	phase_begin
 	pgbench_warmup "$BUILD/sql_fresh_warm.sql"
-	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh sql_fresh_off
+	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh
 	phase_end fresh
 fi
 
-# (n) the fanout phase: many backends on many distinct paths, with and
-# without the guess
+# (n) the fanout phase: many backends on many distinct paths, against
+# raw C sessions
 
 if want fanout; then
-	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
+	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
-	# the composed floor next to fanout_on, whose ratio to it is taken
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_own fanout_on fanout_off fanout_floor fanout_afloor
+	# the composed floor next to fanout_sql, whose ratio to it is taken
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_own fanout_sql fanout_floor fanout_afloor
 	phase_end fanout
 fi
 
