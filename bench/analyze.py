@@ -362,10 +362,10 @@ def main():
         "fresh_over_warm": ph_over("sql_fresh", "sql_fresh_warm", fresh_rounds),
         "fresh_warm_over_create": ph_over("sql_fresh_warm", "fresh_floor_create", fresh_rounds),
         "fresh_over_create": ph_over("sql_fresh", "fresh_floor_create", fresh_rounds),
-        "fanout_on_over_floor": ph_over("fanout_sql", "fanout_floor", fanout_rounds),
-        "fanout_on_over_afloor": ph_over("fanout_sql", "fanout_afloor", fanout_rounds),
+        "fanout_sql_over_floor": ph_over("fanout_sql", "fanout_floor", fanout_rounds),
+        "fanout_sql_over_afloor": ph_over("fanout_sql", "fanout_afloor", fanout_rounds),
         "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
-        "fanout_on_over_composed": ph_over("fanout_sql", "fanout_composed", fanout_rounds),
+        "fanout_sql_over_composed": ph_over("fanout_sql", "fanout_composed", fanout_rounds),
         "fanout_own_over_composed": ph_over("fanout_own", "fanout_composed", fanout_rounds),
         "fanout_own_over_floor": ph_over("fanout_own", "fanout_floor", fanout_rounds),
         "fanout_composed_over_afloor": ph_over("fanout_composed", "fanout_afloor", fanout_rounds),
@@ -861,20 +861,20 @@ def main():
                      par_composed_ratio, T_OWN_PARALLEL, "ge"),
         ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_sql`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
                      f"sessions' cycles/s (`fanout_floor`), same phase",
-                     "fanout_on_over_floor", T_OWN_FANOUT, "ge",
+                     "fanout_sql_over_floor", T_OWN_FANOUT, "ge",
                      (f"; {fmt(ph_med('fanout_sql'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
                      + (f"; zklock's own cycle through the asynchronous API from as many raw C sessions "
                         f"(`fanout_afloor`) {fmt(ph_med('fanout_afloor'))} cycles/s, zklock "
-                        f"{fmt(rmed('fanout_on_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
+                        f"{fmt(rmed('fanout_sql_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
                      if "fanout_sql" in ph_pooled and "fanout_floor" in ph_pooled else "")
                      + (f"; the measured composed floor (`fanout_composed`: as many raw C sessions, each with a "
                         f"connection of its own, 40 per server, looping `pg_advisory_lock`, zklock's multi, "
                         f"`pg_advisory_unlock`, its delete) {fmt(ph_med('fanout_composed'))} cycles/s, zklock "
-                        f"{fmt(rmed('fanout_on_over_composed'), 2)} × that (within each round)"
+                        f"{fmt(rmed('fanout_sql_over_composed'), 2)} × that (within each round)"
                         + (f" (machine busy {fan_busy('fanout_sql'):.0f} % during `fanout_sql`, "
                            f"{fan_busy('fanout_composed'):.0f} % during `fanout_composed`)"
                            if known(fan_busy("fanout_sql")) and known(fan_busy("fanout_composed")) else "")
-                        if "fanout_sql" in ph_pooled and known(rmed("fanout_on_over_composed"))
+                        if "fanout_sql" in ph_pooled and known(rmed("fanout_sql_over_composed"))
                         else "; the measured composed floor (`fanout_composed`): not measured")
                      + (f"; each backend on a path of its own, as each floor session has its own parent "
                         f"(`fanout_own`) {fmt(ph_med('fanout_own'))} locks/s: "
@@ -1701,9 +1701,9 @@ def main():
                 md.append(f"| `{v}` | {desc} | not measured | |\n")
         md.append("\n")
         md.extend(r + "\n" for r in ratio_head + [
-            rrow("`fanout_sql` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
+            rrow("`fanout_sql` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_sql_over_floor"),
             rrow("`fanout_sql` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
-                 "fanout_on_over_composed"),
+                 "fanout_sql_over_composed"),
             rrow("`fanout_own` ÷ `fanout_floor` (each backend on a path of its own)", "fanout_own_over_floor"),
             rrow("`fanout_own` ÷ `fanout_composed`", "fanout_own_over_composed"),
             rrow("`fanout_composed` ÷ `fanout_afloor` (what PostgreSQL's two statements leave of the bare cycles/s)",
