@@ -174,6 +174,47 @@ def read_kv(path):
     return d
 
 
+def read_pgbench_both(raw, name, key):
+    """The contention and parallel phases: run.sh's run_pgbench_both left
+    RAW/NAME.txt ("clients", "seconds", "warmup" lines, and "KEY_failed 1"
+    when pgbench failed) and the per-transaction logs of both servers'
+    pgbench (client_id txn_no latency_us script_no epoch_s epoch_us).  The
+    transactions (lock + unlock cycles) that ended inside [warmup, warmup +
+    seconds) after the first one started count: "KEY_..." figures as
+    pgclients printed them, the cycle's latency standing for the wait."""
+    kv = read_kv(os.path.join(raw, name + ".txt"))
+    d = {f"{key}_failed": kv[f"{key}_failed"]} if f"{key}_failed" in kv else {}
+    w, secs = num(kv, "warmup"), num(kv, "seconds")
+    rows = []
+    for fn in glob.glob(os.path.join(raw, name + ".log.*")):
+        server = fn[len(os.path.join(raw, name + ".log.")):].split(".")[0]
+        with open(fn) as f:
+            for line in f:
+                c = line.split()
+                if len(c) >= 6:
+                    end = int(c[4]) + int(c[5]) / 1e6
+                    rows.append((server + "_" + c[0], end - int(c[2]) / 1e6, end, float(c[2])))
+    if not rows or secs != secs:
+        return d
+    t0 = min(r[1] for r in rows) + w
+    kept = [r for r in rows if t0 <= r[2] < t0 + secs]
+    lat = sorted(r[3] for r in kept)
+    per_client = {}
+    for r in kept:
+        per_client[r[0]] = per_client.get(r[0], 0) + 1
+    n = len(lat)
+    d.update({f"{key}_clients": kv.get("clients", "?"), f"{key}_seconds": f"{secs:.3f}",
+              f"{key}_grants": str(n), f"{key}_cycles": str(n), f"{key}_cycles_per_s": f"{n / secs:.1f}",
+              f"{key}_grants_per_s": f"{n / secs:.1f}",
+              f"{key}_wait_mean_us": f"{sum(lat) / n:.1f}" if n else "nan",
+              f"{key}_wait_p50_us": f"{pct(lat, 0.50):.1f}", f"{key}_wait_p90_us": f"{pct(lat, 0.90):.1f}",
+              f"{key}_wait_p99_us": f"{pct(lat, 0.99):.1f}", f"{key}_wait_max_us": f"{lat[-1]:.1f}" if n else "nan",
+              f"{key}_client_cycles_min": str(min(per_client.values(), default=0)),
+              f"{key}_client_cycles_max": str(max(per_client.values(), default=0)),
+              f"{key}_failures": "1" if f"{key}_failed" in kv else "0"})
+    return d
+
+
 def num(d, k, default=float("nan")):
     try:
         return float(d[k])
@@ -449,7 +490,7 @@ def main():
                           for line in open(fn) if line.strip())
 
     stack = read_kv(os.path.join(raw, "stack.txt"))
-    contend = read_kv(os.path.join(raw, "contend.txt"))
+    contend = read_pgbench_both(raw, "contend", "contend")
     herd = read_kv(os.path.join(raw, "herd.txt"))
     scale = read_kv(os.path.join(raw, "scale.txt"))
     release = read_kv(os.path.join(raw, "release.txt"))
@@ -463,7 +504,9 @@ def main():
             cur_waits.extend(float(x) for x in f if x.strip())
     cur_waits.sort()
     par = {side: [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, f"parallel_{side}.[0-9].txt")))]
-           for side in ("sql", "raw", "async", "composed")}
+           for side in ("raw", "async", "composed")}
+    par["sql"] = [read_pgbench_both(raw, os.path.basename(fn)[:-4], "sql_parallel")
+                  for fn in sorted(glob.glob(os.path.join(raw, "parallel_sql.[0-9].txt")))]
     mntr = {}
     if os.path.exists(os.path.join(raw, "mntr_end.txt")):
         for line in open(os.path.join(raw, "mntr_end.txt")):
@@ -1028,7 +1071,7 @@ def main():
 
     cur_sessions = sum(int(num(d, "curator_contend_sessions", 0)) for d in curator)
     contend_rows = [
-        "| measure | zklock (`pgclients contend`) | Curator InterProcessMutex (`CuratorBench contend`) | "
+        "| measure | zklock (`pgbench -f bench/contend.sql -c 4` on each server) | Curator InterProcessMutex (`CuratorBench contend`) | "
         "raw C client (`zkfloor contend`) |",
         "|---|---:|---:|---:|",
         f"| contenders | {contend.get('contend_clients', '?')} backends (4 per server), a ZooKeeper session each | "
@@ -1044,7 +1087,8 @@ def main():
         f"{fmt(c_over_floor, 2)} × | "
         f"{fmt(cur_us_per_grant / pooled_med('floor_create'), 2)} × | {fmt(cf_over_floor, 2)} × |",
         f"| … ÷ the raw C client's (the bare recipe's hand-off) | {fmt(c_over_cf, 2)} × | {fmt(cur_over_cf, 2)} × | |",
-        f"| wait p50 (client side: zk_lock sent → result; acquire() called → returned) | "
+        f"| wait p50 (client side: zklock's whole cycle, zk_lock sent → zk_unlock's result, from pgbench's "
+        f"per-transaction log; Curator's acquire() called → returned) | "
         f"{fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms | {fmt(cpct(0.50) / 1000, 2)} ms | |",
         f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms | {fmt(cpct(0.90) / 1000, 2)} ms | |",
         f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms | {fmt(cpct(0.99) / 1000, 2)} ms | |",
@@ -1053,8 +1097,7 @@ def main():
         f"| wait mean (raw C client: create sent → granted) | {fmt(num(contend, 'contend_wait_mean_us') / 1000, 2)} ms | "
         f"{fmt(statistics.fmean(cur_waits) / 1000 if cur_waits else NAN, 2)} ms | "
         f"{fmt(num(contend_floor, 'raw_contend_wait_mean_us') / 1000, 2)} ms |",
-        f"| duplicate fencing tokens / failures | {contend.get('contend_duplicate_tokens', '?')} / "
-        f"{contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} | "
+        f"| failures | {contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} | "
         f"grants while another thread held the lock: {contend_floor.get('raw_contend_failures', '?')}"
         f"{' (the run failed)' if cf_failed else ''} |",
         "| watches given up on after 1 s (listed again) | | | "
@@ -1073,7 +1116,7 @@ def main():
         return f"{par_busy[side]:.0f} %" if side in par_busy else "n/a"
 
     par_rows = [
-        "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) | "
+        "| measure | zklock (`pgbench -f bench/parallel.sql -c 4` on each server) | raw C client (`zkfloor parallel`) | "
         "raw C, zklock's cycle (`zkfloor aparallel`) | the composed floor (`zkfloor acomposed`) |",
         "|---|---:|---:|---:|---:|",
         f"| sessions | {par['sql'][0].get('sql_parallel_clients', '?') if par['sql'] else '?'} backends (4 per server) | "
@@ -1081,7 +1124,7 @@ def main():
         f"{par['async'][0].get('raw_aparallel_threads', '?') if par['async'] else '?'} threads, a zhandle each | "
         f"{par['composed'][0].get('raw_acomposed_threads', '?') if par['composed'] else '?'} threads, a zhandle "
         f"and a connection each (4 per server) |",
-        f"| one cycle | `SELECT zk_lock('/bench/par/i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
+        f"| one cycle | `SELECT zk_lock('/bench/par/s_i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
         f"(pipelined), both answers awaited; then a synchronous delete | multi {{create, setData(parent)}}, then "
         f"delete, each through the asynchronous API and awaited | `SELECT pg_advisory_lock(k)`, the multi, "
         f"`SELECT pg_advisory_unlock(k)`, the delete, each awaited in turn |",
@@ -1713,11 +1756,11 @@ def main():
             "A backend that holds `/bench/s` takes it again many times in one statement (no "
             "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
     section("Contention: 8 contenders on one path", "contend", contend_rows,
-            "`bench/pgclients contend`: 4 connections to each server, driven by one asynchronous libpq "
-            "loop, each repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast "
-            "as it can. The wait of a grant is timed on the client from sending `zk_lock` to its result "
-            "(so it includes the ~1 SQL round trip of the statement itself). The first second is "
-            "not counted.\n\n",
+            "`pgbench -M prepared -c 4 -f bench/contend.sql` on each server at once: 8 backends, each "
+            "repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast as it can. "
+            "A grant counts when its cycle (pgbench's per-transaction log) ends inside the window; the wait "
+            "percentiles are of the whole cycle, the zk_lock wait plus the zk_unlock (one synchronous delete, "
+            "about 0.6 ms). The first second is not counted.\n\n",
             "Then, for comparison, `CuratorBench contend`: two JVMs started together, 4 threads each, every "
             "thread with its own Curator client (its own ZooKeeper session, as every backend has) and its "
             "own `InterProcessMutex('/bench/curator_contend')`, looping `acquire(); release()`. Both JVMs "
@@ -1735,9 +1778,9 @@ def main():
             "held the lock would count as a failure. Its wall time per grant is what the ZooKeeper "
             "recipe itself costs per hand-off on this machine.\n\n")
     section("Independent locks in parallel", "parallel", par_rows,
-            "`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
-            "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "
-            "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
+            "`pgbench -M prepared -c 4 -f bench/parallel.sql` on each server at once: 8 backends, "
+            "each looping `SELECT zk_lock('/bench/par/<server>_<client>')`, `SELECT zk_unlock(...)` on a path "
+            "of its own. `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
             "session (zhandle) and its own parent node, looping the linearizable cycle: an "
             "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
             "awaited, then a synchronous delete. "

@@ -103,13 +103,14 @@
 #       (pg_advisory_lock, pg_advisory_unlock, prepared) on a connection of
 #       its own, to the two servers in turn (zkfloor acomposed,
 #       fanout_composed); in alternating order, FANOUT_ROUNDS rounds
-#   (d) contention: 8 SQL clients on 2 servers on one path, Curator
+#   (d) contention: 8 SQL clients on 2 servers on one path (pgbench -c 4
+#       on each, bench/contend.sql), Curator
 #       InterProcessMutex with 8 contenders (2 JVMs x 4 threads), and the
 #       bare herd-free recipe in C with 8 sessions (bench/zkfloor.c
 #       contend); 200 waiters queued on one path, with ZooKeeper's watch
 #       counters
-#   (e) independent locks in parallel: 8 SQL clients (4 per server) each on
-#       its own path, against 8 raw C sessions doing the same cycle, 8
+#   (e) independent locks in parallel: 8 SQL clients (pgbench -c 4 on each
+#       server, bench/parallel.sql) each on its own path, against 8 raw C sessions doing the same cycle, 8
 #       sending zklock's requests through the asynchronous API (zkfloor
 #       aparallel), and the composed throughput floor: 8 doing that with
 #       PostgreSQL's two statements between them, each on a connection of
@@ -349,9 +350,11 @@ record() { # outfile name command...
 # preflight
 
 [ "$(id -u)" = 0 ] || die "run as root (PostgreSQL is run as the postgres user via runuser)"
-for c in gcc javac java gnuplot runuser "$PY" "$PGBIN/pgbench" "$PGBIN/initdb" "$ZKCTL"; do
+for c in gcc javac java runuser "$PY" "$PGBIN/pgbench" "$PGBIN/initdb" "$ZKCTL"; do
 	command -v "$c" >/dev/null || die "missing $c"
 done
+# the plot is drawn for BENCHMARKS.md only
+[ "$DOCS" = 0 ] || command -v gnuplot >/dev/null || die "missing gnuplot"
 [ -f /usr/share/postgresql/15/extension/zklock.control ] ||
 	die "zklock is not installed (make install in $REPO)"
 "$PY" -c 'import kazoo' 2>/dev/null || die "python3-kazoo is missing"
@@ -666,6 +669,32 @@ run_fanout() { # outfile [pgoptions [script]]
 		{ echo "nodes left under /bench/fan or /bench/fanown" >&2; return 1; }
 }
 
+# contention and parallel phases: pgbench with CLIENTS clients on each
+# server at once (-D s=1 or 2), for WARMUP + SECONDS (rounded up), with a
+# per-transaction log in RAW/NAME.log.<server>.<pid>; analyze.py keeps the
+# transactions that ended inside [WARMUP, WARMUP + SECONDS) after the first
+# one started
+run_pgbench_both() { # name clients seconds warmup script
+	local name=$1 n=$2 secs=$3 w=$4 script=$5 i port pids=() rc=0 total
+	total=$(awk -v a="$secs" -v b="$w" 'BEGIN { t = a + b; printf "%d", (t == int(t)) ? t : int(t) + 1 }')
+	rm -f "$RAW/$name".log.*
+	for i in 1 2; do
+		port=$PGPORT1
+		[ $i = 2 ] && port=$PGPORT2
+		start_bounded $((total + 120)) "$PGBIN/pgbench" -h "$TMP/pg$i" -p "$port" -U postgres -n -M prepared \
+			-c "$n" -j 1 -T "$total" -D s="$i" -l --log-prefix="$RAW/$name.log.$i" -f "$script" postgres \
+			>"$RAW/$name.pgbench$i" 2>&1
+		pids+=("$BOUNDED_PID")
+	done
+	for i in 1 2; do
+		wait_bounded "${pids[$((i - 1))]}" "$RAW/$name.pgbench$i" || rc=1
+	done
+	echo "clients $((2 * n))"
+	echo "seconds $secs"
+	echo "warmup $w"
+	return $rc
+}
+
 # fanout phase, the floor: as many raw C sessions as both servers' pgbench
 # clients (zkfloor parallel, each on a parent of its own; aparallel; or
 # acomposed, each with a connection of its own too, to the two servers in
@@ -925,8 +954,8 @@ fi
 if want contend; then
 	log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
 	phase_begin
-	record "$RAW/contend.txt" contend run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" \
-		"$CONTENDERS_PER_SERVER" /bench/contend "$CONTEND_SECONDS" "$CONTEND_WARMUP" "$RAW/contend_waits.txt"
+	record "$RAW/contend.txt" contend run_pgbench_both contend "$CONTENDERS_PER_SERVER" "$CONTEND_SECONDS" \
+		"$CONTEND_WARMUP" "$HERE/contend.sql"
 	phase_end contend
 
 	# two JVMs x 4 threads; both start counting at the same wall-clock
@@ -985,9 +1014,8 @@ if want parallel; then
 				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER))
 			;;
 		sql.*)
-			record "$RAW/parallel_$step.txt" sql_parallel run_bounded $((PARALLEL_SECONDS + 120)) \
-				"$BUILD/pgclients" parallel "$CONN1" "$CONN2" \
-				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP"
+			record "$RAW/parallel_$step.txt" sql_parallel run_pgbench_both "parallel_$step" \
+				"$CONTENDERS_PER_SERVER" "$PARALLEL_SECONDS" "$PARALLEL_WARMUP" "$HERE/parallel.sql"
 			;;
 		esac
 		echo "$step $ts $(date +%s.%N)" >>"$RAW/parallel_steps.txt"
@@ -1073,7 +1101,7 @@ fi
 
 log "analysing"
 "$PY" "$HERE/analyze.py" "$OUT"
-if grep -qv '^#' "$OUT/plot.dat"; then
+if command -v gnuplot >/dev/null && grep -qv '^#' "$OUT/plot.dat"; then
 	gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
 fi
 if [ "$DOCS" = 1 ]; then
