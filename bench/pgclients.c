@@ -81,7 +81,7 @@
  *       every waiter was queued, granted in order and nothing was left.
  *
  * Results are printed as "key value" lines for bench/analyze.py (and
- * bench/longqueue.py for the longqueue mode).
+ * `bench/analyze.py longqueue` for the longqueue mode).
  */
 #define _GNU_SOURCE				/* ppoll */
 #include <errno.h>
