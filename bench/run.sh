@@ -22,111 +22,31 @@
 #
 # One run starts a standalone ZooKeeper (test/zkctl) and two PostgreSQL 15
 # clusters (as the postgres user, in a temporary directory) on loopback
-# ports that are free, then measures:
-#   (a) the raw C client floor (bench/zkfloor.c): one ephemeral-sequential
-#       create; create+delete (the two-write floor of a lock+unlock); the
-#       multi {create, setData(parent)} + delete that zklock sends with
-#       synchronous release; the textbook create/getChildren/delete cycle;
-#       zklock's background-release traffic without PostgreSQL
-#   (b) SQL cycles with pgbench -M prepared, 1 client: zk_lock/zk_unlock
-#       (default settings, and with zklock.synchronous_release = off when
-#       the installed build has that setting), BEGIN/zk_xact_lock/COMMIT,
-#       pg_advisory_lock/unlock; the stacked re-acquire cost
-#       (bench/pgclients.c stack)
-#   (c) peers on the same ZooKeeper: kazoo Lock (bench/kazoo_bench.py),
-#       Curator InterProcessMutex and InterProcessReadWriteLock write lock
-#       (bench/CuratorBench.java)
-#   (i) multi: uncontended cycles of a multi-lock over N = 10 and N = 100
-#       fixed paths: pgbench -M prepared, 1 client, SELECT zk_lock(ARRAY[
-#       '/bench/multi/N/p1', ...]); SELECT zk_unlock(ARRAY[...]) (all nodes
-#       in one multi, released in one), against Curator InterProcessMultiLock
-#       over N InterProcessMutex on /zklock/bench/multi_c/N/p1..pN
-#       (CuratorBench multiN), and the raw floor "one create" measured again
-#       in this phase (multi_floor_create), and zklock's own traffic for 10
-#       paths sent by a bare C client (bench/zkfloor.c set10,
-#       multi_floor_set10), so that its ratios are computed
-#       within each of its rounds
-#   (j) semaphore: uncontended zk_semaphore_acquire('/bench/sem', 4) +
-#       zk_semaphore_release (pgbench as above) against Curator
-#       InterProcessSemaphoreV2 (maxLeases 4) acquire() + returnLease() on
-#       /zklock/bench/sem_c (CuratorBench semaphore)
-#   (k) lease: uncontended leases (locks held by a ZooKeeper TTL node):
-#       sql_lease_cycle, pgbench as above with the script SELECT
-#       zk_lease_lock('/bench/lease', '60 s') AS t \gset; SELECT
-#       zk_lease_unlock('/bench/lease', :t); sql_lease_renew, pgbench with
-#       SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by
-#       psql before each run (its token passed with -D token=N) and
-#       released after it; and, measured again in this phase, the floor
-#       "one create" (lease_floor_create) and the same ZooKeeper traffic
-#       from a bare C client: TTL create + getChildren pipelined, then a
-#       delete (bench/zkfloor.c ttlcycle, lease_floor_ttlcycle), and
-#       a setData of one TTL node (zkfloor renew, lease_floor_renew);
-#       ratios within each of its rounds
-#   (l) barrier: a double barrier of 8 members, 4 backends on each server
-#       (bench/pgclients dbarrier, one asynchronous libpq loop), cycles of
-#       SELECT zk_double_barrier_enter('/bench/db', 8) then, as soon as it
-#       returns, SELECT zk_double_barrier_leave('/bench/db'), in lock step:
-#       7 enters sent at once, the 8th (the last arrival, rotating over the
-#       8) sent BARRIER_GAP_MS (5 ms) later; each cycle timed whole (first
-#       enter sent -> last leave returned, sql_dbarrier8), from the last
-#       enter sent to the last enter returned (the release,
-#       sql_dbarrier8_release) and from the last enter sent to the last
-#       leave returned (sql_dbarrier8_fromlast); against Curator
-#       DistributedDoubleBarrier with 8 members on /zklock/bench/db_c, 1 JVM
-#       with 8 threads, a CuratorFramework client (ZooKeeper session) each,
-#       the same lock-step cycles timed the same way (CuratorBench
-#       dbarrier8, curator_dbarrier8*); and the floor "one create" measured
-#       again in this phase (barrier_floor_create); ratios within each of
-#       its rounds; ZooKeeper's request, write and watch counters around
-#       each side's run; a Curator cycle that hangs (Curator 5.4's enter()
-#       can wait forever) is logged with where each member was, and the run
-#       reconnects and goes on (CuratorBench; a run that cannot is kept as
-#       far as it got and the phase goes on)
-#   (m) fresh: lock + unlock on a path nobody has used before (its lock node
-#       missing: pgbench as above, a random path /bench/fresh/N of 2e9 per
-#       cycle, sql_fresh), against the same cycle on one warm path (sql_fresh_warm) and one create
-#       (fresh_floor_create), measured in this phase; ratios within each of
-#       its rounds
-#   (n) fanout: FANOUT_CLIENTS clients per server (pgbench -c on each of
-#       the two servers at once) taking random paths of FANOUT_PATHS
-#       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
-#       run; locks/s summed over both servers (fanout_sql);
-#       each client on a path of its own (/bench/fanown/S_C, fanout_own:
-#       the floors' ZooKeeper work, a parent of its own per session);
-#       and the floor of as many sessions without PostgreSQL: 2 x
-#       FANOUT_CLIENTS raw C sessions looping the create+getChildren,
-#       delete cycle, each on a parent of its own (bench/zkfloor.c
-#       parallel, fanout_floor, cycles/s), as many looping zklock's own
-#       requests through the asynchronous API (zkfloor aparallel,
-#       fanout_afloor), and the composed throughput floor: as many
-#       sessions each also running PostgreSQL's two statements of a cycle
-#       (pg_advisory_lock, pg_advisory_unlock, prepared) on a connection of
-#       its own, to the two servers in turn (zkfloor acomposed,
-#       fanout_composed); in alternating order, FANOUT_ROUNDS rounds
-#   (d) contention: 8 SQL clients on 2 servers on one path (pgbench -c 4
-#       on each, bench/contend.sql), Curator
-#       InterProcessMutex with 8 contenders (2 JVMs x 4 threads), and the
-#       bare herd-free recipe in C with 8 sessions (bench/zkfloor.c
-#       contend); 200 waiters queued on one path, with ZooKeeper's watch
-#       counters
-#   (e) independent locks in parallel: 8 SQL clients (pgbench -c 4 on each
-#       server, bench/parallel.sql) each on its own path, against 8 raw C sessions doing the same cycle, 8
-#       sending zklock's requests through the asynchronous API (zkfloor
-#       aparallel), and the composed throughput floor: 8 doing that with
-#       PostgreSQL's two statements between them, each on a connection of
-#       its own, 4 per server (zkfloor acomposed)
-#   (f) scale: one backend holding 10000 distinct locks (2000 with --quick)
-#   (g) releasing many locks at once: the COMMIT of a transaction holding
-#       10000 transaction locks (2000 with --quick), zk_unlock_all() of as
-#       many session locks, and whether the nodes are gone when they return
-#   (h) deadlock detection: time from deadlock_timeout to ERROR 40P01 for
-#       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
-#   (n) cpu: CPU time and context switches per uncontended zk_lock +
-#       zk_unlock cycle over the backend's threads, against the bare C
-#       client (zkfloor multi and amulti) and a pg_advisory_lock cycle:
-#       bench/cpu_account.sh --no-callgrind, with a ZooKeeper and a cluster
-#       of its own (perf stat and strace attach to one backend); its
-#       account is kept as raw/cpu_account.txt
+# ports that are free, then runs the phases below; BENCHMARKS.md (written by
+# bench/analyze.py) states each one's method next to its figures.
+#   latency    (a) the raw C client's floors (bench/zkfloor.c), (b) SQL
+#              cycles with pgbench -M prepared -c 1, (c) the peers: kazoo
+#              (bench/kazoo_bench.py) and Curator (bench/CuratorBench.java)
+#   multi, semaphore, lease, barrier   (i)-(l) uncontended multi-locks,
+#              semaphores, leases and an 8-member double barrier (bench/
+#              pgclients dbarrier) against Curator and the floors measured
+#              again in the same rounds
+#   fresh, fanout   (m)-(n) paths whose lock node is missing; 80 pgbench
+#              clients over 4000 paths against as many raw C sessions
+#   stack      the stacked re-acquire (bench/pgclients stack)
+#   contend    (d) 8 SQL clients on one path (pgbench, bench/contend.sql),
+#              Curator with 8 contenders, the bare recipe in C (zkfloor
+#              contend)
+#   parallel   (e) 8 SQL clients on paths of their own (pgbench,
+#              bench/parallel.sql) against raw C sessions (zkfloor parallel,
+#              aparallel, acomposed)
+#   herd       200 waiters on one path, ZooKeeper's watch counters
+#   scale, release   (f)-(g) one backend holding 10000 locks (2000 with
+#              --quick), and releasing them at COMMIT or zk_unlock_all()
+#   deadlock   (h) deadlock_timeout to 40P01 for 2-, 3- and 4-cycles across
+#              the two servers (bench/deadlock.sql)
+#   cpu        CPU and context switches per cycle (bench/cpu_account.sh
+#              --no-callgrind, with servers of its own)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
 # this shared machine hits all variants alike.  The multi, semaphore,
