@@ -590,13 +590,14 @@ run_fanout() { # outfile [pgoptions [script]]
 }
 
 # contention and parallel phases: pgbench with CLIENTS clients on each
-# server at once (-D s=1 or 2), for WARMUP + SECONDS (rounded up), with a
-# per-transaction log in RAW/NAME.log.<server>.<pid>; analyze.py keeps the
-# transactions that ended inside [WARMUP, WARMUP + SECONDS) after the first
-# one started
+# server at once (-D s=1 or 2), for WARMUP + SECONDS (rounded up) and one
+# second more, with a per-transaction log in RAW/NAME.log.<server>.<pid>;
+# analyze.py keeps the transactions that ended inside [WARMUP, WARMUP +
+# SECONDS) after the first one started (the last second, as the clients
+# stop, is not counted)
 run_pgbench_both() { # name clients seconds warmup script
 	local name=$1 n=$2 secs=$3 w=$4 script=$5 i port pids=() rc=0 total
-	total=$(awk -v a="$secs" -v b="$w" 'BEGIN { t = a + b; printf "%d", (t == int(t)) ? t : int(t) + 1 }')
+	total=$(awk -v a="$secs" -v b="$w" 'BEGIN { t = a + b; printf "%d", ((t == int(t)) ? t : int(t) + 1) + 1 }')
 	rm -f "$RAW/$name".log.*
 	for i in 1 2; do
 		port=$PGPORT1
