@@ -14,8 +14,8 @@
 # alternating (the first of a round alternates too), N rounds of S seconds
 # each, in the same run; prints the median cycles/s of each, their ratio,
 # and the median of the per-round ratios.  A ratio of 1 or more means the
-# advisory cycle costs no more.  The figures go in BENCHMARKS.md (the
-# section kept in bench/NOTES.md) by hand, with this command.
+# advisory cycle costs no more.  The figures go in BENCHMARKS.md
+# (Interpretation) by hand, with this command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)

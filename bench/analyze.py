@@ -1,5 +1,15 @@
 #!/usr/bin/python3
-"""analyze.py OUTDIR: turn bench/run.sh's raw results into tables.
+"""analyze.py: the bench's one analysis script (standard library only).
+
+  analyze.py OUTDIR                  bench/run.sh's raw results into tables
+  analyze.py longqueue OUTDIR        the tables of a bench/longqueue.sh run
+  analyze.py cpu OUTDIR [SECONDS]    the tables of bench/cpu_account.sh
+  analyze.py fanout snapshot FILE | diff BEFORE AFTER CYCLES LABEL OUT |
+                    summary OUT      the per-process half of
+                                     bench/fanout_account.sh
+
+The three other commands are described where their code begins, below.
+bench/run.sh's analysis:
 
 Reads OUTDIR/raw/* and OUTDIR/machine.txt; writes OUTDIR/results.json,
 OUTDIR/summary.txt (printed at the end of a run), OUTDIR/plot.dat (for
@@ -21,11 +31,14 @@ raw/<variant>.r<round>.cycles, split by run.sh into raw/<variant>.r<round>.txt
 (whole cycle), <variant>_release.r<round>.txt and <variant>_fromlast...).
 Any subset of phases may be present: what did not run is "not measured".
 """
+import collections
 import glob
 import json
+import math
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 VARIANTS = [
@@ -109,13 +122,10 @@ FRESH_VARIANTS = [
     ("fresh_floor_create", "C client: one ephemeral-sequential create (the floor), measured again in this phase"),
     ("sql_fresh_warm", "pgbench: SELECT zk_lock('/bench/freshwarm'); SELECT zk_unlock('/bench/freshwarm') (a warm path)"),
     ("sql_fresh", "pgbench: the same on a new path per cycle, /bench/fresh/N, N random in 1 … 2e9 (its lock node missing)"),
-    ("sql_fresh_off", "pgbench: the same as `sql_fresh` with `zklock.guess_fresh_paths = off` (every attempt assumes its "
-     "lock node exists: zklock before the guess)"),
 ]
 # the fanout phase: locks/s, not latencies
 FANOUT_VARIANTS = [
-    ("fanout_on", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
-    ("fanout_off", "locks/s: the same with `zklock.guess_fresh_paths = off`"),
+    ("fanout_sql", "locks/s: 2 × 40 pgbench clients on random paths of 4000, default settings"),
     ("fanout_own", "locks/s: 2 × 40 pgbench clients, each on a path of its own (`/bench/fanown/S_C`), "
      "default settings: the floors' ZooKeeper work per cycle (a parent of its own per session)"),
     ("fanout_floor", "cycles/s: the floor without PostgreSQL: 2 × 40 raw C sessions (`zkfloor parallel`), each looping "
@@ -144,12 +154,11 @@ T_LEASE_RENEW = 1.2     # sql_lease_renew / lease_floor_create <=
 T_DBARRIER_RELEASE = 3.0  # sql_dbarrier8_release / barrier_floor_create <=
 T_DBARRIER_PEER = 0.5     # sql_dbarrier8 / curator_dbarrier8 <=
 T_FRESH = 1.2           # sql_fresh / sql_fresh_warm <=
-T_FANOUT = 2.0          # fanout_on / fanout_off (locks/s) >=
 # zklock's own cost per statement: the cycle against the peers and floors
 T_OWN_PEER = 0.85       # sql_lock / curator_mutex <=
 T_OWN_TEXTBOOK = 1.15   # sql_lock / floor_cycle (create, getChildren, delete in C) <=
 T_OWN_PARALLEL = 0.8    # parallel: zklock cycles/s / the composed floor's >=
-T_OWN_FANOUT = 0.7      # fanout_on locks/s / fanout_floor cycles/s (80 sessions) >=
+T_OWN_FANOUT = 0.7      # fanout_sql locks/s / fanout_floor cycles/s (80 sessions) >=
 T_OWN_CPU = 2.0         # CPU per cycle, all threads: SQL / zkfloor multi <=
 T_OWN_SWITCHES = 2.0    # context switches per cycle: SQL - zkfloor multi <=
 
@@ -175,6 +184,47 @@ def read_kv(path):
                 d[k] += "; " + v
             else:
                 d[k] = v
+    return d
+
+
+def read_pgbench_both(raw, name, key):
+    """The contention and parallel phases: run.sh's run_pgbench_both left
+    RAW/NAME.txt ("clients", "seconds", "warmup" lines, and "KEY_failed 1"
+    when pgbench failed) and the per-transaction logs of both servers'
+    pgbench (client_id txn_no latency_us script_no epoch_s epoch_us).  The
+    transactions (lock + unlock cycles) that ended inside [warmup, warmup +
+    seconds) after the first one started count: "KEY_..." figures as
+    pgclients printed them, the cycle's latency standing for the wait."""
+    kv = read_kv(os.path.join(raw, name + ".txt"))
+    d = {f"{key}_failed": kv[f"{key}_failed"]} if f"{key}_failed" in kv else {}
+    w, secs = num(kv, "warmup"), num(kv, "seconds")
+    rows = []
+    for fn in glob.glob(os.path.join(raw, name + ".log.*")):
+        server = fn[len(os.path.join(raw, name + ".log.")):].split(".")[0]
+        with open(fn) as f:
+            for line in f:
+                c = line.split()
+                if len(c) >= 6:
+                    end = int(c[4]) + int(c[5]) / 1e6
+                    rows.append((server + "_" + c[0], end - int(c[2]) / 1e6, end, float(c[2])))
+    if not rows or secs != secs:
+        return d
+    t0 = min(r[1] for r in rows) + w
+    kept = [r for r in rows if t0 <= r[2] < t0 + secs]
+    lat = sorted(r[3] for r in kept)
+    per_client = {}
+    for r in kept:
+        per_client[r[0]] = per_client.get(r[0], 0) + 1
+    n = len(lat)
+    d.update({f"{key}_clients": kv.get("clients", "?"), f"{key}_seconds": f"{secs:.3f}",
+              f"{key}_grants": str(n), f"{key}_cycles": str(n), f"{key}_cycles_per_s": f"{n / secs:.1f}",
+              f"{key}_grants_per_s": f"{n / secs:.1f}",
+              f"{key}_wait_mean_us": f"{sum(lat) / n:.1f}" if n else "nan",
+              f"{key}_wait_p50_us": f"{pct(lat, 0.50):.1f}", f"{key}_wait_p90_us": f"{pct(lat, 0.90):.1f}",
+              f"{key}_wait_p99_us": f"{pct(lat, 0.99):.1f}", f"{key}_wait_max_us": f"{lat[-1]:.1f}" if n else "nan",
+              f"{key}_client_cycles_min": str(min(per_client.values(), default=0)),
+              f"{key}_client_cycles_max": str(max(per_client.values(), default=0)),
+              f"{key}_failures": "1" if f"{key}_failed" in kv else "0"})
     return d
 
 
@@ -364,16 +414,12 @@ def main():
         "lease_cycle_over_ttlcycle": ph_over("sql_lease_cycle", "lease_floor_ttlcycle", lease_rounds),
         "lease_renew_over_renewfloor": ph_over("sql_lease_renew", "lease_floor_renew", lease_rounds),
         "fresh_over_warm": ph_over("sql_fresh", "sql_fresh_warm", fresh_rounds),
-        "fresh_off_over_warm": ph_over("sql_fresh_off", "sql_fresh_warm", fresh_rounds),
-        "fresh_over_fresh_off": ph_over("sql_fresh", "sql_fresh_off", fresh_rounds),
         "fresh_warm_over_create": ph_over("sql_fresh_warm", "fresh_floor_create", fresh_rounds),
         "fresh_over_create": ph_over("sql_fresh", "fresh_floor_create", fresh_rounds),
-        "fanout_on_over_off": ph_over("fanout_on", "fanout_off", fanout_rounds),
-        "fanout_on_over_floor": ph_over("fanout_on", "fanout_floor", fanout_rounds),
-        "fanout_off_over_floor": ph_over("fanout_off", "fanout_floor", fanout_rounds),
-        "fanout_on_over_afloor": ph_over("fanout_on", "fanout_afloor", fanout_rounds),
+        "fanout_sql_over_floor": ph_over("fanout_sql", "fanout_floor", fanout_rounds),
+        "fanout_sql_over_afloor": ph_over("fanout_sql", "fanout_afloor", fanout_rounds),
         "fanout_afloor_over_floor": ph_over("fanout_afloor", "fanout_floor", fanout_rounds),
-        "fanout_on_over_composed": ph_over("fanout_on", "fanout_composed", fanout_rounds),
+        "fanout_sql_over_composed": ph_over("fanout_sql", "fanout_composed", fanout_rounds),
         "fanout_own_over_composed": ph_over("fanout_own", "fanout_composed", fanout_rounds),
         "fanout_own_over_floor": ph_over("fanout_own", "fanout_floor", fanout_rounds),
         "fanout_composed_over_afloor": ph_over("fanout_composed", "fanout_afloor", fanout_rounds),
@@ -457,7 +503,7 @@ def main():
                           for line in open(fn) if line.strip())
 
     stack = read_kv(os.path.join(raw, "stack.txt"))
-    contend = read_kv(os.path.join(raw, "contend.txt"))
+    contend = read_pgbench_both(raw, "contend", "contend")
     herd = read_kv(os.path.join(raw, "herd.txt"))
     scale = read_kv(os.path.join(raw, "scale.txt"))
     release = read_kv(os.path.join(raw, "release.txt"))
@@ -471,7 +517,9 @@ def main():
             cur_waits.extend(float(x) for x in f if x.strip())
     cur_waits.sort()
     par = {side: [read_kv(fn) for fn in sorted(glob.glob(os.path.join(raw, f"parallel_{side}.[0-9].txt")))]
-           for side in ("sql", "raw", "async", "composed")}
+           for side in ("raw", "async", "composed")}
+    par["sql"] = [read_pgbench_both(raw, os.path.basename(fn)[:-4], "sql_parallel")
+                  for fn in sorted(glob.glob(os.path.join(raw, "parallel_sql.[0-9].txt")))]
     mntr = {}
     if os.path.exists(os.path.join(raw, "mntr_end.txt")):
         for line in open(os.path.join(raw, "mntr_end.txt")):
@@ -670,13 +718,6 @@ def main():
                 + (f", Curator {fmt(cur_over_cf, 2)} ×" if rate else "")
                 + cf_fail_note)
 
-    # the fan-out floor: the bare C client with as many sessions
-    fan_sessions = (str(2 * int(machine["fanout_clients_per_server"]))
-                    if machine.get("fanout_clients_per_server", "").isdigit() else "?")
-    fanout_floor_note = (f"; the bare C client with {fan_sessions} sessions (`fanout_floor`): "
-                         f"{fmt(ph_med('fanout_floor'))} cycles/s; 2 × `fanout_off` would need "
-                         f"{fmt(2 * ph_med('fanout_off'))} locks/s, {fmt(2 * rmed('fanout_off_over_floor'), 2)} × that"
-                         if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled else "")
 
     # parallel: total cycles over the same total time on both sides
     par_sql = [num(d, "sql_parallel_cycles") for d in par["sql"]]
@@ -811,15 +852,8 @@ def main():
         ratio_target(f"Fresh path, uncontended: lock + unlock on a path whose lock node is missing (`sql_fresh`) "
                      f"≤ {T_FRESH:g} × the same cycle on a warm path (`sql_fresh_warm`, same phase)",
                      "fresh_over_warm", T_FRESH, "le",
-                     f"; {fmt(ph_med('sql_fresh'))} µs vs {fmt(ph_med('sql_fresh_warm'))} µs; without the guess "
-                     f"(`sql_fresh_off`, zklock before it): {fmt(ph_med('sql_fresh_off'))} µs = "
-                     f"{fmt(rmed('fresh_off_over_warm'), 2)} × the warm cycle"
+                     f"; {fmt(ph_med('sql_fresh'))} µs vs {fmt(ph_med('sql_fresh_warm'))} µs"
                      if "sql_fresh" in ph_pooled else ""),
-        ratio_target(f"Fan-out: 80 backends on 2 servers over 4000 distinct paths, locks/s with the guess (`fanout_on`) "
-                     f"≥ {T_FANOUT:g} × without it (`fanout_off`, zklock before it), same phase",
-                     "fanout_on_over_off", T_FANOUT, "ge",
-                     f"; {fmt(ph_med('fanout_on'))} vs {fmt(ph_med('fanout_off'))} locks/s" + fanout_floor_note
-                     if "fanout_on" in ph_pooled else ""),
         value_target(f"Contention, 8 contenders on one path: zklock's wall time per grant (window ÷ grants) "
                      f"≤ {T_CONTEND_FLOOR:g} × `floor_create`",
                      (f"{c_over_floor:.2f} × ({fmt(c_us_per_grant)} µs per grant; floor_create "
@@ -881,22 +915,22 @@ def main():
                          f"{par_sql_rate / par_async_rate:.2f} × that" if known(par_async_rate) else "")
                       + ")" if known(par_composed_ratio) else "not measured") + par_comp_note,
                      par_composed_ratio, T_OWN_PARALLEL, "ge"),
-        ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_on`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
+        ratio_target(f"Own cost: 80 backends on 2 servers, locks/s (`fanout_sql`) ≥ {T_OWN_FANOUT:g} × 80 bare C "
                      f"sessions' cycles/s (`fanout_floor`), same phase",
-                     "fanout_on_over_floor", T_OWN_FANOUT, "ge",
-                     (f"; {fmt(ph_med('fanout_on'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
+                     "fanout_sql_over_floor", T_OWN_FANOUT, "ge",
+                     (f"; {fmt(ph_med('fanout_sql'))} locks/s vs {fmt(ph_med('fanout_floor'))} cycles/s"
                      + (f"; zklock's own cycle through the asynchronous API from as many raw C sessions "
                         f"(`fanout_afloor`) {fmt(ph_med('fanout_afloor'))} cycles/s, zklock "
-                        f"{fmt(rmed('fanout_on_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
-                     if "fanout_on" in ph_pooled and "fanout_floor" in ph_pooled else "")
+                        f"{fmt(rmed('fanout_sql_over_afloor'), 2)} × that" if "fanout_afloor" in ph_pooled else "")
+                     if "fanout_sql" in ph_pooled and "fanout_floor" in ph_pooled else "")
                      + (f"; the measured composed floor (`fanout_composed`: as many raw C sessions, each with a "
                         f"connection of its own, 40 per server, looping `pg_advisory_lock`, zklock's multi, "
                         f"`pg_advisory_unlock`, its delete) {fmt(ph_med('fanout_composed'))} cycles/s, zklock "
-                        f"{fmt(rmed('fanout_on_over_composed'), 2)} × that (within each round)"
-                        + (f" (machine busy {fan_busy('fanout_on'):.0f} % during `fanout_on`, "
+                        f"{fmt(rmed('fanout_sql_over_composed'), 2)} × that (within each round)"
+                        + (f" (machine busy {fan_busy('fanout_sql'):.0f} % during `fanout_sql`, "
                            f"{fan_busy('fanout_composed'):.0f} % during `fanout_composed`)"
-                           if known(fan_busy("fanout_on")) and known(fan_busy("fanout_composed")) else "")
-                        if "fanout_on" in ph_pooled and known(rmed("fanout_on_over_composed"))
+                           if known(fan_busy("fanout_sql")) and known(fan_busy("fanout_composed")) else "")
+                        if "fanout_sql" in ph_pooled and known(rmed("fanout_sql_over_composed"))
                         else "; the measured composed floor (`fanout_composed`): not measured")
                      + (f"; each backend on a path of its own, as each floor session has its own parent "
                         f"(`fanout_own`) {fmt(ph_med('fanout_own'))} locks/s: "
@@ -1050,7 +1084,7 @@ def main():
 
     cur_sessions = sum(int(num(d, "curator_contend_sessions", 0)) for d in curator)
     contend_rows = [
-        "| measure | zklock (`pgclients contend`) | Curator InterProcessMutex (`CuratorBench contend`) | "
+        "| measure | zklock (`pgbench -f bench/contend.sql -c 4` on each server) | Curator InterProcessMutex (`CuratorBench contend`) | "
         "raw C client (`zkfloor contend`) |",
         "|---|---:|---:|---:|",
         f"| contenders | {contend.get('contend_clients', '?')} backends (4 per server), a ZooKeeper session each | "
@@ -1066,7 +1100,8 @@ def main():
         f"{fmt(c_over_floor, 2)} × | "
         f"{fmt(cur_us_per_grant / pooled_med('floor_create'), 2)} × | {fmt(cf_over_floor, 2)} × |",
         f"| … ÷ the raw C client's (the bare recipe's hand-off) | {fmt(c_over_cf, 2)} × | {fmt(cur_over_cf, 2)} × | |",
-        f"| wait p50 (client side: zk_lock sent → result; acquire() called → returned) | "
+        f"| wait p50 (client side: zklock's whole cycle, zk_lock sent → zk_unlock's result, from pgbench's "
+        f"per-transaction log; Curator's acquire() called → returned) | "
         f"{fmt(num(contend, 'contend_wait_p50_us') / 1000, 2)} ms | {fmt(cpct(0.50) / 1000, 2)} ms | |",
         f"| wait p90 | {fmt(num(contend, 'contend_wait_p90_us') / 1000, 2)} ms | {fmt(cpct(0.90) / 1000, 2)} ms | |",
         f"| wait p99 | {fmt(num(contend, 'contend_wait_p99_us') / 1000, 2)} ms | {fmt(cpct(0.99) / 1000, 2)} ms | |",
@@ -1075,8 +1110,7 @@ def main():
         f"| wait mean (raw C client: create sent → granted) | {fmt(num(contend, 'contend_wait_mean_us') / 1000, 2)} ms | "
         f"{fmt(statistics.fmean(cur_waits) / 1000 if cur_waits else NAN, 2)} ms | "
         f"{fmt(num(contend_floor, 'raw_contend_wait_mean_us') / 1000, 2)} ms |",
-        f"| duplicate fencing tokens / failures | {contend.get('contend_duplicate_tokens', '?')} / "
-        f"{contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} | "
+        f"| failures | {contend.get('contend_failures', '?')} | failures: {'yes' if cur_failed else ('0' if curator else '?')} | "
         f"grants while another thread held the lock: {contend_floor.get('raw_contend_failures', '?')}"
         f"{' (the run failed)' if cf_failed else ''} |",
         "| watches given up on after 1 s (listed again) | | | "
@@ -1095,7 +1129,7 @@ def main():
         return f"{par_busy[side]:.0f} %" if side in par_busy else "n/a"
 
     par_rows = [
-        "| measure | zklock (`pgclients parallel`) | raw C client (`zkfloor parallel`) | "
+        "| measure | zklock (`pgbench -f bench/parallel.sql -c 4` on each server) | raw C client (`zkfloor parallel`) | "
         "raw C, zklock's cycle (`zkfloor aparallel`) | the composed floor (`zkfloor acomposed`) |",
         "|---|---:|---:|---:|---:|",
         f"| sessions | {par['sql'][0].get('sql_parallel_clients', '?') if par['sql'] else '?'} backends (4 per server) | "
@@ -1103,7 +1137,7 @@ def main():
         f"{par['async'][0].get('raw_aparallel_threads', '?') if par['async'] else '?'} threads, a zhandle each | "
         f"{par['composed'][0].get('raw_acomposed_threads', '?') if par['composed'] else '?'} threads, a zhandle "
         f"and a connection each (4 per server) |",
-        f"| one cycle | `SELECT zk_lock('/bench/par/i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
+        f"| one cycle | `SELECT zk_lock('/bench/par/s_i')`; `SELECT zk_unlock(...)` | create and getChildren sent back to back "
         f"(pipelined), both answers awaited; then a synchronous delete | multi {{create, setData(parent)}}, then "
         f"delete, each through the asynchronous API and awaited | `SELECT pg_advisory_lock(k)`, the multi, "
         f"`SELECT pg_advisory_unlock(k)`, the delete, each awaited in turn |",
@@ -1420,7 +1454,7 @@ def main():
     if "fanout" in phases_run:
         for v, _ in FANOUT_VARIANTS:
             if v in ph_pooled:
-                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_on', 'fanout_off', 'fanout_own') else 'cycles/s'} per round "
+                summary.append(f"Fanout phase, {v}: {'locks/s' if v in ('fanout_sql', 'fanout_own') else 'cycles/s'} per round "
                                f"{' / '.join(f'{x:.0f}' for x in ph_pooled[v]['round_medians'])}")
     if "lease" in phases_run:
         summary.append(f"Lease phase: leases left over by pgbench and released by the harness: {lease_leftovers}")
@@ -1489,13 +1523,16 @@ def main():
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(summary) + "\n")
 
-    notes_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES.md")
-    notes = open(notes_path).read() if os.path.exists(notes_path) else ""
+    # the hand-written interpretation: the repository's BENCHMARKS.md from
+    # its "## Interpretation" heading on, kept as it is
+    bm_path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "BENCHMARKS.md")
+    bm = open(bm_path).read() if os.path.exists(bm_path) else ""
+    notes = bm[bm.index("## Interpretation"):] if "## Interpretation" in bm else ""
 
     md = []
     md.append("# zklock benchmarks\n\n")
     md.append("Written by `bench/run.sh`; do not edit by hand: the "
-              "interpretation at the end comes from `bench/NOTES.md`. The harness is not part of the "
+              "interpretation at the end (from \"Interpretation\" on) is hand-written and kept from run to run. The harness is not part of the "
               "test suite.\n\n")
     md.append("Reproduce (as root, from the repository root, with the extension installed by "
               "`make install`):\n\n")
@@ -1681,18 +1718,14 @@ def main():
     md.append(f"Phase `fresh` ({ran('fresh', fresh_rounds)}): one client, uncontended, a lock + unlock cycle whose "
               "lock node is missing (a path nobody has used: the lock nodes are containers, which ZooKeeper removes "
               "once their last child is gone, within `znode.container.checkIntervalMs`, 1 s here), with the default "
-              "settings and with `zklock.guess_fresh_paths = off`, a developer setting that makes every attempt "
-              "assume its lock node exists, as every attempt did before the guess: the create then fails, the "
-              "lock node's parents are created and the create is sent again. With the guess, a backend that has "
+              "settings. A backend that has "
               "lately found lock nodes missing sends the lock node's create just before its queue node's multi, "
               "without waiting: one round trip, two writes. The "
-              "four variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
+              "three variants run for the same seconds as a latency variant, in the listed order in odd rounds and "
               "reversed in even ones; ratios within each round, median over rounds.\n\n")
     if phase_start("fresh"):
         phase_tables(FRESH_VARIANTS, ratio_head + [
             rrow(f"`sql_fresh` ÷ `sql_fresh_warm` (target ≤ {T_FRESH:g})", "fresh_over_warm"),
-            rrow("`sql_fresh_off` ÷ `sql_fresh_warm` (before the guess)", "fresh_off_over_warm"),
-            rrow("`sql_fresh` ÷ `sql_fresh_off` (after ÷ before)", "fresh_over_fresh_off"),
             rrow("`sql_fresh_warm` ÷ `fresh_floor_create`", "fresh_warm_over_create"),
             rrow("`sql_fresh` ÷ `fresh_floor_create`", "fresh_over_create"),
         ], False)
@@ -1701,8 +1734,7 @@ def main():
               f"`SELECT zk_lock('/bench/fan/' || :n); SELECT zk_unlock('/bench/fan/' || :n)` with n random in "
               f"1 … {machine.get('fanout_paths', '?')}, for {machine.get('fanout_seconds', '?')} s; the figure "
               "is the sum of both servers' transactions per second (pgbench's tps without connection time), that "
-              "is locks taken and released per second. `fanout_on` with the default settings, `fanout_off` with "
-              "`zklock.guess_fresh_paths = off`, alternating; after each run no node may be left under "
+              "is locks taken and released per second (`fanout_sql`); after each run no node may be left under "
               "`/bench/fan`. `fanout_floor`, in the same rounds: the most lock + unlock cycles per second that "
               "as many ZooKeeper sessions get from this ZooKeeper on this machine without PostgreSQL: "
               "`zkfloor parallel` with one thread per pgbench client of both servers, each with its own "
@@ -1725,31 +1757,23 @@ def main():
                 md.append(f"| `{v}` | {desc} | not measured | |\n")
         md.append("\n")
         md.extend(r + "\n" for r in ratio_head + [
-            rrow(f"`fanout_on` ÷ `fanout_off`, locks/s (target ≥ {T_FANOUT:g})", "fanout_on_over_off"),
-            rrow("`fanout_on` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_on_over_floor"),
-            rrow("`fanout_off` ÷ `fanout_floor`", "fanout_off_over_floor"),
-            rrow("`fanout_on` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
-                 "fanout_on_over_composed"),
+            rrow("`fanout_sql` ÷ `fanout_floor` (locks/s over the bare C client's cycles/s)", "fanout_sql_over_floor"),
+            rrow("`fanout_sql` ÷ `fanout_composed` (locks/s over the measured composed floor's cycles/s)",
+                 "fanout_sql_over_composed"),
             rrow("`fanout_own` ÷ `fanout_floor` (each backend on a path of its own)", "fanout_own_over_floor"),
             rrow("`fanout_own` ÷ `fanout_composed`", "fanout_own_over_composed"),
             rrow("`fanout_composed` ÷ `fanout_afloor` (what PostgreSQL's two statements leave of the bare cycles/s)",
                  "fanout_composed_over_afloor"),
         ])
-        if "fanout_floor" in ph_pooled and "fanout_off" in ph_pooled:
-            md.append(f"\nThe fan-out target asks `fanout_on` for 2 × `fanout_off`, "
-                      f"{fmt(2 * ph_med('fanout_off'))} locks/s here; the bare C client with {fan_sessions} sessions "
-                      f"reached {fmt(ph_med('fanout_floor'))} cycles/s, so that is "
-                      f"{fmt(2 * rmed('fanout_off_over_floor'), 2)} × the floor (within each round, median over "
-                      f"rounds).\n")
     section("Stacked re-acquire", "stack", stack_rows,
             "A backend that holds `/bench/s` takes it again many times in one statement (no "
             "ZooKeeper round trip; the count goes up), then releases as many holds; best of 3.\n\n")
     section("Contention: 8 contenders on one path", "contend", contend_rows,
-            "`bench/pgclients contend`: 4 connections to each server, driven by one asynchronous libpq "
-            "loop, each repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast "
-            "as it can. The wait of a grant is timed on the client from sending `zk_lock` to its result "
-            "(so it includes the ~1 SQL round trip of the statement itself). The first second is "
-            "not counted.\n\n",
+            "`pgbench -M prepared -c 4 -f bench/contend.sql` on each server at once: 8 backends, each "
+            "repeating `SELECT zk_lock('/bench/contend')` then `SELECT zk_unlock(...)` as fast as it can. "
+            "A grant counts when its cycle (pgbench's per-transaction log) ends inside the window; the wait "
+            "percentiles are of the whole cycle, the zk_lock wait plus the zk_unlock (one synchronous delete, "
+            "about 0.6 ms). The first second is not counted.\n\n",
             "Then, for comparison, `CuratorBench contend`: two JVMs started together, 4 threads each, every "
             "thread with its own Curator client (its own ZooKeeper session, as every backend has) and its "
             "own `InterProcessMutex('/bench/curator_contend')`, looping `acquire(); release()`. Both JVMs "
@@ -1767,9 +1791,9 @@ def main():
             "held the lock would count as a failure. Its wall time per grant is what the ZooKeeper "
             "recipe itself costs per hand-off on this machine.\n\n")
     section("Independent locks in parallel", "parallel", par_rows,
-            "`bench/pgclients parallel`: 8 connections, 4 to each server, connection i looping "
-            "`SELECT zk_lock('/bench/par/i')`, `SELECT zk_unlock('/bench/par/i')` on its own path (one "
-            "asynchronous libpq loop). `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
+            "`pgbench -M prepared -c 4 -f bench/parallel.sql` on each server at once: 8 backends, "
+            "each looping `SELECT zk_lock('/bench/par/<server>_<client>')`, `SELECT zk_unlock(...)` on a path "
+            "of its own. `bench/zkfloor parallel`: 8 threads, each with its own ZooKeeper "
             "session (zhandle) and its own parent node, looping the linearizable cycle: an "
             "ephemeral-sequential create and a getChildren sent back to back (pipelined), both answers "
             "awaited, then a synchronous delete. "
@@ -1878,5 +1902,566 @@ def main():
         f.write("".join(md))
 
 
+# ---------------------------------------------------------------------------
+# analyze.py longqueue OUTDIR: the tables of a bench/longqueue.sh run.
+# Reads OUTDIR/machine.txt and OUTDIR/raw/KIND.N.txt ("key value" lines of
+# bench/pgclients longqueue) and prints markdown: one row per kind and size,
+# and the growth of the requests from one size to the next against n and n².
+
+KINDS = ["exclusive", "mixed", "semaphore1", "semaphore2", "set2", "lease"]
+WHAT = {
+    "exclusive": "`zk_lock`",
+    "mixed": "`zk_rlock`, every 4th `zk_lock`",
+    "semaphore1": "`zk_semaphore_acquire(path, 1)`",
+    "semaphore2": "`zk_semaphore_acquire(path, 2)`, 2 holders",
+    "set2": "`zk_lock(ARRAY[a, b])`",
+    "lease": "`zk_lease_lock`",
+}
+
+
+def longqueue_tables(out):
+    machine = read_kv(os.path.join(out, "machine.txt"))
+    runs = {}
+    for p in glob.glob(os.path.join(out, "raw", "*.txt")):
+        kind, n = os.path.basename(p)[:-4].rsplit(".", 1)
+        runs[(kind, int(n))] = read_kv(p)
+    kinds = [k for k in KINDS if any(k == r[0] for r in runs)]
+    kinds += sorted({r[0] for r in runs} - set(kinds))
+
+    print(f"Run of {machine.get('date_utc', '?')}, build {machine.get('git_head', '?')} "
+          f"(zklock.so {machine.get('zklock_so_md5', '?')}), {machine.get('postgres', '?')}, "
+          f"ZooKeeper {machine.get('zk_version', '?')}, {machine.get('nproc', '?')} cores "
+          f"(load average {machine.get('loadavg_start', '?')} at the start, "
+          f"{machine.get('loadavg_end', '?')} at the end), {machine.get('elapsed_s', '?')} s: "
+          f"`{machine.get('command', '?')}`; deadlock_timeout = "
+          f"{machine.get('deadlock_timeout_ms', '?')} ms; held {machine.get('hold_s', '?')} s "
+          f"after every waiter was waiting, and on until the checks were over (a second with at most "
+          f"n/2 + 10 requests: pings), at most {machine.get('limit_s', '?')} s more.\n")
+    hold = machine.get("hold_s", "?")
+    print(f"| kind | n | requests in the first {hold} s | checks over after s | requests until then | "
+          "÷ n² | per s: mean / busiest | drain ms | drain requests | "
+          "granted in queue order | nodes left (ephemeral) |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
+    for kind in kinds:
+        for n in sorted(n for k, n in runs if k == kind):
+            d = runs[(kind, n)]
+            drained = d.get("lq_drained") == "1"
+            quiet = num(d, "lq_quiet_after_s") >= 0
+            granted = d.get("lq_granted", "?")
+            fifo = (f"{granted}/{n}, {d.get('lq_fifo_inversions', '?')} inversions"
+                    + ("" if d.get("lq_queued") == str(n) else f", {d.get('lq_queued', '?')} seen queued"))
+            drain = fmt(num(d, "lq_drain_ms")) if drained else \
+                f"not drained in {machine.get('limit_s', '?')} s"
+            left = (f"{d.get('lq_left_nodes', '?')} ({d.get('lq_left_ephemerals', '?')})"
+                    if drained else "not checked")
+            if d.get("lq_exit") not in ("0", "1"):
+                drain += f" (exit {d.get('lq_exit', '?')})"
+            if quiet:
+                over = fmt(num(d, "lq_quiet_after_s"), 1)
+                until = fmt(num(d, "lq_quiet_requests"))
+                per_n2 = fmt(num(d, "lq_quiet_requests_per_n2"), 2)
+                mean = fmt(num(d, "lq_quiet_rps"))
+            else:
+                # still busy when released: what the wait saw is a lower bound
+                over = f"not within {fmt(num(d, 'lq_wait_s'), 0)}"
+                until = "≥ " + fmt(num(d, "lq_wait_requests"))
+                per_n2 = "≥ " + fmt(num(d, "lq_wait_requests_per_n2"), 2)
+                mean = fmt(num(d, "lq_wait_requests") / num(d, "lq_wait_s"))
+            print(f"| {kind} | {n} | {fmt(num(d, 'lq_hold_requests'))} | {over} | {until} | {per_n2} | "
+                  f"{mean} / {fmt(num(d, 'lq_wait_peak_rps'))} | {drain} | "
+                  f"{fmt(num(d, 'lq_drain_requests'))} | {fifo} | {left} |")
+
+    def cost(d):
+        """the requests until the checks were over, and whether that is a lower bound"""
+        if num(d, "lq_quiet_after_s") >= 0:
+            return num(d, "lq_quiet_requests"), ""
+        return num(d, "lq_wait_requests"), "≥ "
+
+    print("\nGrowth of the requests until the checks were over, from one size to the next "
+          "(×4 per ×4 of n is linear, ×16 quadratic):\n")
+    print("| kind | sizes | n × | requests × | requests ÷ n² |")
+    print("|---|---|---:|---:|---|")
+    for kind in kinds:
+        ns = sorted(n for k, n in runs if k == kind)
+        for a, b in zip(ns, ns[1:]):
+            ra, la = cost(runs[(kind, a)])
+            rb, lb = cost(runs[(kind, b)])
+            growth = fmt(rb / ra, 1) if ra and not la and not lb else "?"
+            print(f"| {kind} | {a} → {b} | {b / a:g} | {growth} | "
+                  f"{la}{fmt(ra / a / a, 2)} → {lb}{fmt(rb / b / b, 2)} |")
+
+
+# ---------------------------------------------------------------------------
+# analyze.py cpu OUTDIR [SECONDS]: the tables of bench/cpu_account.sh.
+# Reads what cpu_account.sh left in OUTDIR (perf stat --per-thread output,
+# strace -f logs, callgrind profiles) and prints, per cycle of zk_lock +
+# zk_unlock (the SQL cycle), of `zkfloor multi` (the bare C client), of
+# `zkfloor amulti` (the same through the asynchronous API) and of a
+# pg_advisory_lock + pg_advisory_unlock cycle (perf and strace only):
+#   1. CPU (task-clock) and context switches by thread;
+#   2. system calls by thread and by call;
+#   3. instructions (callgrind) by thread, and on the backend's main thread
+#      by phase: the inclusive cost of the functions named below, per cycle.
+# Threads are told apart by the order of their TIDs: the main thread (TID =
+# PID), then the client library's I/O thread, then its completion thread
+# (zookeeper_init creates them in that order).
+
+OUT = None         # set by cpu_tables
+SECONDS = NAN      # the seconds of each measured window (for cycles/s), if given
+THREADS = ["main", "zk I/O", "zk completion"]
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def thread_names(tids):
+    return {tid: THREADS[i] if i < len(THREADS) else f"thread {i + 1}"
+            for i, tid in enumerate(tids)}
+
+
+def tids_of(name, tool):
+    return [int(t) for t in read(f"{OUT}/{name}.{tool}.tids").split()]
+
+
+def cycles_of(name, tool):
+    return int(read(f"{OUT}/{name}.{tool}.cycles").strip())
+
+
+# the measured loops, in column order: (file name, column title)
+LOOPS = [("sql", "SQL cycle"), ("floor", "zkfloor multi"),
+         ("afloor", "zkfloor amulti"), ("adv", "pg_advisory")]
+
+
+def loops(tool):
+    return [(n, t) for n, t in LOOPS if os.path.exists(f"{OUT}/{n}.{tool}")]
+
+
+def perf_tools():
+    """the perf rounds measured: perf, perf2, perf3, ..."""
+    tools = []
+    while os.path.exists(f"{OUT}/sql.{'perf' if not tools else f'perf{len(tools) + 1}'}"):
+        tools.append("perf" if not tools else f"perf{len(tools) + 1}")
+    return tools
+
+
+def perf_round(name, tool):
+    """({thread: µs CPU per cycle}, {thread: switches per cycle}, cycles,
+    (user µs, system µs) per cycle) of one loop in one perf round"""
+    names = thread_names(tids_of(name, tool))
+    n = cycles_of(name, tool)
+    cpu = collections.Counter()
+    cs = collections.Counter()
+    for line in read(f"{OUT}/{name}.{tool}").splitlines():
+        f = line.split(",")
+        if len(f) < 4 or "-" not in f[0]:
+            continue
+        tid = int(f[0].rsplit("-", 1)[1])
+        if f[1].startswith("<"):
+            continue
+        th = names.get(tid, f"tid {tid}")
+        if f[3] == "task-clock":
+            cpu[th] += float(f[1]) * 1000 / n
+        elif f[3] == "context-switches":
+            cs[th] += float(f[1]) / n
+    t0 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.{tool}.ticks0").splitlines()}
+    t1 = {int(l.split()[0]): l.split()[1:] for l in read(f"{OUT}/{name}.{tool}.ticks1").splitlines()}
+    hz = os.sysconf("SC_CLK_TCK")
+    user = sys_ = 0
+    for tid in t1:
+        if tid in t0:
+            user += (int(t1[tid][0]) - int(t0[tid][0])) * 1e6 / hz / n
+            sys_ += (int(t1[tid][1]) - int(t0[tid][1])) * 1e6 / hz / n
+    return cpu, cs, n, (user, sys_)
+
+
+def perf_table():
+    cols = loops("perf")
+    tools = perf_tools()
+    med = statistics.median
+    print("## 1. CPU and context switches per cycle (perf stat --per-thread; "
+          "task-clock is noisy on a shared machine)\n")
+    if len(tools) > 1:
+        print(f"medians of {len(tools)} rounds (the loops in turn, in reverse order every "
+              "other round)\n")
+    print(f"{'':<16}" + "".join(f"{t:>20}" for _, t in cols))
+    print(f"{'thread':<16}" + f"{'µs CPU':>10}{'switches':>10}" * len(cols))
+    per = {name: [perf_round(name, tool) for tool in tools] for name, _ in cols}
+    for th in THREADS:
+        print(f"{th:<16}" + "".join(f"{med(r[0][th] for r in per[n]):10.1f}"
+                                    f"{med(r[1][th] for r in per[n]):10.2f}" for n, _ in cols))
+    # the totals: the median over rounds of each round's sum over threads
+    totals = {n: (med(sum(r[0].values()) for r in per[n]), med(sum(r[1].values()) for r in per[n]),
+                  sum(r[2] for r in per[n])) for n, _ in cols}
+    print(f"{'all threads':<16}" + "".join(f"{totals[n][0]:10.1f}{totals[n][1]:10.2f}"
+                                           for n, _ in cols))
+    print(f"{'  of which user':<16}" + "".join(f"{med(r[3][0] for r in per[n]):10.1f}{'':10}"
+                                               for n, _ in cols))
+    print(f"{'  of which system':<16}" + "".join(f"{med(r[3][1] for r in per[n]):10.1f}{'':10}"
+                                                 for n, _ in cols))
+    print("(user and system from /proc/PID/task/TID/stat, in clock ticks: coarse)")
+    print("\ncycles counted, all rounds: " + ", ".join(f"{t} {totals[n][2]}" for n, t in cols))
+    if len(tools) > 1:
+        print("per round, CPU µs per cycle (all threads) and cycles/s:")
+        for n, t in cols:
+            print(f"  {t:<16}" + "  ".join(f"{sum(r[0].values()):7.1f} ({r[2] / SECONDS:.0f}/s)"
+                                           for r in per[n]))
+        print("  SQL / zkfloor multi, CPU per round: " +
+              " ".join(f"{sum(a[0].values()) / sum(b[0].values()):.2f}"
+                       for a, b in zip(per["sql"], per["floor"])))
+    # the figures as "key value" lines, for bench/run.sh's cpu phase
+    with open(f"{OUT}/cpu_figures.txt", "w") as kv:
+        kv.write(f"cpu_rounds {len(tools)}\n")
+        for name, _ in cols:
+            kv.write(f"cpu_{name}_us {totals[name][0]:.2f}\n"
+                     f"cpu_{name}_switches {totals[name][1]:.3f}\n"
+                     f"cpu_{name}_cycles {totals[name][2]}\n")
+    sql_cpu, sql_cs, _ = totals["sql"]
+    fl_cpu, fl_cs, _ = totals["floor"]
+    print(f"\ntargets (the bare client is zkfloor multi, measured in this run):")
+    print(f"  CPU per cycle, all threads: SQL / zkfloor multi = {sql_cpu / fl_cpu:.2f} x "
+          f"(target <= 2): {'met' if sql_cpu <= 2 * fl_cpu else 'missed'}")
+    print(f"  context switches per cycle: SQL - zkfloor multi = {sql_cs - fl_cs:+.2f} "
+          f"(target <= +2): {'met' if sql_cs <= fl_cs + 2 else 'missed'}")
+    if "afloor" in totals and "adv" in totals:
+        af_cpu, af_cs, _ = totals["afloor"]
+        ad_cpu, ad_cs, _ = totals["adv"]
+        print("floors that explain them (same run):")
+        print(f"  the asynchronous API's own hop: zkfloor amulti / multi = CPU "
+              f"{af_cpu / fl_cpu:.2f} x, switches {af_cs - fl_cs:+.2f}")
+        print(f"  composed floor = zkfloor amulti + the pg_advisory_lock cycle "
+              f"(PostgreSQL's two statements): {af_cpu + ad_cpu:.1f} µs, "
+              f"{af_cs + ad_cs:.2f} switches")
+        print(f"  SQL / composed floor: CPU {sql_cpu / (af_cpu + ad_cpu):.2f} x, "
+              f"switches {sql_cs - (af_cs + ad_cs):+.2f}; zklock's own CPU beyond it "
+              f"{sql_cpu - af_cpu - ad_cpu:.1f} µs per cycle")
+    print()
+
+
+CALL = re.compile(r"^(\d+)\s+(?:<\.\.\. )?([a-z_0-9]+)\(")
+SIGNAL = re.compile(r"^(\d+)\s+--- (SIG[A-Z]+)")
+
+
+def strace_table():
+    cols = loops("strace")
+    print("## 2. System calls per cycle (strace -f)\n")
+    per = {}
+    for name, _ in cols:
+        names = thread_names(tids_of(name, "strace"))
+        n = cycles_of(name, "strace")
+        counts = collections.Counter()
+        for line in read(f"{OUT}/{name}.strace").splitlines():
+            if "resumed>" in line:
+                continue
+            m = CALL.match(line) or SIGNAL.match(line)
+            if not m:
+                continue
+            th = names.get(int(m.group(1)), "other")
+            counts[(th, m.group(2))] += 1
+        per[name] = (counts, n)
+    print(f"{'thread':<16}{'call':<14}" + "".join(f"{t:>16}" for _, t in cols))
+    keys = sorted(set().union(*(set(per[n][0]) for n, _ in cols)),
+                  key=lambda k: (THREADS.index(k[0]) if k[0] in THREADS else 9,
+                                 -per["sql"][0][k]))
+    for k in keys:
+        vals = [per[n][0][k] / per[n][1] for n, _ in cols]
+        if max(vals) < 0.05:
+            continue
+        print(f"{k[0]:<16}{k[1]:<14}" + "".join(f"{v:16.2f}" for v in vals))
+    for th in THREADS + ["all threads"]:
+        vals = [sum(v for k, v in per[n][0].items()
+                    if th == "all threads" or k[0] == th) / per[n][1] for n, _ in cols]
+        print(f"{th:<16}{'(all)':<14}" + "".join(f"{v:16.2f}" for v in vals))
+    print("\ncycles counted under strace: " +
+          ", ".join(f"{t} {per[n][1]}" for n, t in cols) + "\n")
+
+
+OBJECTS = {}
+ANN = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$")
+
+
+def annotate(path):
+    """{function: inclusive Ir}, and the total, of one callgrind file."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--auto=no",
+                           "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout
+    fns = collections.Counter()
+    total = 0
+    for line in text.splitlines():
+        m = ANN.match(line)
+        if not m:
+            continue
+        ir = int(m.group(1).replace(",", ""))
+        what = m.group(2)
+        if what.startswith("PROGRAM TOTALS"):
+            total = ir
+            continue
+        obj = ""
+        mo = re.search(r"\[(.*)\]\s*$", what)
+        if mo:
+            obj = os.path.basename(mo.group(1))
+            what = what[:mo.start()].strip()
+        fn = what.rsplit(":", 1)[-1]
+        # code inlined from another file is listed apart, without its
+        # object: a function's inclusive cost is its largest entry
+        if obj:
+            OBJECTS[fn] = obj
+        fns[fn] = max(fns[fn], ir)
+    return fns, total
+
+
+def profiles(files_by_run):
+    """Per-cycle difference of two runs: ({thread: {fn: Ir}}, {thread: Ir})."""
+    (pa, na), (pb, nb) = files_by_run
+    fns = {}
+    totals = {}
+    for th in range(len(pa)):
+        fa, ta = annotate(pa[th])
+        fb, tb = annotate(pb[th])
+        d = nb - na
+        fns[th] = {k: (fb[k] - fa.get(k, 0)) / d for k in fb}
+        totals[th] = (tb - ta) / d
+    return fns, totals
+
+
+# the phases of the main thread: (label, functions whose inclusive costs add
+# up without nesting)
+PHASES = [
+    ("zk_lock (the SQL function, all of it)", ["zk_lock"]),
+    ("zk_unlock (the SQL function, all of it)", ["zk_unlock"]),
+    ("zk_xact_lock (the SQL function, all of it)", ["zk_xact_lock"]),
+    ("  path check", ["ZkCheckLockPath"]),
+    ("  node data (owner JSON)", ["ZkBuildNodeData"]),
+    ("  lock node path", ["ZkLockNodePath"]),
+    ("  attempt set-up and free", ["ZkAttemptBegin", "ZkAttemptFree"]),
+    ("    of which the node prefix (UUID)", ["ZkMakeNodePrefix"]),
+    ("  lock table", ["ZkEntryLookup", "ZkEntryEnter", "ZkEntryAdoptGuard",
+                      "ZkEntryAddHold", "ZkEntryDrop"]),
+    ("  statistics", ["ZkStatAcquisition", "ZkStatRequest"]),
+    ("  request hand-off (library)", ["zoo_amulti", "zoo_adelete"]),
+    ("  op bookkeeping", ["ZkOpTryNew", "ZkOpFree"]),
+    ("  waits for answers (latch)", ["ZkLatchWait"]),
+    ("transaction callbacks (COMMIT)", ["ZkLockXactCallback"]),
+]
+
+
+def callgrind_table():
+    runs = []
+    for line in read(f"{OUT}/sql.cg.runs").splitlines():
+        pid, n = line.split()
+        files = sorted(glob.glob(f"{OUT}/cg.{pid}-[0-9][0-9]"))
+        runs.append((files, int(n)))
+    fns, totals = profiles(runs)
+    sql_objects = dict(OBJECTS)
+    adv = []
+    if os.path.exists(f"{OUT}/adv.cg.runs"):
+        for line in read(f"{OUT}/adv.cg.runs").splitlines():
+            pid, n = line.split()
+            adv.append((sorted(glob.glob(f"{OUT}/cg.{pid}-[0-9][0-9]")), int(n)))
+        _, atotals = profiles(adv)
+    floor = []
+    for s in (3, 9):
+        files = sorted(glob.glob(f"{OUT}/floor.cg.{s}.*-[0-9][0-9]"))
+        floor.append((files, int(read(f"{OUT}/floor.cg.{s}.n").strip())))
+    ffns, ftotals = profiles(floor)
+    afloor = []
+    for s in (3, 9):
+        files = sorted(glob.glob(f"{OUT}/afloor.cg.{s}.*-[0-9][0-9]"))
+        if files:
+            afloor.append((files, int(read(f"{OUT}/afloor.cg.{s}.n").strip())))
+    atot = profiles(afloor)[1] if len(afloor) == 2 else {}
+    OBJECTS.clear()
+    OBJECTS.update(sql_objects)
+
+    print("## 3. Instructions per cycle (callgrind; the difference of two runs "
+          f"of {runs[0][1]} and {runs[1][1]} cycles, and of zkfloor runs of "
+          f"{floor[0][1]} and {floor[1][1]} cycles)\n")
+    print(f"{'thread':<44}{'SQL cycle':>12}{'zkfloor':>12}{'amulti':>12}")
+    for th in range(max(len(totals), len(ftotals))):
+        name = THREADS[th] if th < len(THREADS) else f"thread {th + 1}"
+        print(f"{name:<44}{totals.get(th, 0):12.0f}{ftotals.get(th, 0):12.0f}"
+              f"{atot.get(th, 0):12.0f}")
+    print(f"{'all threads':<44}{sum(totals.values()):12.0f}"
+          f"{sum(ftotals.values()):12.0f}{sum(atot.values()):12.0f}")
+    if adv:
+        print(f"{'pg_advisory_lock + pg_advisory_unlock cycle':<44}"
+              f"{sum(atotals.values()):12.0f}   (PostgreSQL's two statements)")
+    if adv and atot:
+        composed = sum(atot.values()) + sum(atotals.values())
+        print(f"{'composed floor: amulti + pg_advisory cycle':<44}{composed:12.0f}"
+              f"   (SQL cycle / composed = {sum(totals.values()) / composed:.2f} x; "
+              f"zklock's own {sum(totals.values()) - composed:.0f})")
+    print()
+
+    main = fns[0]
+
+    def incl(names, table):
+        return sum(v for fn, v in table.items() if fn in names)
+
+    print("main thread by phase (inclusive instructions per cycle)\n")
+    zk = 0
+    for label, names in PHASES:
+        v = incl(names, main)
+        if not label.startswith(" "):
+            zk += v
+        if label.startswith("    "):
+            label = "  " + label
+        print(f"{label:<44}{v:12.0f}")
+    print(f"{'PostgreSQL around them (main thread rest)':<44}{totals[0] - zk:12.0f}")
+    print()
+    for th, label in ((1, "zk I/O thread"), (2, "zk completion thread")):
+        if th not in fns:
+            continue
+        print(f"{label}: the heaviest functions (inclusive per cycle)")
+        for fn, v in sorted(fns[th].items(), key=lambda kv: -kv[1])[:12]:
+            obj = OBJECTS.get(fn, "")
+            if v < 0.02 * totals[th]:
+                break
+            print(f"  {fn + ' (' + obj + ')':<60}{v:10.0f}")
+        print()
+    print("main thread: zklock.so's functions (inclusive per cycle, top 30)")
+    ours = [(k, v) for k, v in main.items() if OBJECTS.get(k) == "zklock.so"]
+    for fn, v in sorted(ours, key=lambda kv: -kv[1])[:30]:
+        print(f"  {fn:<58}{v:10.0f}")
+    print()
+    print("main thread: the heaviest functions of other objects (self cost "
+          "not shown; inclusive, top 25)")
+    other = [(k, v) for k, v in main.items()
+             if OBJECTS.get(k, "zklock.so") != "zklock.so"]
+    for fn, v in sorted(other, key=lambda kv: -kv[1])[:25]:
+        obj = OBJECTS[fn]
+        print(f"  {fn + ' (' + obj + ')':<58}{v:10.0f}")
+    print()
+
+
+def cpu_tables(out, seconds=NAN):
+    global OUT, SECONDS
+    OUT, SECONDS = out, seconds
+    if os.path.exists(f"{OUT}/sql.perf"):
+        perf_table()
+        strace_table()
+    if os.path.exists(f"{OUT}/sql.cg.runs"):
+        callgrind_table()
+
+
+# ---------------------------------------------------------------------------
+# analyze.py fanout: the per-process half of bench/fanout_account.sh.
+#   fanout snapshot FILE: every thread of every process: its process's name,
+#     whether it is the process's main thread, voluntary and involuntary
+#     context switches and CPU time (utime + stime, clock ticks), from /proc,
+#     as JSON.
+#   fanout diff BEFORE AFTER CYCLES LABEL OUT: what each group of threads did
+#     between two snapshots, per cycle: CPU (microseconds) and context
+#     switches, voluntary and involuntary.  Appends one JSON line to OUT and
+#     prints a table.
+#   fanout summary OUT: the medians over the rounds of each side, side by side.
+# Groups: PostgreSQL's processes split into main threads (the backends' own
+# work: statements, and zklock's part of a cycle) and other threads (in a
+# backend, libzookeeper_mt's I/O and completion threads and zklock's loss
+# watch); pgbench; zkfloor (the composed floor's client: its sessions'
+# threads and libpq); the ZooKeeper server (java); everything else.
+# Threads that started or ended within the window are left out (none do in
+# a steady loop).
+
+TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
+GROUPS = ["PostgreSQL, main threads", "PostgreSQL, other threads (zklock's client)",
+          "pgbench", "zkfloor (the floor's client)", "ZooKeeper server", "other"]
+
+
+def fan_snapshot(path):
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            comm = open(f"/proc/{pid}/comm").read().strip()
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                status = {}
+                for line in open(f"/proc/{pid}/task/{tid}/status"):
+                    k, _, v = line.partition(":")
+                    status[k] = v.strip()
+                stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+                fields = stat[stat.rindex(")") + 2:].split()
+                out[f"{pid}/{tid}"] = [comm, pid == tid,
+                                       int(status["voluntary_ctxt_switches"]),
+                                       int(status["nonvoluntary_ctxt_switches"]),
+                                       int(fields[11]) + int(fields[12])]
+        except (OSError, KeyError, ValueError, IndexError):
+            continue            # gone meanwhile
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def fan_group_of(comm, main):
+    if comm == "postgres":
+        return GROUPS[0] if main else GROUPS[1]
+    if comm == "pgbench":
+        return GROUPS[2]
+    if comm == "zkfloor":
+        return GROUPS[3]
+    if comm == "java":
+        return GROUPS[4]
+    return GROUPS[5]
+
+
+def fan_diff(before, after, cycles, label, out):
+    a = json.load(open(before))
+    b = json.load(open(after))
+    cycles = float(cycles)
+    g = {name: [0, 0, 0] for name in GROUPS}
+    for k, v in b.items():
+        if k not in a:
+            continue
+        x = g[fan_group_of(v[0], v[1])]
+        for i in range(3):
+            x[i] += v[2 + i] - a[k][2 + i]
+    row = {"label": label, "cycles": cycles,
+           "groups": {name: {"cpu_us": x[2] * TICK_US / cycles, "vol": x[0] / cycles,
+                             "invol": x[1] / cycles} for name, x in g.items()}}
+    row["groups"]["all"] = {k: sum(row["groups"][n][k] for n in GROUPS) for k in ("cpu_us", "vol", "invol")}
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(f"{label}: {cycles:.0f} cycles")
+    for name, x in row["groups"].items():
+        print(f"  {name:46s} {x['cpu_us']:8.1f} µs  {x['vol']:6.2f} vol  {x['invol']:6.2f} invol")
+
+
+def fan_summary(out):
+    rows = [json.loads(line) for line in open(out) if line.strip()]
+    labels = []
+    for r in rows:
+        if r["label"] not in labels:
+            labels.append(r["label"])
+    by = {lab: [r for r in rows if r["label"] == lab] for lab in labels}
+
+    def med(lab, group, key):
+        return statistics.median(r["groups"][group][key] for r in by[lab])
+
+    print("per cycle, medians of %s rounds" % " / ".join(str(len(by[lab])) for lab in labels))
+    print(f"{'':46s}" + "".join(f"{lab:>30s}" for lab in labels))
+    for group in GROUPS + ["all"]:
+        if all(med(lab, group, "cpu_us") == 0 and med(lab, group, "vol") == 0 for lab in labels):
+            continue
+        print(f"{group:46s}" + "".join(
+            f"{med(lab, group, 'cpu_us'):10.1f} µs {med(lab, group, 'vol'):5.2f}+{med(lab, group, 'invol'):5.2f} sw"
+            for lab in labels))
+    print("(sw: voluntary + involuntary context switches)")
+
+
 if __name__ == "__main__":
-    main()
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "longqueue":
+        longqueue_tables(args[1])
+    elif len(args) in (2, 3) and args[0] == "cpu":
+        cpu_tables(args[1], float(args[2]) if len(args) == 3 else NAN)
+    elif len(args) == 3 and args[:2] == ["fanout", "snapshot"]:
+        fan_snapshot(args[2])
+    elif len(args) == 7 and args[:2] == ["fanout", "diff"]:
+        fan_diff(*args[2:7])
+    elif len(args) == 3 and args[:2] == ["fanout", "summary"]:
+        fan_summary(args[2])
+    elif len(args) == 1 and args[0] not in ("longqueue", "cpu", "fanout"):
+        main()
+    else:
+        sys.exit(__doc__)

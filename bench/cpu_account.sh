@@ -258,4 +258,4 @@ if [ "$CALLGRIND" = yes ]; then
 	done
 fi
 
-python3 bench/cpu_account.py "$OUT" "$SECONDS_PER" | tee "$OUT/account.txt"
+python3 bench/analyze.py cpu "$OUT" "$SECONDS_PER" | tee "$OUT/account.txt"

@@ -23,7 +23,7 @@
 #
 # Each runs for S + 8 seconds (default S 5); over S seconds from 5 s after
 # its start, every thread's CPU time and context switches are read from /proc
-# before and after (bench/fanout_account.py), and the cycles are
+# before and after (bench/analyze.py fanout), and the cycles are
 # ZooKeeper's transactions over the same window / 2 (both sides write
 # exactly two per cycle; pings write none).  Prints, per cycle, each
 # group's CPU (µs) and switches: PostgreSQL's main threads (the statements,
@@ -88,12 +88,12 @@ measure() { # side round
 	pid=$!
 	sleep 5					# sessions and connections open, loops running
 	z0=$(zxid)
-	python3 bench/fanout_account.py snapshot "$OUT/before.json"
+	python3 bench/analyze.py fanout snapshot "$OUT/before.json"
 	sleep "$SECONDS_PER"
-	python3 bench/fanout_account.py snapshot "$OUT/after.json"
+	python3 bench/analyze.py fanout snapshot "$OUT/after.json"
 	z1=$(zxid)
 	wait "$pid" || { cat "$OUT/$side.$r.log" >&2; exit 1; }
-	python3 bench/fanout_account.py diff "$OUT/before.json" "$OUT/after.json" \
+	python3 bench/analyze.py fanout diff "$OUT/before.json" "$OUT/after.json" \
 		$(((z1 - z0) / 2)) "$side" "$OUT/rounds.jsonl"
 	echo "  cycles/s over the window: $(((z1 - z0) / 2 / SECONDS_PER))"
 }
@@ -109,4 +109,4 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 done
 echo
-python3 bench/fanout_account.py summary "$OUT/rounds.jsonl"
+python3 bench/analyze.py fanout summary "$OUT/rounds.jsonl"

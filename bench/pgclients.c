@@ -3,12 +3,6 @@
  * with gcc ... -lpq).  Every measurement is timed here, on the client side,
  * with CLOCK_MONOTONIC.
  *
- *   pgclients contend CONN1 CONN2 NPER PATH SECONDS WARMUP OUTFILE
- *       NPER connections to each server loop zk_lock(PATH) / zk_unlock(PATH)
- *       on the one path, all at once (asynchronous libpq, one poll loop).
- *       The "wait" of a grant is the time from sending zk_lock to its
- *       result; OUTFILE gets one line per grant: server wait_us.
- *
  *   pgclients herd CONN1 CONN2 NPER PATH ZKPORT OUTFILE
  *       A holder on server 1 takes PATH; NPER backends per server queue on
  *       it with zk_lock; once all are queued and watching, the holder
@@ -27,12 +21,6 @@
  *       (pg_backend_memory_contexts, /proc/PID/status) before and after;
  *       cost of one more lock and of a write transaction while holding
  *       them; zk_unlock_all.
- *
- *   pgclients parallel CONN1 CONN2 NPER PREFIX SECONDS WARMUP
- *       Independent locks in parallel: NPER connections to each server,
- *       connection i looping zk_lock(PREFIX/i) / zk_unlock(PREFIX/i) on its
- *       own path (asynchronous libpq, one poll loop).  A cycle counts when
- *       its zk_unlock result arrives inside [WARMUP, WARMUP + SECONDS).
  *
  *   pgclients release CONN NLOCKS PREFIX
  *       Releasing many locks at once, in one backend: the COMMIT of a
@@ -93,7 +81,7 @@
  *       every waiter was queued, granted in order and nothing was left.
  *
  * Results are printed as "key value" lines for bench/analyze.py (and
- * bench/longqueue.py for the longqueue mode).
+ * `bench/analyze.py longqueue` for the longqueue mode).
  */
 #define _GNU_SOURCE				/* ppoll */
 #include <errno.h>
@@ -186,15 +174,6 @@ timed(PGconn *c, const char *sql)
 
 	q1(c, sql);
 	return now_us() - t0;
-}
-
-static int
-cmp_ll(const void *a, const void *b)
-{
-	long long	x = *(const long long *) a,
-				y = *(const long long *) b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* the median of n values (sorts them) */
@@ -347,35 +326,11 @@ send_or_die(Client *cl, const char *sql)
 	cl->t_sent = now_us();
 }
 
-/*
- * send_prepared_or_die
- *		Send the prepared statement 'name' (no parameters), as an
- *		application using the extended protocol would (pgbench -M prepared).
- */
-static void
-send_prepared_or_die(Client *cl, const char *name)
-{
-	if (!PQsendQueryPrepared(cl->conn, name, 0, NULL, NULL, NULL, 0))
-		die("send %s: %s", name, PQerrorMessage(cl->conn));
-	cl->t_sent = now_us();
-}
-
 /* is a query of this client in flight? */
 static int
 busy(const Client *cl)
 {
 	return cl->state == ST_LOCKING || cl->state == ST_UNLOCKING;
-}
-
-/* how many clients have a query in flight */
-static int
-clients_busy(const Client *cl, int n)
-{
-	int			k = 0;
-
-	for (int i = 0; i < n; i++)
-		k += busy(&cl[i]);
-	return k;
 }
 
 /*
@@ -442,148 +397,6 @@ collect(Client *cl, const struct pollfd *pfd, int *ok)
 }
 
 /* ---------------------------------------------------------------------- */
-
-/*
- * do_contend
- *		Contention on one path: every connection loops zk_lock / zk_unlock
- *		on the same path; time the wait of every grant in the window.
- */
-static int
-do_contend(int argc, char **argv)
-{
-	int			nper;
-	const char *path;
-	double		seconds,
-				warmup;
-	FILE	   *out;
-	Client	   *cl;
-	int			n;
-	char		lock_sql[512],
-				unlock_sql[512],
-				warm_sql[512];
-	double		t_rec,
-				t_end;
-	double	   *waits;
-	int			nwaits = 0,
-				capw = 1 << 16;
-	long long  *tokens;
-	int			grants_all = 0,
-				failures = 0;
-	struct pollfd *pfd;
-
-	if (argc != 9)
-		die("usage: contend CONN1 CONN2 NPER PATH SECONDS WARMUP OUTFILE");
-	nper = atoi(argv[4]);
-	path = argv[5];
-	seconds = atof(argv[6]);
-	warmup = atof(argv[7]);
-	out = fopen(argv[8], "w");
-	if (out == NULL)
-		die("%s: %s", argv[8], strerror(errno));
-
-	snprintf(lock_sql, sizeof(lock_sql), "SELECT zk_lock('%s')", path);
-	snprintf(unlock_sql, sizeof(unlock_sql), "SELECT zk_unlock('%s')", path);
-	snprintf(warm_sql, sizeof(warm_sql), "SELECT count(*) FROM zk_lock_queue('%s')", path);
-
-	n = 2 * nper;
-	cl = connect_clients(argv + 2, n, warm_sql);
-	pfd = calloc(n, sizeof(struct pollfd));
-	waits = malloc(sizeof(double) * capw);
-	tokens = malloc(sizeof(long long) * capw);
-
-	t_rec = now_us() + warmup * 1e6;
-	t_end = t_rec + seconds * 1e6;
-	for (int i = 0; i < n; i++)
-	{
-		send_or_die(&cl[i], lock_sql);
-		cl[i].state = ST_LOCKING;
-	}
-
-	while (clients_busy(cl, n) > 0)
-	{
-		if (poll_clients(cl, pfd, n, 60e6) <= 0)
-			die("contend: no progress for 60 s");
-		for (int i = 0; i < n; i++)
-		{
-			int			ok;
-			double		t;
-
-			if (!collect(&cl[i], &pfd[i], &ok))
-				continue;
-			t = now_us();
-			if (cl[i].state == ST_LOCKING)
-			{
-				if (!ok)
-				{
-					failures++;
-					cl[i].state = ST_IDLE;
-					continue;
-				}
-				grants_all++;
-				if (t >= t_rec && t < t_end)
-				{
-					if (nwaits == capw)
-					{
-						capw *= 2;
-						waits = realloc(waits, sizeof(double) * capw);
-						tokens = realloc(tokens, sizeof(long long) * capw);
-					}
-					tokens[nwaits] = atoll(cl[i].value);
-					waits[nwaits++] = t - cl[i].t_sent;
-					fprintf(out, "%d %.1f\n", cl[i].server + 1, t - cl[i].t_sent);
-				}
-				send_or_die(&cl[i], unlock_sql);
-				cl[i].state = ST_UNLOCKING;
-			}
-			else if (cl[i].state == ST_UNLOCKING)
-			{
-				if (!ok)
-					failures++;
-				if (t < t_end && ok)
-				{
-					send_or_die(&cl[i], lock_sql);
-					cl[i].state = ST_LOCKING;
-				}
-				else
-					cl[i].state = ST_IDLE;
-			}
-		}
-	}
-	fclose(out);
-
-	/* every grant must be a new node: distinct fencing tokens */
-	{
-		long long  *tk = malloc(sizeof(long long) * (nwaits + 1));
-		int			dup = 0;
-
-		memcpy(tk, tokens, sizeof(long long) * nwaits);
-		qsort(tk, nwaits, sizeof(long long), cmp_ll);
-		for (int i = 1; i < nwaits; i++)
-			dup += (tk[i] == tk[i - 1]);
-		printf("contend_duplicate_tokens %d\n", dup);
-		free(tk);
-	}
-
-	qsort(waits, nwaits, sizeof(double), cmp_double);
-	{
-		double		sum = 0;
-
-		for (int i = 0; i < nwaits; i++)
-			sum += waits[i];
-		printf("contend_clients %d\n", n);
-		printf("contend_seconds %.3f\n", seconds);
-		printf("contend_grants %d\n", nwaits);
-		printf("contend_grants_per_s %.1f\n", nwaits / seconds);
-		printf("contend_wait_mean_us %.1f\n", nwaits ? sum / nwaits : 0);
-		printf("contend_wait_p50_us %.1f\n", pct(waits, nwaits, 0.50));
-		printf("contend_wait_p90_us %.1f\n", pct(waits, nwaits, 0.90));
-		printf("contend_wait_p99_us %.1f\n", pct(waits, nwaits, 0.99));
-		printf("contend_wait_max_us %.1f\n", nwaits ? waits[nwaits - 1] : 0);
-		printf("contend_failures %d\n", failures);
-	}
-	finish_clients(cl, n);
-	return failures == 0 ? 0 : 1;
-}
 
 /* ---------------------------------------------------------------------- */
 
@@ -972,126 +785,6 @@ do_scale(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
-
-/*
- * do_parallel
- *		Independent locks in parallel: every connection loops zk_lock /
- *		zk_unlock on a path of its own; count the cycles completed inside
- *		the measured window.
- */
-static int
-do_parallel(int argc, char **argv)
-{
-	int			nper;
-	const char *prefix;
-	double		seconds,
-				warmup;
-	Client	   *cl;
-	int			n;
-	char	  (*lock_sql)[512];
-	char	  (*unlock_sql)[512];
-	long	   *cycles;
-	long		total = 0,
-				cmin = -1,
-				cmax = 0;
-	int			failures = 0;
-	double		t_rec,
-				t_end;
-	struct pollfd *pfd;
-
-	if (argc != 8)
-		die("usage: parallel CONN1 CONN2 NPER PREFIX SECONDS WARMUP");
-	nper = atoi(argv[4]);
-	prefix = argv[5];
-	seconds = atof(argv[6]);
-	warmup = atof(argv[7]);
-
-	n = 2 * nper;
-	cl = connect_clients(argv + 2, n, NULL);
-	pfd = calloc(n, sizeof(struct pollfd));
-	lock_sql = calloc(n, sizeof(*lock_sql));
-	unlock_sql = calloc(n, sizeof(*unlock_sql));
-	cycles = calloc(n, sizeof(long));
-	for (int i = 0; i < n; i++)
-	{
-		snprintf(lock_sql[i], sizeof(lock_sql[i]), "SELECT zk_lock('%s/%d')", prefix, i + 1);
-		snprintf(unlock_sql[i], sizeof(unlock_sql[i]), "SELECT zk_unlock('%s/%d')", prefix, i + 1);
-		/* opens the ZooKeeper session and creates the path's node */
-		q1(cl[i].conn, lock_sql[i]);
-		q1(cl[i].conn, unlock_sql[i]);
-		/* then, like pgbench -M prepared, prepared statements */
-		for (int k = 0; k < 2; k++)
-		{
-			PGresult   *r = PQprepare(cl[i].conn, k ? "ul" : "lk",
-									  k ? unlock_sql[i] : lock_sql[i], 0, NULL);
-
-			if (PQresultStatus(r) != PGRES_COMMAND_OK)
-				die("prepare: %s", PQerrorMessage(cl[i].conn));
-			PQclear(r);
-		}
-	}
-
-	t_rec = now_us() + warmup * 1e6;
-	t_end = t_rec + seconds * 1e6;
-	for (int i = 0; i < n; i++)
-	{
-		send_prepared_or_die(&cl[i], "lk");
-		cl[i].state = ST_LOCKING;
-	}
-	while (clients_busy(cl, n) > 0)
-	{
-		if (poll_clients(cl, pfd, n, 60e6) <= 0)
-			die("parallel: no progress for 60 s");
-		for (int i = 0; i < n; i++)
-		{
-			int			ok;
-			double		t;
-
-			if (!collect(&cl[i], &pfd[i], &ok))
-				continue;
-			t = now_us();
-			if (!ok)
-			{
-				failures++;
-				cl[i].state = ST_IDLE;
-			}
-			else if (cl[i].state == ST_LOCKING)
-			{
-				send_prepared_or_die(&cl[i], "ul");
-				cl[i].state = ST_UNLOCKING;
-			}
-			else
-			{
-				if (t >= t_rec && t < t_end)
-					cycles[i]++;
-				if (t < t_end)
-				{
-					send_prepared_or_die(&cl[i], "lk");
-					cl[i].state = ST_LOCKING;
-				}
-				else
-					cl[i].state = ST_IDLE;
-			}
-		}
-	}
-	for (int i = 0; i < n; i++)
-	{
-		total += cycles[i];
-		if (cmin < 0 || cycles[i] < cmin)
-			cmin = cycles[i];
-		if (cycles[i] > cmax)
-			cmax = cycles[i];
-	}
-	finish_clients(cl, n);
-	printf("sql_parallel_clients %d\n", n);
-	printf("sql_parallel_seconds %.3f\n", seconds);
-	printf("sql_parallel_cycles %ld\n", total);
-	printf("sql_parallel_cycles_per_s %.1f\n", total / seconds);
-	printf("sql_parallel_client_cycles_min %ld\n", cmin);
-	printf("sql_parallel_client_cycles_max %ld\n", cmax);
-	printf("sql_parallel_failures %d\n", failures);
-	return failures == 0 ? 0 : 1;
-}
 
 /* ---------------------------------------------------------------------- */
 
@@ -1970,17 +1663,13 @@ main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		die("usage: pgclients contend|herd|stack|scale|parallel|release|dbarrier|longqueue ...");
-	if (strcmp(argv[1], "contend") == 0)
-		return do_contend(argc, argv);
+		die("usage: pgclients herd|stack|scale|release|dbarrier|longqueue ...");
 	if (strcmp(argv[1], "herd") == 0)
 		return do_herd(argc, argv);
 	if (strcmp(argv[1], "stack") == 0)
 		return do_stack(argc, argv);
 	if (strcmp(argv[1], "scale") == 0)
 		return do_scale(argc, argv);
-	if (strcmp(argv[1], "parallel") == 0)
-		return do_parallel(argc, argv);
 	if (strcmp(argv[1], "release") == 0)
 		return do_release(argc, argv);
 	if (strcmp(argv[1], "dbarrier") == 0)

@@ -18,118 +18,35 @@
 #            barrier phases run all of theirs),
 #            --docs-only (no
 #            measurement: redo the analysis, plot and BENCHMARKS.md from the
-#            raw data of the last full run, e.g. after editing bench/NOTES.md)
+#            raw data of the last full run)
 #
 # One run starts a standalone ZooKeeper (test/zkctl) and two PostgreSQL 15
 # clusters (as the postgres user, in a temporary directory) on loopback
-# ports that are free, then measures:
-#   (a) the raw C client floor (bench/zkfloor.c): one ephemeral-sequential
-#       create; create+delete (the two-write floor of a lock+unlock); the
-#       multi {create, setData(parent)} + delete that zklock sends with
-#       synchronous release; the textbook create/getChildren/delete cycle;
-#       zklock's background-release traffic without PostgreSQL
-#   (b) SQL cycles with pgbench -M prepared, 1 client: zk_lock/zk_unlock
-#       (default settings, and with zklock.synchronous_release = off when
-#       the installed build has that setting), BEGIN/zk_xact_lock/COMMIT,
-#       pg_advisory_lock/unlock; the stacked re-acquire cost
-#       (bench/pgclients.c stack)
-#   (c) peers on the same ZooKeeper: kazoo Lock (bench/kazoo_bench.py),
-#       Curator InterProcessMutex and InterProcessReadWriteLock write lock
-#       (bench/CuratorBench.java)
-#   (i) multi: uncontended cycles of a multi-lock over N = 10 and N = 100
-#       fixed paths: pgbench -M prepared, 1 client, SELECT zk_lock(ARRAY[
-#       '/bench/multi/N/p1', ...]); SELECT zk_unlock(ARRAY[...]) (all nodes
-#       in one multi, released in one), against Curator InterProcessMultiLock
-#       over N InterProcessMutex on /zklock/bench/multi_c/N/p1..pN
-#       (CuratorBench multiN), and the raw floor "one create" measured again
-#       in this phase (multi_floor_create), and zklock's own traffic for 10
-#       paths sent by a bare C client (bench/zkfloor.c set10,
-#       multi_floor_set10), so that its ratios are computed
-#       within each of its rounds
-#   (j) semaphore: uncontended zk_semaphore_acquire('/bench/sem', 4) +
-#       zk_semaphore_release (pgbench as above) against Curator
-#       InterProcessSemaphoreV2 (maxLeases 4) acquire() + returnLease() on
-#       /zklock/bench/sem_c (CuratorBench semaphore)
-#   (k) lease: uncontended leases (locks held by a ZooKeeper TTL node):
-#       sql_lease_cycle, pgbench as above with the script SELECT
-#       zk_lease_lock('/bench/lease', '60 s') AS t \gset; SELECT
-#       zk_lease_unlock('/bench/lease', :t); sql_lease_renew, pgbench with
-#       SELECT zk_lease_renew('/bench/renew', :token) on a lease taken by
-#       psql before each run (its token passed with -D token=N) and
-#       released after it; and, measured again in this phase, the floor
-#       "one create" (lease_floor_create) and the same ZooKeeper traffic
-#       from a bare C client: TTL create + getChildren pipelined, then a
-#       delete (bench/zkfloor.c ttlcycle, lease_floor_ttlcycle), and
-#       a setData of one TTL node (zkfloor renew, lease_floor_renew);
-#       ratios within each of its rounds
-#   (l) barrier: a double barrier of 8 members, 4 backends on each server
-#       (bench/pgclients dbarrier, one asynchronous libpq loop), cycles of
-#       SELECT zk_double_barrier_enter('/bench/db', 8) then, as soon as it
-#       returns, SELECT zk_double_barrier_leave('/bench/db'), in lock step:
-#       7 enters sent at once, the 8th (the last arrival, rotating over the
-#       8) sent BARRIER_GAP_MS (5 ms) later; each cycle timed whole (first
-#       enter sent -> last leave returned, sql_dbarrier8), from the last
-#       enter sent to the last enter returned (the release,
-#       sql_dbarrier8_release) and from the last enter sent to the last
-#       leave returned (sql_dbarrier8_fromlast); against Curator
-#       DistributedDoubleBarrier with 8 members on /zklock/bench/db_c, 1 JVM
-#       with 8 threads, a CuratorFramework client (ZooKeeper session) each,
-#       the same lock-step cycles timed the same way (CuratorBench
-#       dbarrier8, curator_dbarrier8*); and the floor "one create" measured
-#       again in this phase (barrier_floor_create); ratios within each of
-#       its rounds; ZooKeeper's request, write and watch counters around
-#       each side's run; a Curator cycle that hangs (Curator 5.4's enter()
-#       can wait forever) is logged with where each member was, and the run
-#       reconnects and goes on (CuratorBench; a run that cannot is kept as
-#       far as it got and the phase goes on)
-#   (m) fresh: lock + unlock on a path nobody has used before (its lock node
-#       missing: pgbench as above, a random path /bench/fresh/N of 2e9 per
-#       cycle), with the default settings (sql_fresh) and with
-#       zklock.guess_fresh_paths = off (sql_fresh_off: every attempt assumes
-#       its lock node exists, as zklock did before the guess), against the
-#       same cycle on one warm path (sql_fresh_warm) and one create
-#       (fresh_floor_create), measured in this phase; ratios within each of
-#       its rounds
-#   (n) fanout: FANOUT_CLIENTS clients per server (pgbench -c on each of
-#       the two servers at once) taking random paths of FANOUT_PATHS
-#       (/bench/fan/N): lock + unlock per transaction, FANOUT_SECONDS per
-#       run; locks/s summed over both servers, with the default settings
-#       (fanout_on) and with zklock.guess_fresh_paths = off (fanout_off);
-#       each client on a path of its own (/bench/fanown/S_C, fanout_own:
-#       the floors' ZooKeeper work, a parent of its own per session);
-#       and the floor of as many sessions without PostgreSQL: 2 x
-#       FANOUT_CLIENTS raw C sessions looping the create+getChildren,
-#       delete cycle, each on a parent of its own (bench/zkfloor.c
-#       parallel, fanout_floor, cycles/s), as many looping zklock's own
-#       requests through the asynchronous API (zkfloor aparallel,
-#       fanout_afloor), and the composed throughput floor: as many
-#       sessions each also running PostgreSQL's two statements of a cycle
-#       (pg_advisory_lock, pg_advisory_unlock, prepared) on a connection of
-#       its own, to the two servers in turn (zkfloor acomposed,
-#       fanout_composed); in alternating order, FANOUT_ROUNDS rounds
-#   (d) contention: 8 SQL clients on 2 servers on one path, Curator
-#       InterProcessMutex with 8 contenders (2 JVMs x 4 threads), and the
-#       bare herd-free recipe in C with 8 sessions (bench/zkfloor.c
-#       contend); 200 waiters queued on one path, with ZooKeeper's watch
-#       counters
-#   (e) independent locks in parallel: 8 SQL clients (4 per server) each on
-#       its own path, against 8 raw C sessions doing the same cycle, 8
-#       sending zklock's requests through the asynchronous API (zkfloor
-#       aparallel), and the composed throughput floor: 8 doing that with
-#       PostgreSQL's two statements between them, each on a connection of
-#       its own, 4 per server (zkfloor acomposed)
-#   (f) scale: one backend holding 10000 distinct locks (2000 with --quick)
-#   (g) releasing many locks at once: the COMMIT of a transaction holding
-#       10000 transaction locks (2000 with --quick), zk_unlock_all() of as
-#       many session locks, and whether the nodes are gone when they return
-#   (h) deadlock detection: time from deadlock_timeout to ERROR 40P01 for
-#       cycles of 2, 3 and 4 waits across the two servers (bench/deadlock.sql)
-#   (n) cpu: CPU time and context switches per uncontended zk_lock +
-#       zk_unlock cycle over the backend's threads, against the bare C
-#       client (zkfloor multi and amulti) and a pg_advisory_lock cycle:
-#       bench/cpu_account.sh --no-callgrind, with a ZooKeeper and a cluster
-#       of its own (perf stat and strace attach to one backend); its
-#       account is kept as raw/cpu_account.txt
+# ports that are free, then runs the phases below; BENCHMARKS.md (written by
+# bench/analyze.py) states each one's method next to its figures.
+#   latency    (a) the raw C client's floors (bench/zkfloor.c), (b) SQL
+#              cycles with pgbench -M prepared -c 1, (c) the peers: kazoo
+#              (bench/kazoo_bench.py) and Curator (bench/CuratorBench.java)
+#   multi, semaphore, lease, barrier   (i)-(l) uncontended multi-locks,
+#              semaphores, leases and an 8-member double barrier (bench/
+#              pgclients dbarrier) against Curator and the floors measured
+#              again in the same rounds
+#   fresh, fanout   (m)-(n) paths whose lock node is missing; 80 pgbench
+#              clients over 4000 paths against as many raw C sessions
+#   stack      the stacked re-acquire (bench/pgclients stack)
+#   contend    (d) 8 SQL clients on one path (pgbench, bench/contend.sql),
+#              Curator with 8 contenders, the bare recipe in C (zkfloor
+#              contend)
+#   parallel   (e) 8 SQL clients on paths of their own (pgbench,
+#              bench/parallel.sql) against raw C sessions (zkfloor parallel,
+#              aparallel, acomposed)
+#   herd       200 waiters on one path, ZooKeeper's watch counters
+#   scale, release   (f)-(g) one backend holding 10000 locks (2000 with
+#              --quick), and releasing them at COMMIT or zk_unlock_all()
+#   deadlock   (h) deadlock_timeout to 40P01 for 2-, 3- and 4-cycles across
+#              the two servers (bench/deadlock.sql)
+#   cpu        CPU and context switches per cycle (bench/cpu_account.sh
+#              --no-callgrind, with servers of its own)
 # The latency variants (a)-(c) run in ROUNDS rounds; every round runs every
 # variant once, in an order rotated from round to round, so that drift of
 # this shared machine hits all variants alike.  The multi, semaphore,
@@ -231,8 +148,6 @@ FANOUT_CLIENTS=40
 FANOUT_PATHS=4000
 FANOUT_SECONDS=10
 [ "$MODE" = quick ] && FANOUT_SECONDS=4
-# the setting the fresh and fanout phases turn off for "before"
-NOGUESS_PGOPTIONS='-c zklock.guess_fresh_paths=off'
 MULTI_SIZES="10 100" # paths per multi-lock
 SEM_LEASES=4
 LEASE_TTL='60 s' # the lease phase's ttl (zkfloor's lease modes use 60 s too)
@@ -355,9 +270,11 @@ record() { # outfile name command...
 # preflight
 
 [ "$(id -u)" = 0 ] || die "run as root (PostgreSQL is run as the postgres user via runuser)"
-for c in gcc javac java gnuplot runuser "$PY" "$PGBIN/pgbench" "$PGBIN/initdb" "$ZKCTL"; do
+for c in gcc javac java runuser "$PY" "$PGBIN/pgbench" "$PGBIN/initdb" "$ZKCTL"; do
 	command -v "$c" >/dev/null || die "missing $c"
 done
+# the plot is drawn for BENCHMARKS.md only
+[ "$DOCS" = 0 ] || command -v gnuplot >/dev/null || die "missing gnuplot"
 [ -f /usr/share/postgresql/15/extension/zklock.control ] ||
 	die "zklock is not installed (make install in $REPO)"
 "$PY" -c 'import kazoo' 2>/dev/null || die "python3-kazoo is missing"
@@ -672,6 +589,33 @@ run_fanout() { # outfile [pgoptions [script]]
 		{ echo "nodes left under /bench/fan or /bench/fanown" >&2; return 1; }
 }
 
+# contention and parallel phases: pgbench with CLIENTS clients on each
+# server at once (-D s=1 or 2), for WARMUP + SECONDS (rounded up) and one
+# second more, with a per-transaction log in RAW/NAME.log.<server>.<pid>;
+# analyze.py keeps the transactions that ended inside [WARMUP, WARMUP +
+# SECONDS) after the first one started (the last second, as the clients
+# stop, is not counted)
+run_pgbench_both() { # name clients seconds warmup script
+	local name=$1 n=$2 secs=$3 w=$4 script=$5 i port pids=() rc=0 total
+	total=$(awk -v a="$secs" -v b="$w" 'BEGIN { t = a + b; printf "%d", ((t == int(t)) ? t : int(t) + 1) + 1 }')
+	rm -f "$RAW/$name".log.*
+	for i in 1 2; do
+		port=$PGPORT1
+		[ $i = 2 ] && port=$PGPORT2
+		start_bounded $((total + 120)) "$PGBIN/pgbench" -h "$TMP/pg$i" -p "$port" -U postgres -n -M prepared \
+			-c "$n" -j 1 -T "$total" -D s="$i" -l --log-prefix="$RAW/$name.log.$i" -f "$script" postgres \
+			>"$RAW/$name.pgbench$i" 2>&1
+		pids+=("$BOUNDED_PID")
+	done
+	for i in 1 2; do
+		wait_bounded "${pids[$((i - 1))]}" "$RAW/$name.pgbench$i" || rc=1
+	done
+	echo "clients $((2 * n))"
+	echo "seconds $secs"
+	echo "warmup $w"
+	return $rc
+}
+
 # fanout phase, the floor: as many raw C sessions as both servers' pgbench
 # clients (zkfloor parallel, each on a parent of its own; aparallel; or
 # acomposed, each with a connection of its own too, to the two servers in
@@ -751,9 +695,7 @@ run_variant() { # name round
 	sql_lease_renew) run_lease_renew "$SECONDS_PER" "$f" ;;
 	fresh_floor_create) run_bounded 120 "$BUILD/zkfloor" "$ZKHOSTS" create "$SECONDS_PER" "$f" "$FLOOR_WARMUP" ;;
 	sql_fresh | sql_fresh_warm) run_pgbench "$BUILD/$v.sql" "$SECONDS_PER" "$f" ;;
-	sql_fresh_off) run_pgbench "$BUILD/sql_fresh.sql" "$SECONDS_PER" "$f" "$NOGUESS_PGOPTIONS" ;;
-	fanout_on) run_fanout "$f" ;;
-	fanout_off) run_fanout "$f" "$NOGUESS_PGOPTIONS" ;;
+	fanout_sql) run_fanout "$f" ;;
 	fanout_own) run_fanout "$f" "" "$BUILD/sql_fanout_own.sql" ;;
 	fanout_floor) run_fanout_floor "$f" ;;
 	fanout_afloor) run_fanout_floor "$f" aparallel ;;
@@ -893,25 +835,25 @@ if want barrier; then
 	phase_end barrier
 fi
 
-# (m) the fresh phase: a lock on a path whose lock node is missing, with
-# and without the guess, against the warm cycle and one create
+# (m) the fresh phase: a lock on a path whose lock node is missing,
+# against the warm cycle and one create
 
 if want fresh; then
-	log "fresh: lock + unlock on a new path per cycle, with and without zklock.guess_fresh_paths, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
+	log "fresh: lock + unlock on a new path per cycle, vs a warm path and one create, $FRESH_ROUNDS rounds x ${SECONDS_PER}s"
 	phase_begin
 	pgbench_warmup "$BUILD/sql_fresh_warm.sql"
-	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh sql_fresh_off
+	run_phase_rounds fresh "$FRESH_ROUNDS" fresh_floor_create sql_fresh_warm sql_fresh
 	phase_end fresh
 fi
 
-# (n) the fanout phase: many backends on many distinct paths, with and
-# without the guess
+# (n) the fanout phase: many backends on many distinct paths, against
+# raw C sessions
 
 if want fanout; then
-	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths, with and without zklock.guess_fresh_paths, and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
+	log "fanout: $((2 * FANOUT_CLIENTS)) clients on 2 servers over $FANOUT_PATHS paths and $((2 * FANOUT_CLIENTS)) raw C sessions (three floors), $FANOUT_ROUNDS rounds x ${FANOUT_SECONDS}s"
 	phase_begin
-	# the composed floor next to fanout_on, whose ratio to it is taken
-	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_own fanout_on fanout_off fanout_floor fanout_afloor
+	# the composed floor next to fanout_sql, whose ratio to it is taken
+	run_phase_rounds fanout "$FANOUT_ROUNDS" fanout_composed fanout_own fanout_sql fanout_floor fanout_afloor
 	phase_end fanout
 fi
 
@@ -933,8 +875,8 @@ fi
 if want contend; then
 	log "contention: 8 clients (4 per server) on one path for ${CONTEND_SECONDS}s"
 	phase_begin
-	record "$RAW/contend.txt" contend run_bounded $((CONTEND_SECONDS + 120)) "$BUILD/pgclients" contend "$CONN1" "$CONN2" \
-		"$CONTENDERS_PER_SERVER" /bench/contend "$CONTEND_SECONDS" "$CONTEND_WARMUP" "$RAW/contend_waits.txt"
+	record "$RAW/contend.txt" contend run_pgbench_both contend "$CONTENDERS_PER_SERVER" "$CONTEND_SECONDS" \
+		"$CONTEND_WARMUP" "$HERE/contend.sql"
 	phase_end contend
 
 	# two JVMs x 4 threads; both start counting at the same wall-clock
@@ -993,9 +935,8 @@ if want parallel; then
 				"$RAW/parallel_$step.threads" "$PARALLEL_WARMUP" $((2 * CONTENDERS_PER_SERVER))
 			;;
 		sql.*)
-			record "$RAW/parallel_$step.txt" sql_parallel run_bounded $((PARALLEL_SECONDS + 120)) \
-				"$BUILD/pgclients" parallel "$CONN1" "$CONN2" \
-				"$CONTENDERS_PER_SERVER" /bench/par "$PARALLEL_SECONDS" "$PARALLEL_WARMUP"
+			record "$RAW/parallel_$step.txt" sql_parallel run_pgbench_both "parallel_$step" \
+				"$CONTENDERS_PER_SERVER" "$PARALLEL_SECONDS" "$PARALLEL_WARMUP" "$HERE/parallel.sql"
 			;;
 		esac
 		echo "$step $ts $(date +%s.%N)" >>"$RAW/parallel_steps.txt"
@@ -1081,7 +1022,7 @@ fi
 
 log "analysing"
 "$PY" "$HERE/analyze.py" "$OUT"
-if grep -qv '^#' "$OUT/plot.dat"; then
+if command -v gnuplot >/dev/null && grep -qv '^#' "$OUT/plot.dat"; then
 	gnuplot -e "datafile='$OUT/plot.dat'; outfile='$OUT/latency.png'" "$HERE/latency.gp"
 fi
 if [ "$DOCS" = 1 ]; then
