@@ -17,11 +17,16 @@
 #    after A's fast body has long finished, where a try-lock released at
 #    the end of the body would let B run too).  Each tick: exactly one body
 #    row fleet-wide per job; every run succeeded, the winner's says
-#    "SELECT 1" and the others' "SELECT 0".
+#    "SELECT 1" (or "1 row" in connection mode) and the other's "SELECT 0"
+#    ("0 rows"); in some tick the skipping run asked after the body had
+#    run on the other server.
 # 2. Skip while the previous run still runs: zk_try_xact_lock on the job's
-#    path; the run started at T1 that takes it holds it until T2 + 5 s; the
-#    other server's runs at T1 and T2 find it held and skip ("SELECT 0",
-#    succeeded, started while the holder ran); no two bodies overlap.
+#    path.  B's run at T1 takes it and holds it until T2 + 8 s (the long
+#    run is on B: pg_cron 1.4's scheduler in background worker mode waits
+#    for a running job before it starts others); A's runs at T1 and T2 ask
+#    1 s after their start, find it held and skip ("SELECT 0", succeeded,
+#    asked while the holder ran); no two bodies overlap.  B's run of T2,
+#    which pg_cron starts when B's long run ends, runs.
 # 3. At most N = 2 runs at once fleet-wide: three jobs per server take a
 #    transaction lease of the semaphore (waiting for it), work 2 s; the
 #    start and end of each body, recorded on both servers, never overlap
@@ -43,7 +48,9 @@ use PostgreSQL::Test::Utils;
 use POSIX qw(floor strftime);
 use Test::More;
 use Time::HiRes qw(time sleep);
+use Time::Local qw(timegm);
 use ZkTest;
+use ZkHistory;
 
 my $t_start = time();
 my $zk = zk_standalone();
@@ -167,13 +174,12 @@ $node_a->safe_psql('postgres', q{
 
 # --- the schedule: every job on both servers, just before a minute boundary
 
-# seconds since the epoch of the next minute boundary at least LEAD s away
-sub next_tick
-{
-	my ($lead) = @_;
-	return (floor((time() + $lead) / 60) + 1) * 60;
-}
-my $t1 = next_tick(4);
+# The first tick T1 is the next minute boundary; if it is less than 4 s
+# away, wait until it has passed (pg_cron would run jobs scheduled just
+# before it at it, or not), and T1 is the one after.
+my $boundary = (floor(time() / 60) + 1) * 60;
+sleep($boundary - time() + 0.5) if $boundary - time() < 4;
+my $t1 = (floor(time() / 60) + 1) * 60;
 my $t2 = $t1 + 60;
 my $t3 = $t2 + 60;
 sub ts { return strftime('%Y-%m-%d %H:%M:%S+00', gmtime($_[0])); }
@@ -195,12 +201,12 @@ for my $name ('a', 'b')
 	my $node = $name eq 'a' ? $node_a : $node_b;
 	my $j = $jobs{$name};
 	$j->{overlap} = q{SELECT overlap_body() WHERE zk_try_xact_lock('/cron/overlap')};
-	$j->{overlap} = "SELECT pg_sleep(2); $j->{overlap}" if $name eq 'a';
+	$j->{overlap} = "SELECT pg_sleep(1); $j->{overlap}" if $name eq 'a';
 	$j->{"export$_"} = "SELECT export_body('$name$_')" for 1 .. 3;
 	$j->{fenced} = "CALL fenced_job('/cron/fenced/$name', '$ledger_conn')";
 	my $sql = sprintf(
 		q{INSERT INTO overlap_plan VALUES ('%s', '%s'); INSERT INTO fenced_plan VALUES ('%s');},
-		$name eq 'b' ? ts($t1 + 30) : '-infinity', ts($t2 + 5), ts($t1 + 30));
+		$name eq 'b' ? ts($t1 + 30) : '-infinity', ts($t2 + 8), ts($t1 + 30));
 	my @names = sort keys %$j;
 	for my $job (@names)
 	{
@@ -292,6 +298,8 @@ for my $name ('a', 'b')
 		$node->name . ': no run in progress');
 }
 my %runs = (a => [ runs('a', $t3) ], b => [ runs('b', $t3) ]);
+is(scalar(grep { $_->{start} < $t1 - 1 } map { @{ $runs{$_} } } 'a', 'b'), 0,
+	'no run before the first tick');
 $_->safe_psql('postgres', q{SELECT cron.unschedule(jobid) FROM cron.job})
   for ($node_a, $node_b);
 
@@ -312,6 +320,12 @@ sub tick_of { return 1 + floor(($_[0]->{start} - $t1) / 60); }
 my $ran_msg = qr/SELECT 1|1 row/;
 my $skipped_msg = qr/SELECT 0|0 rows/;
 my $late_races = 0;
+my ($once_runs, $once_bodies) = (0, 0);
+# every body row of both servers: [job, tick, time of the body] (epoch)
+my @once_done = map { [ split /\|/ ] } map {
+	split /\n/, $_->safe_psql('postgres',
+		q{SELECT job, extract(epoch FROM tick), extract(epoch FROM at) FROM once_done})
+} $node_a, $node_b;
 for my $job ('race', 'late')
 {
 	my %ran;        # tick -> the runs that ran the body
@@ -320,6 +334,7 @@ for my $job ('race', 'late')
 	{
 		my @r = grep { $_->{job} eq $job } @{ $runs{$name} };
 		is(scalar(@r), 2, "1 ($job, $name): one run per tick");
+		$once_runs += @r;
 		for my $r (@r)
 		{
 			is($r->{status}, 'succeeded', "1 ($job, $name): the run succeeded")
@@ -334,31 +349,27 @@ for my $job ('race', 'late')
 	{
 		is(scalar(@{ $ran{$tick} // [] }), 1,
 			"1 ($job): exactly one server ran the body at tick $tick");
-		my $rows = 0;
-		for my $node ($node_a, $node_b)
-		{
-			$rows += $node->safe_psql('postgres', sprintf(
-				q{SELECT count(*) FROM once_done WHERE job = '%s' AND tick = to_timestamp(%d)},
-				$job, $t1 + 60 * ($tick - 1)));
-		}
+		my @rows = grep { $_->[0] eq $job && $_->[1] == $t1 + 60 * ($tick - 1) }
+		  @once_done;
+		my $rows = @rows;
 		is($rows, 1, "1 ($job): one body row fleet-wide for tick $tick");
+		$once_bodies += $rows;
 
 		# the race a try-lock released at the end of the body loses: the
 		# skipping run asked (B: 3 s after its start) after the body had run
 		my ($win) = @{ $ran{$tick} // [] };
 		my ($lose) = @{ $skipped{$tick} // [] };
 		next unless $win && $lose;
-		my $winner = $win->{server};
-		my $body_at = srv($winner)->safe_psql('postgres', sprintf(
-			q{SELECT extract(epoch FROM at) FROM once_done WHERE job = '%s' AND tick = to_timestamp(%d)},
-			$job, $t1 + 60 * ($tick - 1)));
+		next unless @rows == 1;
+		my $body_at = $rows[0][2];
 		my $asked = $lose->{start} + ($lose->{server} eq 'b' && $job eq 'late' ? 3 : 0);
 		$late_races++ if $body_at < $asked;
 	}
 }
 cmp_ok($late_races, '>=', 1,
 	'1: in some tick the skipping run asked after the body had run elsewhere');
-figure(once_per_tick_late_races => $late_races);
+figure(once_per_tick_runs => $once_runs, once_per_tick_bodies => $once_bodies,
+	once_per_tick_late_races => $late_races);
 
 # --- 2. skip while the previous run still runs
 {
@@ -380,45 +391,31 @@ figure(once_per_tick_late_races => $late_races);
 	{
 		is($r->{status}, 'succeeded', "2: ${other}'s run at tick " . tick_of($r) . ' succeeded');
 		like($r->{msg}, qr/^$skipped_msg$/, "2: ${other}'s run at tick " . tick_of($r) . ' skipped the body');
-		cmp_ok($r->{start}, '<', $long->[2],
-			"2: ${other}'s run at tick " . tick_of($r) . ' started while the long body ran');
+		cmp_ok($r->{start} + ($other eq 'a' ? 1 : 0), '<', $long->[2],
+			"2: ${other}'s run at tick " . tick_of($r) . ' asked while the long body ran');
 	}
 	my @holder_runs = grep { $_->{job} eq 'overlap' } @{ $runs{$holder} };
 	is(scalar(grep { $_->{status} ne 'succeeded' } @holder_runs), 0,
 		"2: every run of the holder ($holder) succeeded");
-	# no two bodies overlap
-	my @sorted = sort { $a->[1] <=> $b->[1] } @bodies;
-	my $overlaps = 0;
-	for my $i (1 .. $#sorted)
-	{
-		$overlaps++ if $sorted[$i][1] < $sorted[ $i - 1 ][2];
-	}
-	is($overlaps, 0, '2: no two bodies ran at the same time');
+	my @spans = map { [ $_, @{ $bodies[$_] }[ 1, 2 ] ] } 0 .. $#bodies;
+	is(scalar(@{ overlapping_holders(\@spans) }), 0,
+		'2: no two bodies ran at the same time');
 	figure(overlap_skipped_runs => scalar(grep { $_->{msg} =~ /^$skipped_msg$/ }
 		  map { grep { $_->{job} eq 'overlap' } @{ $runs{$_} } } 'a', 'b'));
 }
 
 # --- 3. at most 2 at once
 {
-	my @events;
-	my $bodies = 0;
+	my @spans;
+	my $id = 0;
 	for my $node ($node_a, $node_b)
 	{
-		for (split /\n/, $node->safe_psql('postgres',
-			qq{SELECT extract(epoch FROM started), extract(epoch FROM ended) FROM export_runs WHERE started < to_timestamp($t3)}))
-		{
-			my ($s, $e) = split /\|/;
-			push @events, [ $s, 1 ], [ $e, -1 ];
-			$bodies++;
-		}
+		push @spans, map { [ $id++, split /\|/ ] } split /\n/,
+		  $node->safe_psql('postgres',
+			qq{SELECT extract(epoch FROM started), extract(epoch FROM ended) FROM export_runs WHERE started < to_timestamp($t3)});
 	}
-	my ($depth, $max) = (0, 0);
-	for my $ev (sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @events)
-	{
-		$depth += $ev->[1];
-		$max = $depth if $depth > $max;
-	}
-	is($bodies, 12, '3: twelve bodies ran (3 jobs x 2 servers x 2 ticks)');
+	my $max = max_concurrent(\@spans);
+	is(scalar(@spans), 12, '3: twelve bodies ran (3 jobs x 2 servers x 2 ticks)');
 	is($max, 2, '3: at most 2 ran at once, and 2 did');
 	my @bad = grep { $_->{job} =~ /^export/ && $_->{status} ne 'succeeded' }
 	  map { @{ $runs{$_} } } 'a', 'b';
@@ -450,8 +447,8 @@ for my $name ('a', 'b')
 	# may record end_time later, see the doc)
 	if ($log =~ /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[\d+\] 08006 .*ERROR:  ZooKeeper lock "\Q$path\E" was lost/m)
 	{
-		my $ended = $node_a->safe_psql('postgres',
-			"SELECT extract(epoch FROM '$1+00'::timestamptz)");
+		my ($y, $mo, $d, $h, $mi, $sec) = split /[- :]/, $1;
+		my $ended = timegm(0, $mi, $h, $d, $mo - 1, $y) + $sec;
 		figure("fenced_${name}_deletion_to_stop_ms" =>
 			  int(($ended - $fenced_deleted{$name}) * 1000));
 	}
