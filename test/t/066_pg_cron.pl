@@ -2,9 +2,10 @@
 # pg_cron"): the four recipes, run by pg_cron 1.4 (minute ticks) on two
 # PostgreSQL servers sharing one ZooKeeper.  Server A runs its jobs in
 # background workers (cron.use_background_workers = on), server B through
-# libpq connections to itself (cron.host = its socket directory): one
-# server per mode, so that every recipe runs in both modes in the same
-# ticks, with two servers instead of four.
+# libpq connections to itself (cron.host = its socket directory, where the
+# test cluster's trust authentication lets pg_cron in): one server per
+# mode, so that every recipe runs in both modes in the same ticks, with two
+# servers instead of four.
 #
 # Every recipe's jobs are scheduled '* * * * *' on both servers, all at
 # once, just before a minute boundary; the test watches two ticks (T1, T2).
@@ -38,7 +39,8 @@
 #    lost-lock error (08006, in cron.job_run_details and the server log);
 #    the job's write after the cancel (its handler catches query_canceled,
 #    as a "save what we have" step would) is refused by the fence (55000)
-#    and never reaches the ledger.
+#    and never reaches the ledger.  (Its run at T2 does nothing, and
+#    succeeds.)
 use strict;
 use warnings;
 
@@ -174,11 +176,11 @@ $node_a->safe_psql('postgres', q{
 
 # --- the schedule: every job on both servers, just before a minute boundary
 
-# The first tick T1 is the next minute boundary; if it is less than 4 s
+# The first tick T1 is the next minute boundary; if it is less than 6 s
 # away, wait until it has passed (pg_cron would run jobs scheduled just
 # before it at it, or not), and T1 is the one after.
 my $boundary = (floor(time() / 60) + 1) * 60;
-sleep($boundary - time() + 0.5) if $boundary - time() < 4;
+sleep($boundary - time() + 0.5) if $boundary - time() < 6;
 my $t1 = (floor(time() / 60) + 1) * 60;
 my $t2 = $t1 + 60;
 my $t3 = $t2 + 60;
