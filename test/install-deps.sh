@@ -14,6 +14,7 @@ pkgs=(
 	libcurator-recipes-java default-jdk-headless	# interoperability tests (Curator)
 	stunnel4 openssl						# TLS tests: a tunnel to ZooKeeper's secureClientPort, test certificates
 	pgbouncer								# DISCARD ALL through a connection pooler (t/024_pgbouncer.pl)
+	postgresql-15-cron						# scheduled jobs calling zklock (t/066_pg_cron.pl)
 	faketime libfaketime					# a PostgreSQL server whose wall clock jumps (t/058, t/059)
 	prometheus-postgres-exporter			# the statistics' custom queries, scraped (t/032_stats.pl)
 	postgresql-server-dev-all debhelper lintian	# the Debian package: pg_buildext, dpkg-buildpackage, lintian (t/029_package.pl)

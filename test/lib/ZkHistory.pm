@@ -10,7 +10,8 @@ use warnings;
 
 use Exporter 'import';
 
-our @EXPORT = qw(check_history overlapping_holders check_fenced_history late_stops);
+our @EXPORT = qw(check_history overlapping_holders max_concurrent
+  check_fenced_history late_stops);
 
 # check_history(WRITES, GRANTS): WRITES are the applied writes as
 # [write_seq, token, old_value, new_value], GRANTS the grants as
@@ -60,6 +61,23 @@ sub overlapping_holders
 		push @open, $s;
 	}
 	return \@pairs;
+}
+
+# max_concurrent(SPANS): SPANS are [id, start, end] (what ran from start
+# to end, e.g. a semaphore's holders); returns the largest number of spans
+# open at one instant (a span that ends when another starts does not
+# overlap it).
+sub max_concurrent
+{
+	my ($spans) = @_;
+	my ($depth, $max) = (0, 0);
+	my @events = map { ([ $_->[1], 1 ], [ $_->[2], -1 ]) } @$spans;
+	for my $ev (sort { $a->[0] <=> $b->[0] || $a->[1] <=> $b->[1] } @events)
+	{
+		$depth += $ev->[1];
+		$max = $depth if $depth > $max;
+	}
+	return $max;
 }
 
 # check_fenced_history(%h): the whole check of a resource fenced by
