@@ -635,15 +635,6 @@ zk_define_lock_settings(void)
 							0,
 							NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("zklock.guess_fresh_paths",
-							 "Lets a lock attempt create a lock node it expects to be missing in the same request as its queue node.",
-							 "A developer setting, to compare both ways in one benchmark run. When off, every attempt first assumes its lock node exists, and creates it only after ZooKeeper said it is missing.",
-							 &zklock_guess_fresh_paths,
-							 true,
-							 PGC_USERSET,
-							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							 NULL, NULL, NULL);
-
 	DefineCustomEnumVariable("zklock.on_lock_loss",
 							 "What a lost ZooKeeper lock does to the statement that is running.",
 							 "cancel: as soon as the backend knows a hold of its own is gone (its session expired or was out of touch past the session timeout, another client deleted its node, or a lease this transaction took or renewed ran out or was deleted), the running statement is cancelled with an ERROR naming the lost locks; an idle backend gets that ERROR at its next statement. error: only the next zklock call and COMMIT fail.",
