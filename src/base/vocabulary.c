@@ -21,7 +21,6 @@ bool		zklock_synchronous_release = true;
 int			zklock_exclusive_node_style = ZK_STYLE_RWLOCK;
 bool		zklock_verify_on_commit = false;
 int			zklock_max_locks_per_backend = 1000;
-bool		zklock_guess_fresh_paths = true;
 int			zklock_on_lock_loss = ZK_ON_LOSS_CANCEL;
 int			zklock_on_revoke = ZK_ON_REVOKE_IGNORE;
 

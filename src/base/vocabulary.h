@@ -93,7 +93,6 @@ extern bool zklock_synchronous_release;
 extern int	zklock_exclusive_node_style;	/* ZkNodeStyle */
 extern bool zklock_verify_on_commit;
 extern int	zklock_max_locks_per_backend;
-extern bool zklock_guess_fresh_paths;
 extern int	zklock_on_lock_loss;	/* ZkOnLockLoss */
 
 /* What a lost hold does to the running statement (zklock.on_lock_loss). */

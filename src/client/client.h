@@ -126,18 +126,22 @@ typedef void (*ZkSessionLostHook) (void);
 typedef int (*ZkLocksHeldHook) (void);
 
 /*
- * Applies the settings whose change waited while the backend held locks;
- * called when the session is needed and no lock is held.
+ * The settings (a bit per ZkSessionSetting) whose new value, which a reload
+ * brought while the backend held locks, waits until it holds none; called
+ * at each call that needs the session, and once no lock is held, lets those
+ * values take effect (and returns 0).
  */
-typedef void (*ZkSettingsHook) (void);
+typedef int (*ZkSettingsHook) (void);
 
-/* the settings that choose the session (ZkSessionOpenedWith) */
+/* the settings that choose the session (ZkSessionOpenedWith), and the root */
 typedef enum ZkSessionSetting
 {
 	ZK_SESSION_SETTING_HOSTS,
 	ZK_SESSION_SETTING_AUTH,
 	ZK_SESSION_SETTING_AUTH_FILE,
-	ZK_SESSION_SETTING_TIMEOUT
+	ZK_SESSION_SETTING_TIMEOUT,
+	ZK_SESSION_SETTING_ROOT,	/* chooses no session: where new locks go */
+	ZK_NUM_SESSION_SETTINGS
 } ZkSessionSetting;
 
 /* what ZkSessionConfirmAlive found */
@@ -166,6 +170,7 @@ extern ZkAliveResult ZkSessionConfirmAlive(void);
 extern void ZkSessionRaiseUnlessAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 								int timeout_ms);
+extern const char *ZkSessionValue(ZkSessionSetting setting);
 
 /* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,

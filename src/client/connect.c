@@ -58,8 +58,10 @@ static char *zk_unresolved_host(const char *hosts);
 
 /*
  * ZkSessionSetSettingsHook
- *		Let the settings apply, before the session is looked at, the values
- *		a reload brought while the backend held locks, once it holds none.
+ *		Let the settings say which of their values wait for the backend to
+ *		hold no lock (a reload brought them while it held some), and let
+ *		those values take effect, before the session is looked at, once it
+ *		holds none.
  */
 void
 ZkSessionSetSettingsHook(ZkSettingsHook hook)
@@ -139,20 +141,21 @@ ZkSessionGiveUp(void)
  *		Make sure the backend has a usable session: open one at the first
  *		call, replace one whose settings changed, and report an expired one
  *		(through the lost hook, which raises an ERROR naming the lost locks
- *		if there were any) before opening a fresh one.  Without locks, the
- *		settings a reload brought while locks were held are applied first
- *		(the settings hook).
+ *		if there were any) before opening a fresh one.  While locks are
+ *		held, the session goes on if the only settings that changed are
+ *		values a reload brought, which wait until no lock is held (the
+ *		settings hook says which, and lets them take effect then).
  */
 void
 ZkSessionEnsure(void)
 {
-	if (zk_settings_hook != NULL && ZkSessionLocksHeld() == 0)
-		zk_settings_hook();
+	int			waiting = zk_settings_hook ? zk_settings_hook() : 0;
 
 	if (ZkBridgeHandle() != NULL)
 	{
 		ZkBridgeView view;
 		int64		failed;
+		int			changed;
 
 		ZkBridgeLook(NULL, &view);
 		failed = view.jobs_failed;
@@ -193,8 +196,10 @@ ZkSessionEnsure(void)
 		}
 		else if (zk_session_suspect && ZkSessionLocksHeld() == 0)
 			zk_close_handle(false); /* see ZkSessionSuspect */
-		else if (ZkSessionSettingsChanged())
+		else if ((changed = ZkSessionSettingsChanged()) != 0)
 		{
+			if (ZkSessionLocksHeld() > 0 && (changed & ~waiting) == 0)
+				return;			/* the reload's values wait */
 			if (ZkSessionLocksHeld() > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -146,26 +146,26 @@ ZkSessionHosts(void)
 
 /*
  * ZkSessionSettingsChanged
- *		Do the settings that choose the session differ from those the open
- *		session was made with?  (zklock.root does not: it only decides
- *		where new locks go.)
+ *		The settings that choose the session whose value differs from the
+ *		one the open session was made with, a bit per ZkSessionSetting, or
+ *		0.  (zklock.root chooses no session: it only decides where new
+ *		locks go.)
  */
-bool
+int
 ZkSessionSettingsChanged(void)
 {
-	const char *auth = (zklock_auth && zklock_auth[0]) ? zklock_auth : NULL;
-	const char *file = (zklock_auth_file && zklock_auth_file[0]) ?
-		zklock_auth_file : NULL;
+	int			changed = 0;
 
-	if (strcmp(zk_session_hosts, zklock_hosts) != 0)
-		return true;
-	if (zk_session_timeout_requested != zklock_session_timeout)
-		return true;
-	if ((auth == NULL) != (zk_session_auth == NULL) ||
-		(auth != NULL && strcmp(auth, zk_session_auth) != 0))
-		return true;
-	return (file == NULL) != (zk_session_auth_file == NULL) ||
-		(file != NULL && strcmp(file, zk_session_auth_file) != 0);
+	if (!ZkSessionOpenedWith(ZK_SESSION_SETTING_HOSTS, zklock_hosts, 0))
+		changed |= 1 << ZK_SESSION_SETTING_HOSTS;
+	if (!ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH, zklock_auth, 0))
+		changed |= 1 << ZK_SESSION_SETTING_AUTH;
+	if (!ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH_FILE, zklock_auth_file, 0))
+		changed |= 1 << ZK_SESSION_SETTING_AUTH_FILE;
+	if (!ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL,
+							 zklock_session_timeout))
+		changed |= 1 << ZK_SESSION_SETTING_TIMEOUT;
+	return changed;
 }
 
 /*
@@ -197,12 +197,39 @@ ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 		case ZK_SESSION_SETTING_AUTH_FILE:
 			had = zk_session_auth_file;
 			break;
+		case ZK_SESSION_SETTING_ROOT:
+		case ZK_NUM_SESSION_SETTINGS:
+			return false;
 	}
 	if (value != NULL && value[0] == '\0')
 		value = NULL;
 	if (value == NULL || had == NULL)
 		return value == had;
 	return strcmp(value, had) == 0;
+}
+
+/*
+ * ZkSessionValue
+ *		The value of zklock.hosts, zklock.auth or zklock.auth_file the open
+ *		session was made with ("" for none), for SHOW; NULL without an
+ *		open session, or for another setting.
+ */
+const char *
+ZkSessionValue(ZkSessionSetting setting)
+{
+	if (zk_session_hosts == NULL)
+		return NULL;
+	switch (setting)
+	{
+		case ZK_SESSION_SETTING_HOSTS:
+			return zk_session_hosts;
+		case ZK_SESSION_SETTING_AUTH:
+			return zk_session_auth ? zk_session_auth : "";
+		case ZK_SESSION_SETTING_AUTH_FILE:
+			return zk_session_auth_file ? zk_session_auth_file : "";
+		default:
+			return NULL;
+	}
 }
 
 /*

@@ -18,7 +18,7 @@ extern void ZkSessionOpened(int negotiated_timeout);
 extern void ZkSessionEstablished(bool authenticated);
 extern void ZkSessionForget(void);
 extern const char *ZkSessionHosts(void);
-extern bool ZkSessionSettingsChanged(void);
+extern int	ZkSessionSettingsChanged(void);
 extern int64 ZkSessionOutOfTouchAt(const ZkBridgeView *view);
 extern int	ZkSessionTimeout(void);
 extern const struct ACL_vector *ZkSessionAcl(bool protect);

@@ -805,7 +805,7 @@ zk_create_refused(ZkCreateLoop *cl, int rc)
 	ZkOpFree(cl->side);
 	cl->create = cl->list = cl->side = NULL;
 
-	if (rc == ZNONODE && o->guess_fresh && zklock_guess_fresh_paths &&
+	if (rc == ZNONODE && o->guess_fresh &&
 		!cl->parent_missing && failed >= 0 && !cl->make[k] && !cl->learnt[k])
 	{
 		ZkLearnFresh(cl->fresh_nodes[k], true);

@@ -38,7 +38,6 @@
 #include "utils/memutils.h"
 
 #include "recipes/path_memory.h"
-#include "base/vocabulary.h"
 
 #define ZK_PATH_MEMORY	4096
 
@@ -99,7 +98,7 @@ zk_paths_create(void)
 /*
  * ZkGuessFresh
  *		Should an attempt on lock node 'node' create the node with its
- *		queue node?  Always false with zklock.guess_fresh_paths off.
+ *		queue node?
  */
 bool
 ZkGuessFresh(const char *node)
@@ -107,8 +106,6 @@ ZkGuessFresh(const char *node)
 	uint64		key;
 	ZkPathEntry *e;
 
-	if (!zklock_guess_fresh_paths)
-		return false;
 	if (zk_paths != NULL)
 	{
 		key = zk_path_key(node);
@@ -122,7 +119,6 @@ ZkGuessFresh(const char *node)
 /*
  * ZkLearnFresh
  *		An attempt found lock node 'node' missing ('fresh') or there.
- *		Nothing is learnt with zklock.guess_fresh_paths off.
  */
 void
 ZkLearnFresh(const char *node, bool fresh)
@@ -131,8 +127,6 @@ ZkLearnFresh(const char *node, bool fresh)
 	ZkPathEntry *e;
 	bool		found;
 
-	if (!zklock_guess_fresh_paths)
-		return;
 	key = zk_path_key(node);
 	if (zk_paths == NULL)
 		zk_paths_create();

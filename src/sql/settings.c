@@ -9,26 +9,22 @@
  * memory (base/stats.c) and installs the DISCARD ALL hook (sql/discard.c):
  * no thread is started and no connection made before a backend's first zklock
  * call. The settings' variables live in base/vocabulary.c, which every layer
- * reads; this file gives them their names, bounds and descriptions.
+ * reads; this file gives them their names, bounds and descriptions
+ * (zklock_root is the root in effect; the setting itself is root_setting).
  *
  * The settings that choose the session and where its locks live
  * (zklock.hosts, zklock.root, zklock.session_timeout, zklock.auth,
- * zklock.auth_file) do not change under the locks a backend holds (their
- * check hooks ask the lock table, ZkLockCount):
+ * zklock.auth_file) do not change under the locks a backend holds:
  *
  * - A SET (or set_config(), or a function's SET clause) that would change
- *   one is an ERROR while the backend holds locks.
- * - A value that a reload of the configuration file brings then is kept
- *   aside: the check hook puts the value in effect back in its place and
- *   hangs the file's value on it as its "extra", and the assign hook,
- *   which sees every value that becomes current, logs that the change
- *   waits.  The first zklock call that needs the session once the backend
- *   holds no lock applies the file's value as the reload would have
- *   (apply_deferred_settings, through the session layer's settings hook),
- *   and the session layer then opens a new session.  The check hook alone
- *   could not do this: it also runs for ALTER SYSTEM and pg_file_settings,
- *   which change nothing in this backend, while an assign hook runs only
- *   when a value is really assigned.
+ *   one is an ERROR while the backend holds locks (their check hooks ask
+ *   the lock table, ZkLockCount).
+ * - A value that a reload of the configuration file brings then is taken
+ *   by the setting, but waits: the session layer keeps the session (and
+ *   the settings it was opened with), zklock_root keeps the root in
+ *   effect, SHOW shows them, and the first zklock call once the backend
+ *   holds no lock lets the value take effect (a new session), with a LOG
+ *   line at each step.  See check_change.
  *
  * The form of zklock.hosts is checked here, that of zklock.root by
  * base/paths.c.  Nothing here talks to ZooKeeper.
@@ -80,62 +76,35 @@ static const struct config_enum_entry on_revoke_options[] = {
 static void assign_zklock_on_revoke(int newval, void *extra);
 
 /*
- * The settings whose change waits while the backend holds locks, and their
- * names.
+ * The settings that choose the session, and zklock.root (numbered by
+ * ZkSessionSetting), and their names.
  */
-typedef enum ZkHeldSetting
-{
-	ZK_SETTING_HOSTS,
-	ZK_SETTING_ROOT,
-	ZK_SETTING_SESSION_TIMEOUT,
-	ZK_SETTING_AUTH,
-	ZK_SETTING_AUTH_FILE,
-	ZK_NUM_HELD_SETTINGS
-} ZkHeldSetting;
-
-static const char *const held_setting_names[ZK_NUM_HELD_SETTINGS] = {
+static const char *const held_setting_names[ZK_NUM_SESSION_SETTINGS] = {
 	"zklock.hosts",
-	"zklock.root",
-	"zklock.session_timeout",
 	"zklock.auth",
-	"zklock.auth_file"
+	"zklock.auth_file",
+	"zklock.session_timeout",
+	"zklock.root"
 };
 
-/*
- * A value of one of those settings that a reload brought while the backend
- * held locks: the "extra" of the value kept in its place (malloc'd; the
- * GUC machinery frees it with the value it belongs to).
- */
-typedef struct ZkDeferredValue
-{
-	GucSource	source;			/* PGC_S_FILE, or PGC_S_DEFAULT when the
-								 * reload removed the setting from the file */
-	int			intval;			/* zklock.session_timeout */
-	char		strval[FLEXIBLE_ARRAY_MEMBER];	/* the string settings */
-} ZkDeferredValue;
+/* the settings (a bit per ZkSessionSetting) whose reloaded value waits */
+static int	held_waiting = 0;
 
-/*
- * Each setting's deferred value: the extra of its current value (the assign
- * hook sees each value that becomes current, and the GUC machinery frees an
- * extra only after its value stopped being current), or NULL.
- */
-static const ZkDeferredValue *deferred_values[ZK_NUM_HELD_SETTINGS];
+/* zklock.root as set, and the root in effect, which zklock_root points to */
+static char *root_setting = NULL;
+static char root_in_effect[ZK_MAX_PATH_BYTES + 1];
 
-static bool refuse_change(ZkHeldSetting setting);
-static bool session_value(ZkHeldSetting setting, const char *strval,
-						  int intval);
-static ZkDeferredValue *make_deferred(GucSource source, int intval,
-									  const char *strval);
-static bool check_string_change(ZkHeldSetting setting, char **newval,
-								void **extra, GucSource source,
-								const char *current);
-static void note_deferred(ZkHeldSetting setting, const ZkDeferredValue *value);
-static void apply_deferred_settings(void);
+static bool refuse_change(ZkSessionSetting setting);
+static bool check_change(ZkSessionSetting setting, bool in_effect,
+						 void **extra, GucSource source);
+static void note_change(ZkSessionSetting setting, bool in_effect, void *mark);
+static int	let_waiting_values_go(void);
+static bool check_held_string(ZkSessionSetting setting, char **newval,
+							  void **extra, GucSource source,
+							  const char *current);
+static void assign_held_string(ZkSessionSetting setting, const char *newval,
+							   void *extra, const char *current);
 static const char *host_list_problem(const char *hosts);
-static bool check_setting_value(ZkHeldSetting setting, char **newval,
-								void **extra, GucSource source,
-								const char *current,
-								const char *(*problem_of) (const char *value));
 static bool check_zklock_hosts(char **newval, void **extra, GucSource source);
 static bool check_zklock_root(char **newval, void **extra, GucSource source);
 static bool check_zklock_auth(char **newval, void **extra, GucSource source);
@@ -148,6 +117,11 @@ static void assign_zklock_root(const char *newval, void *extra);
 static void assign_zklock_auth(const char *newval, void *extra);
 static void assign_zklock_auth_file(const char *newval, void *extra);
 static void assign_zklock_session_timeout(int newval, void *extra);
+static const char *show_zklock_hosts(void);
+static const char *show_zklock_root(void);
+
+/* is a string setting's new value its current one? */
+#define SAME_STRING(a, b) ((a) != NULL && (b) != NULL && strcmp((a), (b)) == 0)
 
 /*
  * refuse_change
@@ -156,7 +130,7 @@ static void assign_zklock_session_timeout(int newval, void *extra);
  *		is a secret).
  */
 static bool
-refuse_change(ZkHeldSetting setting)
+refuse_change(ZkSessionSetting setting)
 {
 	GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
 	GUC_check_errmsg("parameter \"%s\" cannot be changed while this backend holds ZooKeeper locks",
@@ -167,215 +141,231 @@ refuse_change(ZkHeldSetting setting)
 }
 
 /*
- * session_value
- *		Is this value of 'setting' the one the open ZooKeeper session was
- *		opened with?  A SET to it changes nothing the held locks depend on,
- *		even while the current value differs (the end of a SET LOCAL, or a
- *		RESET, changed it after the session was opened): it is how a
- *		backend gets back to its session (the 55000 of client/connect.c says
- *		so).  zklock.root chooses no session.
+ * The rule while the backend holds locks, for a value of one of these
+ * settings that differs from its current one.  The session layer keeps the
+ * session the locks were taken in, and the settings the session was opened
+ * with, so:
+ *
+ * - check_change, the check hooks' common part: a SET (also SET LOCAL,
+ *   set_config() and a function's SET clause) is refused, unless it sets
+ *   the value in effect (that of the session, or zklock.root's in effect),
+ *   which changes nothing the locks depend on: that is how a backend whose
+ *   setting a RESET or the end of a SET LOCAL changed gets back to it.  A
+ *   value of the configuration file (PGC_S_DEFAULT when the reload removed
+ *   the setting) passes, with a mark as its extra for the assign hook.
+ *   ALTER SYSTEM and pg_file_settings also check file values, and assign
+ *   nothing: their mark goes unused.
+ * - note_change, the assign hooks' common part: the GUC takes the value;
+ *   a marked value that differs from the value in effect waits (logged),
+ *   any other value ends the wait.  The session layer goes on with the
+ *   session while the only settings that differ from it wait, and refuses
+ *   to switch (55000) if another one differs.
+ * - let_waiting_values_go, the session layer's settings hook, at each
+ *   zklock call that needs the session: once the backend holds no lock,
+ *   the waiting values take effect (logged), and the session layer then
+ *   opens a new session.
+ * - SHOW zklock.hosts and zklock.root show the value in effect.
  */
 static bool
-session_value(ZkHeldSetting setting, const char *strval, int intval)
+check_change(ZkSessionSetting setting, bool in_effect, void **extra,
+			 GucSource source)
 {
-	switch (setting)
-	{
-		case ZK_SETTING_HOSTS:
-			return ZkSessionOpenedWith(ZK_SESSION_SETTING_HOSTS, strval, 0);
-		case ZK_SETTING_AUTH:
-			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH, strval, 0);
-		case ZK_SETTING_AUTH_FILE:
-			return ZkSessionOpenedWith(ZK_SESSION_SETTING_AUTH_FILE, strval,
-									   0);
-		case ZK_SETTING_SESSION_TIMEOUT:
-			return ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL,
-									   intval);
-		case ZK_SETTING_ROOT:
-		case ZK_NUM_HELD_SETTINGS:
-			break;
-	}
-	return false;
-}
-
-/*
- * make_deferred
- *		A ZkDeferredValue, malloc'd as the GUC machinery wants an extra, or
- *		NULL when out of memory.
- */
-static ZkDeferredValue *
-make_deferred(GucSource source, int intval, const char *strval)
-{
-	size_t		len = strval ? strlen(strval) : 0;
-	ZkDeferredValue *value;
-
-	value = malloc(offsetof(ZkDeferredValue, strval) + len + 1);
-	if (value == NULL)
-		return NULL;
-	value->source = source;
-	value->intval = intval;
-	if (strval != NULL)
-		memcpy(value->strval, strval, len);
-	value->strval[len] = '\0';
-	return value;
-}
-
-/*
- * check_string_change
- *		The locks-held rule for a new value of a string setting, given the
- *		current one.  Without locks, or without a change, the value passes.
- *		While locks are held: a SET is refused, unless it sets the value
- *		the open session was opened with (session_value); a value from the
- *		configuration file (a reload, or PGC_S_DEFAULT when the reload
- *		removed the setting) is replaced by the current value, with the
- *		file's value as its extra (see note_deferred); anything else passes
- *		(PGC_S_TEST only validates a value for later, and the other sources
- *		are not used once a backend runs queries).
- */
-static bool
-check_string_change(ZkHeldSetting setting, char **newval, void **extra,
-					GucSource source, const char *current)
-{
-	ZkDeferredValue *deferred;
-	char	   *kept;
-
-	if (current == NULL || *newval == NULL || strcmp(*newval, current) == 0 ||
-		ZkLockCount() == 0)
+	if (ZkLockCount() == 0)
 		return true;
-	if (source == PGC_S_SESSION && session_value(setting, *newval, 0))
-		return true;
-	if (source == PGC_S_SESSION)
+	if (source == PGC_S_SESSION && !in_effect)
 		return refuse_change(setting);
-	if (source != PGC_S_FILE && source != PGC_S_DEFAULT)
-		return true;
-
-	deferred = make_deferred(source, 0, *newval);
-	kept = strdup(current);
-	if (deferred == NULL || kept == NULL)
+	if (source == PGC_S_FILE || source == PGC_S_DEFAULT)
 	{
-		free(deferred);
-		free(kept);
-		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-		GUC_check_errmsg("out of memory");
-		return false;
-	}
-	free(*newval);
-	*newval = kept;
-	*extra = deferred;
-	return true;
-}
-
-/*
- * check_setting_value
- *		A new value of a string setting that chooses the session: refused
- *		if 'problem_of' (when given) finds its form wrong (NULL is wrong
- *		then), with that problem as DETAIL; else subject to the locks-held
- *		rule (check_string_change).
- */
-static bool
-check_setting_value(ZkHeldSetting setting, char **newval, void **extra,
-					GucSource source, const char *current,
-					const char *(*problem_of) (const char *value))
-{
-	if (problem_of != NULL)
-	{
-		const char *problem;
-
-		if (*newval == NULL)
-			return false;
-		problem = problem_of(*newval);
-		if (problem != NULL)
+		*extra = malloc(1);
+		if (*extra == NULL)
 		{
-			GUC_check_errdetail("%s", problem);
+			GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+			GUC_check_errmsg("out of memory");
 			return false;
 		}
 	}
-	return check_string_change(setting, newval, extra, source, current);
+	return true;
 }
 
-/*
- * note_deferred
- *		The assign hooks' common part: 'value' is the extra of the value
- *		becoming current, the file's value it stands for, or NULL.  Remember
- *		it for apply_deferred_settings, and log that the change waits when
- *		it is new while the backend holds locks (a reload of an unchanged
- *		file brings the same value again, and says nothing).  Raises no
- *		ERROR.
- */
 static void
-note_deferred(ZkHeldSetting setting, const ZkDeferredValue *value)
+note_change(ZkSessionSetting setting, bool in_effect, void *mark)
 {
-	const ZkDeferredValue *before = deferred_values[setting];
-
-	deferred_values[setting] = value;
-	if (value == NULL || ZkLockCount() == 0)
+	if (mark == NULL || in_effect || ZkLockCount() == 0)
+	{
+		held_waiting &= ~(1 << setting);
 		return;
-	if (before != NULL && before->source == value->source &&
-		before->intval == value->intval &&
-		strcmp(before->strval, value->strval) == 0)
-		return;
+	}
+	held_waiting |= 1 << setting;
 	ereport(LOG,
 			(errmsg("change of parameter \"%s\" deferred while this backend holds ZooKeeper locks",
 					held_setting_names[setting]),
 			 errdetail("The backend keeps the current value and its ZooKeeper session until it holds no lock; the new value is applied at its first zklock call after that.")));
 }
 
-/*
- * apply_deferred_settings
- *		The session layer's settings hook, called when a zklock call needs
- *		the session and the backend holds no lock: apply the values that a
- *		reload brought while it held some, as the reload would have (a
- *		source <= PGC_S_OVERRIDE sets the RESET value too, and no
- *		transaction takes it back), and log each.  The session layer then
- *		finds the session's settings changed and opens a new one.  Nothing
- *		is applied in parallel mode, where settings cannot change: a later
- *		call does it.
- */
-static void
-apply_deferred_settings(void)
+static int
+let_waiting_values_go(void)
 {
-	if (IsInParallelMode() || ZkLockCount() > 0)
-		return;
-	for (int i = 0; i < ZK_NUM_HELD_SETTINGS; i++)
-	{
-		const ZkDeferredValue *deferred = deferred_values[i];
-		GucSource	source;
-		char	   *value;
-
-		if (deferred == NULL)
-			continue;
-		/* copied first: the extra goes when its value stops being current */
-		source = deferred->source;
-		if (source == PGC_S_DEFAULT)
-			value = NULL;
-		else if (i == ZK_SETTING_SESSION_TIMEOUT)
-			value = psprintf("%d", deferred->intval);
-		else
-			value = pstrdup(deferred->strval);
-		/* tried once: a value the GUC machinery does not take is dropped */
-		deferred_values[i] = NULL;
-
-		if (set_config_option(held_setting_names[i], value, PGC_SIGHUP, source,
-							  GUC_ACTION_SET, true, LOG, false) > 0)
+	if (ZkLockCount() > 0)
+		return held_waiting;
+	for (int i = 0; i < ZK_NUM_SESSION_SETTINGS; i++)
+		if (held_waiting & (1 << i))
 			ereport(LOG,
 					(errmsg("deferred change of parameter \"%s\" applied",
 							held_setting_names[i]),
-					 i == ZK_SETTING_ROOT ?
+					 i == ZK_SESSION_SETTING_ROOT ?
 					 errdetail("The backend holds no ZooKeeper lock any more; its new locks go under the new root.") :
 					 errdetail("The backend holds no ZooKeeper lock any more; it opens a new ZooKeeper session with the new value.")));
-		if (value != NULL)
-			pfree(value);
-	}
+	held_waiting = 0;
+	strlcpy(root_in_effect, root_setting, sizeof(root_in_effect));
+	return 0;
 }
 
 /*
- * check_zklock_hosts
- *		A list of host:port pairs, unchanged while locks are held.
+ * check_held_string, assign_held_string
+ *		check_change and note_change for zklock.hosts, zklock.auth and
+ *		zklock.auth_file, given the current value: a value assigned again
+ *		changes nothing (an assign hook runs before the GUC takes the
+ *		value, so the current one is still there).
+ */
+static bool
+check_held_string(ZkSessionSetting setting, char **newval, void **extra,
+				  GucSource source, const char *current)
+{
+	return SAME_STRING(*newval, current) ||
+		check_change(setting, ZkSessionOpenedWith(setting, *newval, 0),
+					 extra, source);
+}
+
+static void
+assign_held_string(ZkSessionSetting setting, const char *newval,
+				   void *extra, const char *current)
+{
+	if (!SAME_STRING(newval, current))
+		note_change(setting, ZkSessionOpenedWith(setting, newval, 0), extra);
+}
+
+/*
+ * check_zklock_hosts, _root, _auth, _auth_file, _session_timeout
+ *		The form of the value, where this file checks it (zklock.auth's is
+ *		checked when a session opens, by a message that does not repeat the
+ *		value: a refused value would be echoed in PostgreSQL's "invalid
+ *		value for parameter" error, which may reach a non-superuser through
+ *		a function's SET clause), then the locks-held rule.
  */
 static bool
 check_zklock_hosts(char **newval, void **extra, GucSource source)
 {
-	return check_setting_value(ZK_SETTING_HOSTS, newval, extra, source,
-							   zklock_hosts, host_list_problem);
+	const char *problem = *newval ? host_list_problem(*newval) : "";
+
+	if (problem != NULL)
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	return check_held_string(ZK_SESSION_SETTING_HOSTS, newval, extra, source,
+							 zklock_hosts);
+}
+
+static bool
+check_zklock_root(char **newval, void **extra, GucSource source)
+{
+	const char *problem = *newval ? ZkLockPathProblem(*newval) : "";
+
+	if (problem != NULL)
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	return SAME_STRING(*newval, root_setting) ||
+		check_change(ZK_SESSION_SETTING_ROOT,
+					 strcmp(*newval, root_in_effect) == 0, extra, source);
+}
+
+static bool
+check_zklock_auth(char **newval, void **extra, GucSource source)
+{
+	return check_held_string(ZK_SESSION_SETTING_AUTH, newval, extra, source,
+							 zklock_auth);
+}
+
+static bool
+check_zklock_auth_file(char **newval, void **extra, GucSource source)
+{
+	return check_held_string(ZK_SESSION_SETTING_AUTH_FILE, newval, extra,
+							 source, zklock_auth_file);
+}
+
+static bool
+check_zklock_session_timeout(int *newval, void **extra, GucSource source)
+{
+	return *newval == zklock_session_timeout ||
+		check_change(ZK_SESSION_SETTING_TIMEOUT,
+					 ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL, *newval),
+					 extra, source);
+}
+
+/*
+ * assign_zklock_hosts, _root, _auth, _auth_file, _session_timeout
+ *		Whether the new value waits (note_change).  The root in effect
+ *		follows zklock.root unless a value waits.
+ */
+static void
+assign_zklock_hosts(const char *newval, void *extra)
+{
+	assign_held_string(ZK_SESSION_SETTING_HOSTS, newval, extra, zklock_hosts);
+}
+
+static void
+assign_zklock_root(const char *newval, void *extra)
+{
+	if (SAME_STRING(newval, root_setting))
+		return;
+	note_change(ZK_SESSION_SETTING_ROOT, strcmp(newval, root_in_effect) == 0,
+				extra);
+	if (!(held_waiting & (1 << ZK_SESSION_SETTING_ROOT)))
+		strlcpy(root_in_effect, newval, sizeof(root_in_effect));
+}
+
+static void
+assign_zklock_auth(const char *newval, void *extra)
+{
+	assign_held_string(ZK_SESSION_SETTING_AUTH, newval, extra, zklock_auth);
+}
+
+static void
+assign_zklock_auth_file(const char *newval, void *extra)
+{
+	assign_held_string(ZK_SESSION_SETTING_AUTH_FILE, newval, extra,
+					   zklock_auth_file);
+}
+
+static void
+assign_zklock_session_timeout(int newval, void *extra)
+{
+	if (newval != zklock_session_timeout)
+		note_change(ZK_SESSION_SETTING_TIMEOUT,
+					ZkSessionOpenedWith(ZK_SESSION_SETTING_TIMEOUT, NULL, newval),
+					extra);
+}
+
+/*
+ * show_zklock_hosts, show_zklock_root
+ *		SHOW shows the value in effect: the session's while a value waits.
+ *		(zk_session() shows the session's timeout.)
+ */
+static const char *
+show_zklock_hosts(void)
+{
+	const char *hosts = ZkSessionValue(ZK_SESSION_SETTING_HOSTS);
+
+	return (held_waiting & (1 << ZK_SESSION_SETTING_HOSTS)) && hosts ?
+		hosts : zklock_hosts;
+}
+
+static const char *
+show_zklock_root(void)
+{
+	return root_in_effect;
 }
 
 /*
@@ -422,110 +412,6 @@ host_list_problem(const char *hosts)
 }
 
 /*
- * check_zklock_root
- *		A valid lock path, unchanged while locks are held.
- */
-static bool
-check_zklock_root(char **newval, void **extra, GucSource source)
-{
-	return check_setting_value(ZK_SETTING_ROOT, newval, extra, source,
-							   zklock_root, ZkLockPathProblem);
-}
-
-/*
- * check_zklock_auth
- *		Only the locks-held rule: the form is checked when a session opens,
- *		by a message that does not repeat the value, since a refused value
- *		would otherwise be echoed in PostgreSQL's "invalid value for
- *		parameter" error, which may reach a non-superuser (a function's SET
- *		clause).  refuse_change's message does not repeat it either.
- */
-static bool
-check_zklock_auth(char **newval, void **extra, GucSource source)
-{
-	return check_setting_value(ZK_SETTING_AUTH, newval, extra, source,
-							   zklock_auth, NULL);
-}
-
-/*
- * check_zklock_auth_file
- *		The file is read when a session opens; it cannot change under held
- *		locks.  (Its path is not secret, unlike zklock.auth's value.)
- */
-static bool
-check_zklock_auth_file(char **newval, void **extra, GucSource source)
-{
-	return check_setting_value(ZK_SETTING_AUTH_FILE, newval, extra, source,
-							   zklock_auth_file, NULL);
-}
-
-/*
- * check_zklock_session_timeout
- *		Unchanged while locks are held: the locks-held rule of
- *		check_string_change, for an integer.
- */
-static bool
-check_zklock_session_timeout(int *newval, void **extra, GucSource source)
-{
-	ZkDeferredValue *deferred;
-
-	if (*newval == zklock_session_timeout || ZkLockCount() == 0)
-		return true;
-	if (source == PGC_S_SESSION &&
-		session_value(ZK_SETTING_SESSION_TIMEOUT, NULL, *newval))
-		return true;
-	if (source == PGC_S_SESSION)
-		return refuse_change(ZK_SETTING_SESSION_TIMEOUT);
-	if (source != PGC_S_FILE && source != PGC_S_DEFAULT)
-		return true;
-
-	deferred = make_deferred(source, *newval, NULL);
-	if (deferred == NULL)
-	{
-		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-		GUC_check_errmsg("out of memory");
-		return false;
-	}
-	*newval = zklock_session_timeout;
-	*extra = deferred;
-	return true;
-}
-
-/*
- * assign_zklock_hosts, _root, _session_timeout, _auth, _auth_file
- *		Note the file's value that the new current value stands for, if any.
- */
-static void
-assign_zklock_hosts(const char *newval, void *extra)
-{
-	note_deferred(ZK_SETTING_HOSTS, extra);
-}
-
-static void
-assign_zklock_root(const char *newval, void *extra)
-{
-	note_deferred(ZK_SETTING_ROOT, extra);
-}
-
-static void
-assign_zklock_session_timeout(int newval, void *extra)
-{
-	note_deferred(ZK_SETTING_SESSION_TIMEOUT, extra);
-}
-
-static void
-assign_zklock_auth(const char *newval, void *extra)
-{
-	note_deferred(ZK_SETTING_AUTH, extra);
-}
-
-static void
-assign_zklock_auth_file(const char *newval, void *extra)
-{
-	note_deferred(ZK_SETTING_AUTH_FILE, extra);
-}
-
-/*
  * zk_define_session_settings
  *		The settings of the ZooKeeper session: where the servers are, the
  *		root of zklock's nodes, and the session's timeouts.
@@ -540,16 +426,18 @@ zk_define_session_settings(void)
 							   "127.0.0.1:2181",
 							   PGC_SUSET,
 							   0,
-							   check_zklock_hosts, assign_zklock_hosts, NULL);
+							   check_zklock_hosts, assign_zklock_hosts,
+							   show_zklock_hosts);
 
 	DefineCustomStringVariable("zklock.root",
 							   "ZooKeeper path under which lock nodes are created.",
 							   "A lock path \"/a/b\" lives at <zklock.root>/a/b.",
-							   &zklock_root,
+							   &root_setting,
 							   "/zklock",
 							   PGC_SUSET,
 							   0,
-							   check_zklock_root, assign_zklock_root, NULL);
+							   check_zklock_root, assign_zklock_root,
+							   show_zklock_root);
 
 	DefineCustomIntVariable("zklock.session_timeout",
 							"ZooKeeper session timeout requested by the backend.",
@@ -643,15 +531,6 @@ zk_define_lock_settings(void)
 							0,
 							NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("zklock.guess_fresh_paths",
-							 "Lets a lock attempt create a lock node it expects to be missing in the same request as its queue node.",
-							 "A developer setting, to compare both ways in one benchmark run. When off, every attempt first assumes its lock node exists, and creates it only after ZooKeeper said it is missing.",
-							 &zklock_guess_fresh_paths,
-							 true,
-							 PGC_USERSET,
-							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							 NULL, NULL, NULL);
-
 	DefineCustomEnumVariable("zklock.on_lock_loss",
 							 "What a lost ZooKeeper lock does to the statement that is running.",
 							 "cancel: as soon as the backend knows a hold of its own is gone (its session expired or was out of touch past the session timeout, another client deleted its node, or a lease this transaction took or renewed ran out or was deleted), the running statement is cancelled with an ERROR naming the lost locks; an idle backend gets that ERROR at its next statement. error: only the next zklock call and COMMIT fail.",
@@ -715,6 +594,8 @@ _PG_init(void)
 	RegisterXactCallback(ZkLockXactCallback, NULL);
 	RegisterSubXactCallback(ZkLockSubXactCallback, NULL);
 
+	/* the layers read the root in effect */
+	zklock_root = root_in_effect;
 	zk_define_session_settings();
 	zk_define_credential_settings();
 	zk_define_lock_settings();
@@ -727,8 +608,8 @@ _PG_init(void)
 	/* a lost hold stops the statement (zklock.on_lock_loss) */
 	ZkInstallLossCancelHooks();
 
-	/* a reload's values that waited for the locks to go */
-	ZkSessionSetSettingsHook(apply_deferred_settings);
+	/* a reload's values that wait for the locks to go */
+	ZkSessionSetSettingsHook(let_waiting_values_go);
 
 	zk_warn_auth_not_preloaded();
 }

@@ -9,9 +9,7 @@
 #
 # - A lock on a fresh path costs two writes (its lock node's create, sent
 #   just before the queue node's multi), a lock set of 10 eleven, a
-#   semaphore four (its node, locks, leases, and the multi); the same
-#   without the guess (zklock.guess_fresh_paths = off) costs more, which
-#   shows the count can fail.
+#   semaphore four (its node, locks, leases, and the multi).
 # - A hot path costs one write per lock once its node is known to exist.
 # - Wrong guesses both ways are corrected: a path that exists but this
 #   backend has never seen (held elsewhere), and a known path (or a known
@@ -77,19 +75,6 @@ $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});
 	}
 	is(min(@w), 2, 'a lock whose lock node is missing costs two writes')
 	  or diag("writes: @w");
-
-	$sa->query_safe('SET zklock.guess_fresh_paths = off');
-	my @off;
-	for my $i (1 .. 8)
-	{
-		push @off, writes($sa, "SELECT zk_lock('/fresh/off/$i')");
-		$sa->query_safe("SELECT zk_unlock('/fresh/off/$i')");
-	}
-	cmp_ok(min(@off), '>=', 4,
-		'without the guess it costs a refused create, the parents and the create again'
-	);
-	note("writes per fresh lock, with the guess: @w; without: @off");
-	$sa->query_safe('RESET zklock.guess_fresh_paths');
 }
 
 # --- a hot path: one write per lock once known
@@ -99,7 +84,7 @@ $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});
 	# their parents) first
 	ok( wait_for(
 			sub {
-				!exists_node('/zklock/fresh/one') && !exists_node('/zklock/fresh/off');
+				!exists_node('/zklock/fresh/one');
 			},
 			20,
 			'the reaper done with the fresh paths'),
