@@ -238,7 +238,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 	my ($stdout, $stderr) = ('', '');
 	$na->psql('postgres', qq{\\set VERBOSITY verbose\nSELECT zk_lease_renew('/job/late', $t)},
 		stdout => \$stdout, stderr => \$stderr);
-	error_is($stderr, '55000', qr/(ZooKeeper lease $t on lock "\/job\/late" has expired|no ZooKeeper lease with token $t holds lock "\/job\/late")/,
+	error_is($stderr, '55000', qr/(ZooKeeper lease $t on lock "\/job\/late" has run out|no ZooKeeper lease with token $t holds lock "\/job\/late")/,
 		'a renewal after the ttl ran out is an ERROR (55000), whether or not the server reaped the lease yet');
 	note("late renewal said: " . ($stderr =~ /ERROR:  (.*)/)[0]);
 	is($na->safe_psql('postgres', q{SELECT count(*) FROM zk_lock_queue('/job/late')}),
@@ -257,7 +257,7 @@ is(znodes('/job/nightly'), '', 'no node left');
 		COMMIT;},
 		stdout => \$stdout,
 		stderr => \$stderr);
-	error_is($stderr, '55000', qr/cannot commit: the ZooKeeper lease on lock "\/job\/commit" may have expired/,
+	error_is($stderr, '55000', qr/cannot commit: the ZooKeeper lease on lock "\/job\/commit" may have run out/,
 		'COMMIT after the ttl of a lease the transaction took fails: 55000');
 }
 
