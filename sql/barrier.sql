@@ -25,6 +25,14 @@ SELECT zk_test_error($$SELECT zk_barrier_set('/barrier/l')$$);
 SELECT zk_test_error($$SELECT zk_barrier_remove('/barrier/l')$$);
 SELECT zk_unlock('/barrier/l');
 
+-- A lock path's parent is no barrier's node (a barrier's node never had a
+-- child, or has a barrier's data): not up, not removed, and not raised
+-- while the lock's nodes are below it (55000).
+SELECT zk_lock('/barrier/p/child') > 0 AS locked;
+SELECT zk_barrier_wait('/barrier/p', 0) AS down, zk_barrier_remove('/barrier/p') AS removed;
+SELECT zk_test_error($$SELECT zk_barrier_set('/barrier/p')$$);
+SELECT zk_unlock('/barrier/p/child');
+
 -- A double barrier of one member opens at once; its membership is held.
 SELECT zk_double_barrier_enter('/barrier/d', 1) AS entered;
 SELECT path, mode, scope, hold_count, znode ~ '/zklock/barrier/d/[0-9a-f-]{36}$' AS uuid_node

@@ -38,7 +38,12 @@ ZkLockModeName(ZkLockMode mode)
 		case ZK_MODE_SHARED:
 			return "shared";
 		case ZK_MODE_PERMIT:
-			return "lease";		/* Curator's word, in zk_locks and node data */
+			/*
+			 * A permit.  Curator's word, kept as the mode's name: node data
+			 * and deadlock records carry it, and zklock of every version
+			 * reads "lease" there (base/node_formats.c).
+			 */
+			return "lease";
 		case ZK_MODE_MEMBER:
 			return "member";
 	}

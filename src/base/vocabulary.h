@@ -15,8 +15,33 @@
 #define COMMON_VOCABULARY_H
 
 /*
- * Words for what becomes of a hold, one meaning each, in code, messages and
- * docs:
+ * Words with one meaning each, in code, messages, docs and views.  Where a
+ * name of Curator's layout or API keeps another word (its node names
+ * "leases" and "_c_<uuid>-lease-<seq>", the semaphore limit max_leases and
+ * the {"max_leases":N} record), that name is quoted as it stands and the
+ * prose around it uses ours.
+ *
+ *	lease			a lock held by a ZooKeeper TTL node (recipes/lease.c,
+ *					ZK_SCOPE_LEASE), which outlives its backend and ends when
+ *					released or when its ttl runs out.  Nothing else: not a
+ *					semaphore's permit, not the session's liveness.
+ *	permit			one of a semaphore's max_leases places (ZK_MODE_PERMIT);
+ *					a permit node is a child of the semaphore's "leases"
+ *					node.  (The mode's name in zk_locks, zk_cluster_locks
+ *					and node data is still Curator's "lease":
+ *					ZkLockModeName.)
+ *	alive window	the time the session is known to be alive: the server
+ *					answered a request sent less than a third of the
+ *					session timeout ago (client/session.c).  The checked
+ *					COMMIT needs the session within it or confirmed alive.
+ *	guard			the session's guard (client/jobs.c): a persistent node
+ *					the backend must remove whatever ends its attempt (a
+ *					waiting lease's TTL node).  The node a downgrade or
+ *					upgrade keeps until the other mode's goes is the kept
+ *					node (holds/table.c, whose code still calls it
+ *					guard_znode).
+ *
+ * Words for what becomes of a hold:
  *
  *	lost			a hold whose node is gone while the backend held it, for
  *					any of the reasons below; "a loss" is that event.  The
@@ -24,21 +49,20 @@
  *					layer (holds/lost.c) reports them.
  *	deleted			its node was deleted by another client.
  *	expired			the ZooKeeper session expired (the server said so).
+ *					Only a session expires.
  *	out of touch	no server answered for longer than the session timeout:
  *					the server has expired the session by then, whether or
  *					not the client library has heard so.
  *	ended			the session is over: expired, or its authentication
  *					was refused.
- *	ran out			a lease passed its ttl.
+ *	ran out			a lease passed its ttl (never "expired").
  *	armed			a statement part that a loss stops
  *					(sql/loss_cancel.c).
  */
 
 /*
  * The two lock modes of the read/write recipe, a semaphore's permit, and a
- * double barrier's participant.  ("Lease" names only a lease, a lock held
- * by a TTL node: ZK_SCOPE_LEASE; and "alive window" the time the session is
- * known to be alive.)
+ * double barrier's participant.
  */
 typedef enum ZkLockMode
 {

@@ -6,7 +6,7 @@
  *
  * Every way the backend takes something calls its recipe from here: a lock in
  * one mode (recipes/rwlock.c), a set of locks at once (recipes/lock_set.c), a
- * semaphore's lease (recipes/semaphore.c), a lease (recipes/lease.c) and a
+ * semaphore's permit (recipes/semaphore.c), a lease (recipes/lease.c) and a
  * double barrier's membership (recipes/double_barrier.c). What is granted is
  * entered in the table (holds/table.c), except a lease, which belongs to no
  * backend and is only recorded for the check at COMMIT (holds/commit.c).
@@ -556,10 +556,10 @@ ZkLockAcquirePermit(const char *path, int max_leases, ZkLockScope scope,
 	if (entry != NULL && entry->max_leases != max_leases)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
+				 errmsg("ZooKeeper semaphore \"%s\" admits %d permits, not %d",
 						ZkUtf8ForMessage(path), entry->max_leases,
 						max_leases),
-				 errdetail("This backend holds a lease taken with max_leases = %d.",
+				 errdetail("This backend holds a permit taken with max_leases = %d.",
 						   entry->max_leases),
 				 errhint("Every user of a semaphore must give it the same max_leases."),
 				 ZkOperationErrcontext(ZK_OPER_ACQUIRE_SEMAPHORE, path)));

@@ -11,7 +11,7 @@
  * commit hands its holds to its parent.  PREPARE is refused while the
  * transaction holds transaction locks: they could not outlive the backend.
  *
- * The checked COMMIT ("lease-checked" in the documentation).  While the
+ * The checked COMMIT.  While the
  * backend holds any lock, a COMMIT succeeds only if the session is known to
  * be alive: within its alive window, or confirmed by a round trip
  * (zk_locks_pre_commit);
@@ -62,7 +62,7 @@ static int	zk_touched_lease(const char *path, int64 token);
 static void zk_forget_touched_leases(void);
 static bool zk_lease_ran_out(const ZkLeaseTouch *t, int64 now);
 static int64 zk_lease_end(const ZkLeaseTouch *t);
-static void zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now);
+static void zk_lease_raise_ran_out(const ZkLeaseTouch *t, int64 now);
 static void zk_leases_pre_commit(void);
 static void zk_locks_pre_commit(void);
 static bool ZkVerifyHeld(const char *const *znodes, int n, bool *gone,
@@ -211,16 +211,16 @@ zk_lease_end(const ZkLeaseTouch *t)
 }
 
 /*
- * zk_lease_raise_expired
- *		A lease this transaction took or renewed may have expired: COMMIT
+ * zk_lease_raise_ran_out
+ *		A lease this transaction took or renewed may have run out: COMMIT
  *		must fail.
  */
 static void
-zk_lease_raise_expired(const ZkLeaseTouch *t, int64 now)
+zk_lease_raise_ran_out(const ZkLeaseTouch *t, int64 now)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" may have expired",
+			 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" may have run out",
 					ZkUtf8ForMessage(t->path)),
 			 errdetail("The transaction took or renewed lease %lld %lld ms ago, and its ttl is %lld ms.",
 					   (long long) t->token, (long long) (now - t->sent_at),
@@ -263,7 +263,7 @@ zk_leases_pre_commit(void)
 		ZkLeaseTouch *t = &zk_leases_touched[i];
 
 		if (zk_lease_ran_out(t, now))
-			zk_lease_raise_expired(t, now);
+			zk_lease_raise_ran_out(t, now);
 		if (now - t->sent_at >= fresh_ms)
 			ask = true;
 	}
@@ -296,7 +296,7 @@ zk_leases_pre_commit(void)
 					 errdetail("The node \"%s\" of lease %lld no longer exists: the lease was released or expired.",
 							   ZkUtf8ForMessage(t->znode), (long long) t->token)));
 		if (zk_lease_ran_out(t, now))
-			zk_lease_raise_expired(t, now);
+			zk_lease_raise_ran_out(t, now);
 	}
 	pfree(znodes);
 	pfree(gone);
@@ -391,9 +391,10 @@ ZkVerifyHeld(const char *const *znodes, int n, bool *gone, int64 quiet_ms)
  * files) requires that the session be known alive:
  *
  *	- no expiry seen by the watcher, no held node seen deleted (local);
- *	- a fresh lease: the server answered a request sent less than a third
- *	  of the session timeout ago, which costs nothing for a transaction
- *	  that just took or used its locks; or else one round trip now (a
+ *	- the session within its alive window: the server answered a request
+ *	  sent less than a third of the session timeout ago, which costs
+ *	  nothing for a transaction that just took or used its locks; or else
+ *	  one round trip now (a
  *	  sync), waiting for a lost connection no longer than the session could
  *	  still be alive (ZkSessionConfirmAlive).
  *

@@ -77,7 +77,7 @@ zk_release_one(const char *path, bool permit)
 		if (permit)
 			ereport(WARNING,
 					(errcode(ERRCODE_WARNING),
-					 errmsg("you don't own a session lease on ZooKeeper semaphore \"%s\"",
+					 errmsg("you don't own a session permit of ZooKeeper semaphore \"%s\"",
 							ZkUtf8ForMessage(path))));
 		else
 			ereport(WARNING,

@@ -6,7 +6,8 @@
  *
  * One entry per (path, mode) the backend holds: one queue node in ZooKeeper,
  * however many times it was taken. A semaphore's permit is an entry of mode
- * ZK_MODE_PERMIT ("lease" in zk_locks, Curator's word), its node the permit
+ * ZK_MODE_PERMIT (still "lease" in zk_locks and node data, Curator's word:
+ * base/vocabulary.c), its node the permit
  * node (recipes/semaphore.c); a double barrier's membership an entry of mode
  * ZK_MODE_MEMBER. Session and transaction holds are
  * counted separately, like PostgreSQL's advisory locks; the node is released
@@ -209,7 +210,7 @@ ZkEntryForZnode(const char *znode)
 		path = pnstrdup(znode + rootlen, slash - (znode + rootlen));
 	else
 	{
-		/* a lease: <root><path>/leases/<name> */
+		/* a permit: <root><path>/leases/<name> (Curator's node names) */
 		const char *leases = "/leases";
 		size_t		len = strlen(leases);
 

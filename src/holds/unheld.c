@@ -68,7 +68,7 @@ zk_raise_no_lease(const char *path, int64 token)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("no ZooKeeper lease with token %lld holds lock \"%s\"",
 					(long long) token, ZkUtf8ForMessage(path)),
-			 errdetail("The lease could not be renewed: it expired, was released, or never held this lock. A lost lease is not taken again by itself."),
+			 errdetail("The lease could not be renewed: its ttl ran out, it was released, or it never held this lock. A lost lease is not taken again by itself."),
 			 errhint("Take a new lease with zk_lease_lock."),
 			 ZkOperationErrcontext(ZK_OPER_RENEW_LEASE, path)));
 }
@@ -101,7 +101,7 @@ ZkLockLeaseRenew(const char *path, int64 token)
 		case ZK_LEASE_EXPIRED:
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("ZooKeeper lease %lld on lock \"%s\" has expired",
+					 errmsg("ZooKeeper lease %lld on lock \"%s\" has run out",
 							(long long) token, ZkUtf8ForMessage(path)),
 					 errdetail("Its ttl had run out before this renewal, so ZooKeeper could remove it at any moment; the lease was released."),
 					 errhint("Renew a lease well within its ttl, for example every third of it."),

@@ -157,7 +157,7 @@ zk_check_limit(ZkSemAttempt *s, ZkOp *data_op)
 	if (recorded > 0 && recorded != args->max_leases)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ZooKeeper semaphore \"%s\" admits %d leases, not %d",
+				 errmsg("ZooKeeper semaphore \"%s\" admits %d permits, not %d",
 						ZkUtf8ForMessage(args->sem_path), recorded,
 						args->max_leases),
 				 errdetail("The semaphore's node records max_leases = %d; this call asked for max_leases = %d.",

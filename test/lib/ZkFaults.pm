@@ -250,8 +250,8 @@ sub zk_member_hosts
 
 # zk_ephemerals_under(ZK, PATH): every ephemeral node under PATH (read
 # with kazoo), one "path owner-session" per line, '' if none; dies if
-# kazoo cannot run.  (Every node whose stat names an owner: ZooKeeper
-# gives containers and TTL nodes one too, see zk_nodes_under.)
+# kazoo cannot run.  (Every node whose stat names an owner, see
+# zk_nodes_under.)
 sub zk_ephemerals_under
 {
 	my ($zk, $path) = @_;
@@ -263,7 +263,10 @@ sub zk_ephemerals_under
 # "path kind" per line, depth first, '' if none; kind is persistent,
 # container, ttl or ephemeral, by the ephemeralOwner of its stat
 # (ZooKeeper marks a container with 0x8000000000000000 and a TTL node with
-# 0xff in the top byte; an ephemeral node's is its session).
+# 0xff in the top byte on the server; an ephemeral node's is its session).
+# ZooKeeper 3.8.0 shows clients ephemeralOwner 0 for a container, as for a
+# persistent node (seen with kazoo and the C client on a container that the
+# reaper then deleted), so a container is listed as persistent.
 push @EXPORT, qw(zk_nodes_under);
 sub zk_nodes_under
 {

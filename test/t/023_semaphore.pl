@@ -68,7 +68,7 @@ is($s1->query_safe(q{SELECT fencing_token FROM zk_locks}), $t1, 'with the token 
 is($s1->query_safe(q{SELECT zk_semaphore_acquire('/sem/x', 2)}), $t1, 'acquiring again stacks');
 
 my ($out, $err) = bg_query($s2, q{SELECT zk_semaphore_acquire('/sem/x', 3)});
-error_is($err, '22023', qr/ZooKeeper semaphore "\/sem\/x" admits 2 leases, not 3\nDETAIL:  The semaphore's node records max_leases = 2; this call asked for max_leases = 3\./,
+error_is($err, '22023', qr/ZooKeeper semaphore "\/sem\/x" admits 2 permits, not 3\nDETAIL:  The semaphore's node records max_leases = 2; this call asked for max_leases = 3\./,
 	'another server asking for a different limit gets 22023 naming both');
 ($out, $err) = bg_query($s2, q{SELECT zk_semaphore_acquire('/sem/x', 0)});
 error_is($err, '22023', qr/max_leases must be at least 1, not 0/, 'max_leases < 1 is refused: 22023');
@@ -141,7 +141,7 @@ $s1->query_safe(q{SELECT zk_semaphore_release('/sem/x')});
 like($out, qr/^t$/m, 'the second waiter (other server) comes second');
 ok(!bg_done($s5, 'w3'), 'the third still waits');
 ($out, $err) = bg_query($s1, q{SELECT zk_semaphore_release('/sem/x')});
-warning_is($err, '01000', qr/you don't own a session lease on ZooKeeper semaphore "\/sem\/x"/,
+warning_is($err, '01000', qr/you don't own a session permit of ZooKeeper semaphore "\/sem\/x"/,
 	'releasing a lease not held: WARNING (01000)');
 is($out, 'f', 'and false');
 $s3->query_safe(q{SELECT zk_unlock_all()});

@@ -229,7 +229,7 @@ $sb->query_safe(q{SELECT zk_lock('/fresh/keep')});
 		'{"max_leases":3}', 'the fresh semaphore records its limit');
 	my ($out, $err) = bg_query($sb,
 		q{SELECT zk_semaphore_acquire('/fresh/semlimit', 2)});
-	error_is($err, '22023', qr/ZooKeeper semaphore "\/fresh\/semlimit" admits 3 leases, not 2/,
+	error_is($err, '22023', qr/ZooKeeper semaphore "\/fresh\/semlimit" admits 3 permits, not 2/,
 		'a different limit is refused: 22023');
 	$sa->query_safe(q{SELECT zk_semaphore_release('/fresh/semlimit')});
 }

@@ -237,7 +237,7 @@ my ($h, $hpid) = session();    # holds the locks others wait for
 	$h->query_safe(q{SELECT zk_lock('/err/bar/sub')});
 	my ($out, $err) = bg_query($b, q{SELECT zk_barrier_remove('/err/bar')});
 	error_is($err, '55000',
-		qr/ZooKeeper barrier "\/err\/bar" cannot be removed: its node has children\nDETAIL:  The node "\/zklock\/err\/bar" is used by a lock, a semaphore or a double barrier\.\n(?:.*\n)*CONTEXT:  while removing barrier "\/err\/bar"/,
+		qr/ZooKeeper barrier "\/err\/bar" cannot be removed while paths below it are in use\nDETAIL:  The barrier's node "\/zklock\/err\/bar" has children: the nodes of paths below "\/err\/bar"\.\n(?:.*\n)*CONTEXT:  while removing barrier "\/err\/bar"/,
 		'removing a barrier with a lock path below it: 55000 naming the barrier and its node');
 	is($b->query_safe(q{SELECT zk_barrier_wait('/err/bar', 0)}), 'f', 'the barrier is still up');
 	is($pg->safe_psql('postgres', q{SELECT zk_try_lock('/err/bar/sub')}), 'f',

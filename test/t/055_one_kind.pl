@@ -13,7 +13,14 @@
 # - What is not excluded (doc/guarantees.md): a lock taken on a raised
 #   barrier, whose node has no children to tell, is granted; while it is
 #   held the barrier functions refuse the path, and once it is gone the
-#   barrier is up as before.
+#   barrier reads as down (the lock's write emptied its data) until raised
+#   again.
+# - What a barrier is (doc/reference.md, "Barriers"): a lock path's parent
+#   ("/k/bp" of a lock "/k/bp/child") is no barrier: wait is true, remove
+#   false and leaves it, set 55000 while the lock's nodes are below; an
+#   empty node with empty data that has had a child is no barrier either,
+#   and set replaces it with a node with zklock's barrier data.  A node
+#   with other data (Curator's address) that has had a child is a barrier.
 # - The uncontended zk_lock/zk_unlock cycle costs the requests it did
 #   before the check: one write to take, one to release (mntr's
 #   zk_packets_received over 100 cycles, less the pings of the sessions).
@@ -175,9 +182,66 @@ is($s->query_safe(q{SELECT zk_try_lock('/k/bar')}), 't',
 	'a lock on the raised barrier\'s path is granted: a barrier node has no children to tell');
 refuse_all('/k/bar', 'lock', on_path('/k/bar', @barrier));
 $s->query_safe(q{SELECT zk_unlock('/k/bar')});
-is($h->query_safe(q{SELECT zk_barrier_wait('/k/bar', 100)}), 'f',
-	'once the lock is gone the barrier is up as before');
+# the lock's write emptied the node's data, and the node has had a child:
+# no barrier's node any more (doc/reference.md, "Barriers")
+is($h->query_safe(q{SELECT zk_barrier_wait('/k/bar', 0)}), 't',
+	'once the lock is gone the barrier reads as down (the lock emptied its data)');
+is($h->query_safe(q{SELECT zk_barrier_set('/k/bar')}), 't', 'and is raised again by set');
 is($h->query_safe(q{SELECT zk_barrier_remove('/k/bar')}), 't', 'and removed by its remove');
+
+# =====================================================================
+# A lock path's parent is no barrier (doc/reference.md, "Barriers")
+# =====================================================================
+$h->query_safe(q{SELECT zk_lock('/k/bp/child')});
+is(kids('/zklock/k/bp'), 'child', 'a lock /k/bp/child: its lock node is below /zklock/k/bp');
+is($s->query_safe(q{SELECT zk_barrier_wait('/k/bp', 0)}), 't',
+	'zk_barrier_wait on the lock\'s parent path: true (no barrier is up)');
+is($s->query_safe(q{SELECT zk_barrier_remove('/k/bp')}), 'f',
+	'zk_barrier_remove on it: false (not up), no error');
+is(kids('/zklock/k/bp'), 'child', 'and the lock\'s parent node is left alone');
+($out, $err) = bg_query($s, q{SELECT zk_barrier_set('/k/bp')});
+error_is($err, '55000',
+	qr/ZooKeeper barrier "\/k\/bp" cannot be raised while paths below it are in use\nDETAIL:  The node "\/zklock\/k\/bp" was made to hold the nodes of paths below "\/k\/bp"/,
+	'zk_barrier_set on it: 55000, naming the node and the paths below');
+is($h->query_safe(q{SELECT count(*) FROM zk_locks WHERE path = '/k/bp/child'}), '1',
+	'and the lock below is still held');
+$h->query_safe(q{SELECT zk_unlock('/k/bp/child')});
+
+# a node with empty data that has had children and has none (a lock node
+# left empty, made here as a persistent node so that ZooKeeper does not
+# reap it during the checks) is no barrier either; set replaces it
+sub node_of
+{
+	my ($znode) = @_;
+	return kazoo_run($zk,
+		"d, st = c.get('$znode'); print('%r %d' % (d, st.cversion))");
+}
+kazoo_run($zk, q{
+c.create('/zklock/k/e/x', b'', makepath=True)
+c.delete('/zklock/k/e/x')
+});
+is(node_of('/zklock/k/e'), "b'' 2", 'an empty node /zklock/k/e that had a child');
+is($s->query_safe(q{SELECT zk_barrier_wait('/k/e', 0)}), 't', 'wait: not up');
+is($s->query_safe(q{SELECT zk_barrier_remove('/k/e')}), 'f', 'remove: false, not up');
+is(node_of('/zklock/k/e'), "b'' 2", 'remove leaves the node alone');
+is($s->query_safe(q{SELECT zk_barrier_set('/k/e')}), 't',
+	'set: true, the barrier is raised');
+is(node_of('/zklock/k/e'), "b'zklock barrier' 0", 'by a new node with zklock\'s barrier data');
+is($s->query_safe(q{SELECT zk_barrier_wait('/k/e', 100)}), 'f', 'up for wait');
+is($s->query_safe(q{SELECT zk_barrier_remove('/k/e')}), 't', 'remove: true');
+is(kids('/zklock/k/e'), 'none', 'the node is gone');
+
+# a foreign barrier with data (Curator writes its address) stays a barrier
+# after a path below it was used
+kazoo_run($zk, q{
+c.create('/zklock/k/cb', b'10.1.2.3', makepath=True)
+c.create('/zklock/k/cb/x')
+c.delete('/zklock/k/cb/x')
+});
+is($s->query_safe(q{SELECT zk_barrier_wait('/k/cb', 100)}), 'f',
+	'a barrier with an address as data, which had a child: up');
+is($s->query_safe(q{SELECT zk_barrier_set('/k/cb')}), 'f', 'set: up already');
+is($s->query_safe(q{SELECT zk_barrier_remove('/k/cb')}), 't', 'remove: true');
 
 # =====================================================================
 # The uncontended lock costs no request more
