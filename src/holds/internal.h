@@ -117,6 +117,7 @@ extern void ZkRaiseLost(ZkLockEntry *entry, int nlost,
 extern void ZkReportExpiredLocks(int elevel, int nlocks);
 extern void ZkReportReleasedLost(const char *const *paths, int n)
 			pg_attribute_noreturn();
+extern void ZkNoteReleasing(const char *const *paths, int n);
 extern void ZkLocksLost(void);
 extern void ZkNoteXactLostLocks(void);
 extern void ZkCheckXactLostLocks(void);

@@ -45,6 +45,23 @@
 /* this top-level transaction lost locks to an expiry or a deletion */
 static bool zk_xact_lost_locks = false;
 
+/* the paths whose release waits for ZooKeeper (ZkNoteReleasing) */
+static const char *const *zk_releasing = NULL;
+static int	zk_nreleasing = 0;
+
+/*
+ * ZkNoteReleasing
+ *		The release of 'paths' (n of them; NULL, 0 when it is over) waits for
+ *		ZooKeeper: an expiry found meanwhile names them as lost.  The array
+ *		must live until the note is withdrawn.
+ */
+void
+ZkNoteReleasing(const char *const *paths, int n)
+{
+	zk_releasing = paths;
+	zk_nreleasing = n;
+}
+
 /*
  * ZkNoteXactLostLocks
  *		Locks were just found lost: the transaction in progress, if any, must
@@ -342,6 +359,7 @@ ZkReportReleasedLost(const char *const *paths, int n)
 						 ZkUtf8ForMessage(rows[i].path),
 						 ZkLockModeName(rows[i].mode),
 						 ZkLockScopeName(rows[i].scope));
+	ZkNoteReleasing(NULL, 0);
 	ZkStatLocksLost(n);
 	zk_forget_expired();
 	ZkNoteXactLostLocks();
@@ -372,6 +390,9 @@ ZkLocksLost(void)
 
 	/* a loss the cancelled statement named already goes quietly */
 	(void) ZkLockAbsorbLosses();
+	/* found while a release waited: those were lost, not released */
+	if (zk_nreleasing > 0)
+		ZkReportReleasedLost(zk_releasing, zk_nreleasing);
 	n = ZkLockList(&rows);
 	if (n == 0)
 		return;

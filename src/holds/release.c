@@ -33,6 +33,7 @@
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit);
 static bool zk_release_paths(const char *const *paths, int n, bool permit);
+static void zk_flush_releasing(const char *const *paths, int n);
 static void zk_release_session_holds(bool members);
 static void zk_depart_members(int64 deadline_ms);
 static void zk_members_at_exit(int code, Datum arg);
@@ -92,6 +93,28 @@ zk_release_one(const char *path, bool permit)
 }
 
 /*
+ * zk_flush_releasing
+ *		Send the batch of releases of 'paths' and wait for it, an expiry
+ *		found meanwhile naming them as lost (ZkNoteReleasing).
+ */
+static void
+zk_flush_releasing(const char *const *paths, int n)
+{
+	ZkNoteReleasing(paths, n);
+	PG_TRY();
+	{
+		ZkFlushReleases();
+	}
+	PG_CATCH();
+	{
+		ZkNoteReleasing(NULL, 0);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ZkNoteReleasing(NULL, 0);
+}
+
+/*
  * zk_release_paths
  *		Release one session hold on each of n paths (zk_release_one; a path
  *		given twice, twice), all the nodes that go in one batch, and wait
@@ -110,7 +133,10 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 	for (int i = 0; i < n; i++)
 		all &= zk_release_one(paths[i], permit);
 	sent = ZkHasBatchedReleases();
-	ZkFlushReleases();
+	if (sent && zklock_synchronous_release)
+		zk_flush_releasing(paths, n);
+	else
+		ZkFlushReleases();
 
 	/*
 	 * The session expired before ZooKeeper applied the deletes (a backend
