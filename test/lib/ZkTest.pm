@@ -32,6 +32,37 @@ my @started;
 # the time.  A test can set ZKCTL_FORCE_SYNC=yes before starting a server.
 $ENV{ZKCTL_FORCE_SYNC} //= 'no';
 
+# initdb once per run of the suite.  PostgreSQL 15's Cluster->init runs
+# initdb for every node (about 3 s each, some 100 nodes in a suite run);
+# a node initialised without extra initdb options gets a copy of a
+# template made by the first such initdb in tmp_check (shared by every test
+# of the run), as PostgreSQL 17's test framework does (its
+# INITDB_TEMPLATE).  The copies share a system identifier, which nothing
+# here compares.  Cluster->init calls initdb through
+# PostgreSQL::Test::Utils::system_or_bail, fully qualified; any other
+# command goes through unchanged.
+{
+	no warnings 'redefine';
+	my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+	*PostgreSQL::Test::Utils::system_or_bail = sub {
+		my @cmd = @_;
+		return $system_or_bail->(@cmd)
+		  unless @cmd == 6
+		  && $cmd[0] eq 'initdb'
+		  && $cmd[1] eq '-D'
+		  && "@cmd[3 .. 5]" eq '-A trust -N'
+		  && !-e $cmd[2];
+		my $template = "$PostgreSQL::Test::Utils::tmp_check/initdb_template";
+		if (!-f "$template/PG_VERSION")
+		{
+			my $tmp = "$template.$$";
+			$system_or_bail->('initdb', '-D', $tmp, '-A', 'trust', '-N');
+			rename($tmp, $template) or die "rename $tmp: $!";
+		}
+		return $system_or_bail->('cp', '-a', $template, $cmd[2]);
+	};
+}
+
 # zkctl(ARGS...): run test/zkctl, die on failure, return its output.
 sub zkctl
 {
@@ -848,10 +879,13 @@ sub curator_client
 	if (!defined $curator_cp)
 	{
 		my $classes = "$PostgreSQL::Test::Utils::tmp_check/curator_classes";
+		my $class = "$classes/CuratorClient.class";
 		# slf4j-nop silences Curator's and ZooKeeper's logging
 		my @jars = (@curator_jars,
 			grep { -f } '/usr/share/java/slf4j-nop.jar');
 		my ($out, $err) = ('', '');
+		# compiled once per run of the suite (tmp_check is shared by its
+		# tests), again whenever the source is newer
 		IPC::Run::run(
 			[
 				'javac', '-d', $classes, '-cp', join(':', @jars),
@@ -859,7 +893,8 @@ sub curator_client
 			],
 			'>', \$out, '2>', \$err,
 			IPC::Run::timeout(120))
-		  or die "javac failed: $out$err";
+		  or die "javac failed: $out$err"
+		  unless -f $class && -M $class < -M 'java/CuratorClient.java';
 		$curator_cp = join(':', @jars, $classes);
 	}
 	return client_start(
