@@ -42,6 +42,10 @@
 #include "recipes/lock_timeout.h"
 #include "utils/palloc.h"
 
+/* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
+ * (which calls a permit a lease) */
+#define ZK_LEASE_MARKER "lease-"
+
 /* What to acquire. */
 typedef struct ZkAcquireArgs
 {
@@ -66,10 +70,6 @@ typedef struct ZkGrant
 								 * our write (read) node and this one: that
 								 * node must outlive this one */
 } ZkGrant;
-
-/* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
- * (which calls a permit a lease) */
-#define ZK_LEASE_MARKER "lease-"
 
 typedef struct ZkAttempt
 {
