@@ -96,18 +96,18 @@ static void zk_jobs_take(slist_head *from, slist_head *into);
  * Client threads: watchers and the completions of requests.
  *
  * Plain memory under bridge.mutex, then SetLatch(); nothing else.  (The
- * session's watcher, in client/jobs.c, also sends again the background jobs
- * a reconnection frees, without the mutex.)
+ * session's watcher, client/session_watcher.c, also sends again the
+ * background jobs a reconnection frees, without the mutex.)
  * ------------------------------------------------------------------------
  */
 
 /*
  * ZkBridgeSessionEvent
- *		A session event (the session's watcher, client/jobs.c, passes it
- *		on): record the state change, and when connected again hand the
- *		jobs that waited for the connection to 'resend', for the caller to
- *		send again without the mutex.  Wakes the backend.  Runs on the
- *		completion thread.
+ *		A session event (the session's watcher, client/session_watcher.c,
+ *		passes it on): record the state change, and when connected again
+ *		hand the jobs that waited for the connection to 'resend', for the
+ *		caller to send again without the mutex.  Wakes the backend.  Runs on
+ *		the completion thread.
  */
 void
 ZkBridgeSessionEvent(int state, slist_head *resend)

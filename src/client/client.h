@@ -8,11 +8,12 @@
  * The layer's files, from the bottom: client/bridge.c (the state shared with
  * the client library's threads, and what runs there), client/session.c
  * (the session's state and errors), client/wait.c (the one latch wait),
- * client/request.c (the requests), client/jobs.c (the background deletes,
- * their waits, the guard, the session's watcher), client/loss_watch.c
- * (the held nodes watched for their loss, and the watchdog thread) and
- * client/connect.c (opening and closing the session).  Each includes the headers of the
- * files below it only.
+ * client/request.c (the requests), client/jobs.c (the background
+ * deletes), client/release_wait.c (their waits), client/guard.c (the
+ * guard), client/loss_watch.c (the held nodes watched for their loss, and
+ * the watchdog thread), client/session_watcher.c (the session's watcher)
+ * and client/connect.c (opening and closing the session).  Each includes
+ * the headers of the files below it only.
  *
  * The errors of the waits and of ZkRaiseForRc name no operation: the
  * caller has pushed its operation's error context
@@ -216,7 +217,8 @@ extern void ZkWatchArm(const char *path);
 extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);
 
-/* releases in the background, and their waits (client/jobs.c) */
+/* releases in the background (client/jobs.c), their waits
+ * (client/release_wait.c), the guard (client/guard.c) */
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
 extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
 extern bool ZkReleaseWait(ZkOp *op);

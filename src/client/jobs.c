@@ -3,8 +3,9 @@
  * client/jobs.c
  *		Background release jobs: deletes (of lock nodes, of several in one
  *		multi, of the children a sweep finds) that are retried after a lost
- *		connection until they succeed or the session ends, and the guard
- *		that removes a persistent node whatever ends its attempt.
+ *		connection until they succeed or the session ends; the jobs of the
+ *		guard (client/guard.c), which removes a persistent node whatever
+ *		ends its attempt.
  *
  * A job is malloc'd and sent without waiting for its answer.  Its
  * completion, on the client library's completion thread, frees it, or
@@ -14,7 +15,7 @@
  * persistent job (the guard's) is carried over to the next session.  A
  * backend that wants to know when its releases are applied (synchronous
  * release) waits for a ZKOP_RELEASE op that the last of the batch's jobs
- * completes (ZkOpWaitQuiet).
+ * completes (ZkOpWaitQuiet, client/release_wait.c).
  *
  * The functions under "Client threads" run on the completion thread too,
  * under the thread rules stated in client/bridge.c: plain memory only, and the
@@ -28,15 +29,10 @@
 #include "postgres.h"
 
 #include "lib/ilist.h"
-#include "storage/ipc.h"
-#include "utils/memutils.h"
 
 #include "client/bridge.h"
 #include "client/jobs.h"
-#include "client/loss_watch.h"
 #include "client/request.h"
-#include "client/session.h"
-#include "client/wait.h"
 #include "base/vocabulary.h"
 #include "base/clock.h"
 
@@ -46,19 +42,6 @@
  * each multi one modest transaction.
  */
 #define ZK_MULTI_DELETE_BYTES	(128 * 1024)
-
-/*
- * What a job does: delete one node, delete several in one multi, or delete
- * the children of a node whose names start with a prefix (used when an
- * attempt is abandoned before its create answered, so that our node cannot
- * survive as an orphan).
- */
-typedef enum ZkJobKind
-{
-	ZKJOB_DELETE,
-	ZKJOB_MULTI_DELETE,
-	ZKJOB_SWEEP
-} ZkJobKind;
 
 /* A background job; malloc'd, as the completion thread frees it. */
 typedef struct ZkJob
@@ -78,34 +61,12 @@ typedef struct ZkJob
 	slist_node	node;			/* in the bridge's deferred or carried jobs */
 } ZkJob;
 
-/*
- * The guard: a persistent node that this backend must remove.
- *
- * Ephemeral nodes go with the session.  A persistent node that an attempt
- * creates (a lease's TTL node while it waits) does not: if the attempt
- * ends without handing the node on, it must be deleted, whatever ends it.
- * The attempt says before its create where the node will be (parent and
- * protection prefix), then which node it is; the guard then deletes it
- * (or sweeps the prefix) when the attempt is abandoned (ZkGuardRemove,
- * retried across lost connections and, if the session ends first,
- * carried over to the next session), and when the backend exits in the
- * middle of it (ZkGuardRemoveAtExit, before the session is closed).  A
- * granted attempt hands the node on with ZkGuardRelease.  One attempt at
- * a time is guarded.
- */
-static char *zk_guard_parent = NULL;	/* TopMemoryContext; NULL: none */
-static char *zk_guard_prefix = NULL;
-static char *zk_guard_nodes[2];	/* the node once created, then its child */
-static int	zk_guard_nnodes = 0;
-
 /* private prototypes */
 static ZkJob *zk_job_pop(slist_head *list);
 static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 						 ZkOp *waiter);
 static ZkJob *zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter);
 static void zk_job_counted(ZkJob *job, ZkOp *waiter);
-static void zk_job_start(ZkJobKind kind, const char *path, const char *prefix,
-						 ZkOp *waiter, bool persistent);
 static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_free_memory(ZkJob *job);
 static void zk_job_issue(ZkJob *job);
@@ -121,11 +82,6 @@ static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
 static void zk_background_start(ZkJobKind kind, const char *path,
 								const char *prefix);
-static ZkOp *zk_release_op_new(void);
-static void zk_guard_clear(void);
-static void zk_guard_issue(ZkOp *waiter);
-static ZkWaitResult zk_quiet_check(const ZkBridgeView *view, int64 now,
-								   void *arg, int64 *wake_at);
 
 /* ------------------------------------------------------------------------
  * Client threads (and the backend, which starts the jobs).
@@ -212,13 +168,13 @@ zk_job_counted(ZkJob *job, ZkOp *waiter)
 }
 
 /*
- * zk_job_start
+ * ZkJobStart
  *		Create and send a delete or a sweep, counting for 'waiter' if
  *		given; out of memory, it counts as a failed release instead.
  */
-static void
-zk_job_start(ZkJobKind kind, const char *path, const char *prefix,
-			 ZkOp *waiter, bool persistent)
+void
+ZkJobStart(ZkJobKind kind, const char *path, const char *prefix,
+		   ZkOp *waiter, bool persistent)
 {
 	ZkJob	   *job = zk_job_new(kind, path, prefix, waiter);
 
@@ -407,7 +363,7 @@ zk_job_multi_done(int rc, const void *data)
 	if (rc != ZOK && ZkRcFromServer(rc))
 	{
 		for (int i = 0; i < job->npaths; i++)
-			zk_job_start(ZKJOB_DELETE, job->paths[i], NULL, job->waiter, false);
+			ZkJobStart(ZKJOB_DELETE, job->paths[i], NULL, job->waiter, false);
 	}
 	zk_job_free(job, true);
 }
@@ -451,26 +407,6 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 		}
 	}
 	zk_job_ended(job, rc);
-}
-
-/*
- * ZkSessionWatcher
- *		The session's watcher (the handle's default watcher): the bridge
- *		records the session event, and the jobs that waited for the
- *		connection to come back are sent again, without the bridge's mutex;
- *		the loss watch learns of an expiry.  Runs on the completion thread.
- */
-void
-ZkSessionWatcher(zhandle_t *zh, int type, int state, const char *path,
-				 void *ctx)
-{
-	slist_head	resend;
-
-	if (type != ZOO_SESSION_EVENT)
-		return;
-	ZkBridgeSessionEvent(state, &resend);
-	ZkJobsSend(&resend);
-	ZkLossWatchSessionEvent(state);
 }
 
 /*
@@ -542,7 +478,7 @@ zk_background_start(ZkJobKind kind, const char *path, const char *prefix)
 {
 	if (ZkBridgeHandle() == NULL)
 		return;
-	zk_job_start(kind, path, prefix, NULL, false);
+	ZkJobStart(kind, path, prefix, NULL, false);
 }
 
 /*
@@ -570,14 +506,14 @@ ZkSweepInBackground(const char *parent, const char *prefix)
 }
 
 /*
- * zk_release_op_new
+ * ZkReleaseOpNew
  *		A ZKOP_RELEASE op for jobs about to be sent, held (pending = 1)
  *		until ZkReleaseOpIssued says they all were.  NULL if memory ran
  *		out: the jobs then go unwaited for, and no ERROR is raised, as
  *		releases run at transaction abort.
  */
-static ZkOp *
-zk_release_op_new(void)
+ZkOp *
+ZkReleaseOpNew(void)
 {
 	ZkOp	   *op = ZkOpTryNew(ZKOP_RELEASE);
 
@@ -603,7 +539,7 @@ zk_release_op_new(void)
 ZkOp *
 ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
 {
-	ZkOp	   *op = want_answer ? zk_release_op_new() : NULL;
+	ZkOp	   *op = want_answer ? ZkReleaseOpNew() : NULL;
 	int			i = 0;
 
 	while (ZkBridgeHandle() != NULL && i < n)
@@ -615,7 +551,7 @@ ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
 		while (j < n && (j == i || bytes + strlen(paths[j]) + 16 <= ZK_MULTI_DELETE_BYTES))
 			bytes += strlen(paths[j++]) + 16;
 		if (j - i == 1)
-			zk_job_start(ZKJOB_DELETE, paths[i], NULL, op, false);
+			ZkJobStart(ZKJOB_DELETE, paths[i], NULL, op, false);
 		else
 		{
 			ZkJob	   *job = zk_job_new_multi(paths + i, j - i, op);
@@ -631,249 +567,4 @@ ZkDeleteNodes(const char *const *paths, int n, bool want_answer)
 	if (op != NULL)
 		ZkReleaseOpIssued(op);
 	return op;
-}
-
-/*
- * A release op's quiet wait (ZkOpWaitQuiet): when it began, and the
- * progress of the answers.
- */
-typedef struct ZkQuietWait
-{
-	int64		start;
-	int64		connect_ms;
-	uint64		seen;			/* answers counted at the last progress */
-	int64		last_progress;	/* when answers last came */
-} ZkQuietWait;
-
-/*
- * zk_quiet_check
- *		ZkWaitCheck of ZkOpWaitQuiet: ready once the op completed, the
- *		handle is gone or the session is lost (an expired session took
- *		every node with it); ZK_WAIT_DEADLINE once the connection stayed
- *		down for connect_ms since the start (or for the session timeout in
- *		all), or, connected, no answer came for the session timeout (a
- *		server slow to apply a large batch is not a lost connection; one
- *		that answers nothing at all, the client library itself drops after
- *		two thirds of the session timeout).
- */
-static ZkWaitResult
-zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
-			   int64 *wake_at)
-{
-	ZkQuietWait *qw = (ZkQuietWait *) arg;
-	int64		give_up;
-
-	if (view->op_done || !view->open || view->ended)
-		return ZK_WAIT_READY;
-	if (view->answers != qw->seen)
-	{
-		qw->seen = view->answers;
-		qw->last_progress = now;
-	}
-	if (view->disconnected_at != 0)
-		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
-					  ZkSessionOutOfTouchAt(view));
-	else
-		give_up = qw->last_progress + ZkSessionTimeout();
-	if (now >= give_up)
-		return ZK_WAIT_DEADLINE;
-	*wake_at = give_up;
-	return ZK_WAIT_SLEEP;
-}
-
-/*
- * ZkOpWaitQuiet
- *		Wait for a release op without raising an ERROR of ours: true once
- *		it completed (or the session ended, which deleted the nodes too),
- *		false when the connection stayed down for connect_ms since the wait
- *		began (or for the session timeout in all), or when, connected,
- *		ZooKeeper answered nothing for the session timeout.  A large batch
- *		takes as long as it needs while answers keep coming.  On false the caller
- *		reports the release as unconfirmed; its deletes go on in the
- *		background.
- *
- * A cancel ends the wait with its ERROR (the deletes go on), except where
- * PostgreSQL holds interrupts (the COMMIT and ABORT callbacks), where
- * CHECK_FOR_INTERRUPTS does nothing and no ERROR is raised at all.  During
- * backend exit it does not wait: the session's close deletes every node.
- * Nor does it wait while ZooKeeper is known to be silent (ZkSessionSilent):
- * it returns false at once.
- */
-bool
-ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
-{
-	ZkQuietWait qw;
-	ZkBridgeView view;
-
-	if (op == NULL)
-		return false;			/* out of memory: sent, not waited for */
-	if (proc_exit_inprogress)
-		return true;
-	/* a silence waited out once already is not waited out again */
-	if (ZkSessionSilent())
-		return false;
-
-	ZkBridgeLook(NULL, &view);
-	qw.start = ZkNowMs();
-	qw.connect_ms = connect_ms;
-	qw.seen = view.answers;
-	qw.last_progress = qw.start;
-	return ZkLatchWait(op, zk_quiet_check, &qw, true) == ZK_WAIT_READY;
-}
-
-/*
- * ZkReleaseWait
- *		Wait until ZooKeeper applied the deletes of a release op
- *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted): true
- *		once it has (or the session, which owned the nodes, ended); false
- *		if the connection stayed down for
- *		zklock.connect_timeout (see ZkOpWaitQuiet), the deletes then going
- *		on in the background.  A cancel ends the wait with its ERROR (the
- *		deletes go on), except where PostgreSQL holds interrupts.  Frees
- *		the op.
- */
-bool
-ZkReleaseWait(ZkOp *op)
-{
-	bool		confirmed;
-
-	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout);
-	ZkOpFree(op);
-	return confirmed;
-}
-
-/*
- * zk_guard_clear
- *		Forget the guarded attempt.
- */
-static void
-zk_guard_clear(void)
-{
-	if (zk_guard_parent)
-		pfree(zk_guard_parent);
-	if (zk_guard_prefix)
-		pfree(zk_guard_prefix);
-	for (int i = 0; i < zk_guard_nnodes; i++)
-		pfree(zk_guard_nodes[i]);
-	zk_guard_parent = zk_guard_prefix = NULL;
-	zk_guard_nnodes = 0;
-}
-
-/*
- * ZkGuardBegin
- *		Guard an attempt whose node will be created under 'parent' with a
- *		name starting with 'prefix'.
- */
-void
-ZkGuardBegin(const char *parent, const char *prefix)
-{
-	zk_guard_clear();
-	zk_guard_parent = MemoryContextStrdup(TopMemoryContext, parent);
-	zk_guard_prefix = MemoryContextStrdup(TopMemoryContext, prefix);
-}
-
-/*
- * ZkGuardNode
- *		A node of the guarded attempt exists: first the attempt's node
- *		itself, then (at most one) child of it.  They are deleted in the
- *		opposite order, the child first, as a node with children cannot be.
- */
-void
-ZkGuardNode(const char *path)
-{
-	if (zk_guard_parent == NULL)
-		return;
-	for (int i = 0; i < zk_guard_nnodes; i++)
-	{
-		if (strcmp(zk_guard_nodes[i], path) == 0)
-			return;
-	}
-	if (zk_guard_nnodes == lengthof(zk_guard_nodes))
-		elog(ERROR, "too many guarded ZooKeeper nodes");
-	zk_guard_nodes[zk_guard_nnodes++] = MemoryContextStrdup(TopMemoryContext,
-															path);
-}
-
-/*
- * ZkGuardRelease
- *		The guarded node was handed on (a lease was granted): nothing to
- *		remove any more.
- */
-void
-ZkGuardRelease(void)
-{
-	zk_guard_clear();
-}
-
-/*
- * zk_guard_issue
- *		Send the persistent jobs that remove the guarded nodes (the last
- *		known first), or sweep the prefix if none is known, counting for
- *		'waiter' if given.  ZooKeeper applies them in the order sent.
- *		Without a session, the jobs are carried over to the next one.
- */
-static void
-zk_guard_issue(ZkOp *waiter)
-{
-	int			n = Max(zk_guard_nnodes, 1);
-
-	for (int i = n - 1; i >= 0; i--)
-	{
-		if (zk_guard_nnodes > 0)
-			zk_job_start(ZKJOB_DELETE, zk_guard_nodes[i], NULL, waiter, true);
-		else
-			zk_job_start(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
-						 waiter, true);
-	}
-}
-
-/*
- * ZkGuardRemove
- *		The guarded attempt was abandoned: delete its nodes (or sweep its
- *		prefix) and forget them.  The deletes are retried after a lost
- *		connection and carried over to the next session if this one ends
- *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
- *		with ZkOpFree) that completes when the deletes have, or when the
- *		session ended; else (or out of memory) NULL.  Raises no ERROR, so
- *		that it may run in PG_CATCH.
- */
-ZkOp *
-ZkGuardRemove(bool want_answer)
-{
-	ZkOp	   *op;
-
-	if (zk_guard_parent == NULL)
-		return NULL;
-	op = want_answer ? zk_release_op_new() : NULL;
-	zk_guard_issue(op);
-	zk_guard_clear();
-	if (op != NULL)
-		ZkReleaseOpIssued(op);
-	return op;
-}
-
-/*
- * ZkGuardRemoveAtExit
- *		The backend exits in the middle of a guarded attempt: remove its
- *		node before the session closes, waiting at most
- *		zklock.connect_timeout.  Interrupts are held during exit, so the
- *		wait is a plain latch wait.  Without a live session nothing can be
- *		sent: the node stays until its TTL runs out or another client
- *		removes it (a waiter deletes a lease node whose taker is gone,
- *		recipes/attempt.c's zk_watch_lease_node).
- */
-void
-ZkGuardRemoveAtExit(void)
-{
-	ZkOp	   *op;
-
-	if (zk_guard_parent == NULL || ZkBridgeHandle() == NULL ||
-		ZkSessionIsExpired())
-		return;
-	op = ZkGuardRemove(true);
-	if (op == NULL)
-		return;					/* out of memory: sent, not waited for */
-	(void) ZkWaitStatus(ZK_FOR_ANSWER, op, ZkNowMs() + zklock_connect_timeout,
-						ZK_WAIT_THROUGH_OUT_OF_TOUCH | ZK_WAIT_NO_INTERRUPTS);
-	ZkOpFree(op);
 }

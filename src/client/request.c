@@ -854,7 +854,7 @@ ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent)
  *		*resent (unless NULL) says whether it was sent more than once, when
  *		ZNODEEXISTS may mean that an earlier one was applied.  Queue nodes
  *		are not created so: their retry needs the attempt's recovery by
- *		prefix (recipes/attempt.c).
+ *		prefix (recipes/attempt_create.c).
  */
 ZkOp *
 ZkCreateAnswered(const char *path, const char *data, int datalen, int flags,

@@ -2,7 +2,10 @@
  *
  * recipes/attempt.h
  *		One queue node's way through a lock queue: the steps of the lock
- *		recipe that the recipes built on its queue share (recipes/attempt.c).
+ *		recipe that the recipes built on its queue share (recipes/attempt.c,
+ *		with its create loop in recipes/attempt_create.c, its copy of the
+ *		queue in recipes/attempt_queue.c, and its long waits in
+ *		recipes/long_wait.c).
  *
  * Every recipe on a queue creates its nodes with ZkAttemptCreate, which
  * says how (ZkCreateOpts).  ZkAcquire (recipes/rwlock.c) runs one attempt
@@ -14,9 +17,11 @@
  * semaphore (recipes/semaphore.c) holds its mutex node and its permit node
  * as two attempts under one prefix: it creates both in one multi, waits in
  * the mutex queue with ZkAttemptWait, and abandons both together.  The
- * barriers use the helpers only (ZkCreateLockParents, ZkWaitDeadline,
- * ZkMakeUuid): a double barrier's participant node has a fixed name, no
- * sequence, and is found again by that name, not by a prefix.
+ * barriers use the helpers only (ZkCreateLockParents in
+ * recipes/lock_parents.c, ZkWaitDeadline in recipes/lock_timeout.c,
+ * ZkMakeUuid in base/uuid.c, all declared through this header): a double
+ * barrier's participant node has a fixed name, no sequence, and is found
+ * again by that name, not by a prefix.
  *
  * The steps' errors name no operation: the recipe that runs them has
  * pushed its operation's context (base/operation_context.h), and sets it from
@@ -31,18 +36,15 @@
 #include "client/client.h"
 #include "base/contender.h"
 #include "base/operation_context.h"
+#include "base/uuid.h"
 #include "base/vocabulary.h"
+#include "recipes/lock_parents.h"
+#include "recipes/lock_timeout.h"
 #include "utils/palloc.h"
 
-/* what a wait that lock_timeout ended waited for (its error's DETAIL) */
-typedef enum ZkWaitedFor
-{
-	ZK_WAITED_FOR_LOCK,			/* a lock, a lock set, a lease */
-	ZK_WAITED_FOR_SEMAPHORE,	/* a semaphore's permit */
-	ZK_WAITED_FOR_BARRIER,		/* a barrier to go down */
-	ZK_WAITED_FOR_ENTER,		/* the members of a double barrier to enter */
-	ZK_WAITED_FOR_LEAVE			/* the members of a double barrier to leave */
-} ZkWaitedFor;
+/* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
+ * (which calls a permit a lease) */
+#define ZK_LEASE_MARKER "lease-"
 
 /* What to acquire. */
 typedef struct ZkAcquireArgs
@@ -68,10 +70,6 @@ typedef struct ZkGrant
 								 * our write (read) node and this one: that
 								 * node must outlive this one */
 } ZkGrant;
-
-/* a semaphore's permit node, named like Curator's InterProcessSemaphoreV2's
- * (which calls a permit a lease) */
-#define ZK_LEASE_MARKER "lease-"
 
 typedef struct ZkAttempt
 {
@@ -152,27 +150,37 @@ typedef struct ZkCreateResult
 								 * the caller frees; else NULL */
 } ZkCreateResult;
 
-extern void ZkMakeUuid(char *out);
-extern void ZkMakeNodePrefix(char *out, int shape);
+/* the attempt, its wait and its end (recipes/attempt.c) */
 extern int	ZkAttemptShape(const ZkAcquireArgs *args, int nqueues);
-extern int64 ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout);
-
-extern void ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
-			pg_attribute_noreturn();
 extern ZkAttempt *ZkAttemptBegin(const ZkAcquireArgs *args, const char *prefix);
 extern void ZkAttemptSetPrefix(ZkAttempt *at, const char *prefix);
-extern void ZkAttemptRereadQueue(ZkAttempt *at);
 extern bool ZkAttemptWait(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptRaiseDisappeared(ZkAttempt *at, bool waiter_child)
 			pg_attribute_noreturn();
 extern void ZkAttemptGrant(ZkAttempt *at, ZkGrant *grant);
 extern void ZkAttemptAbandon(ZkAttempt **at, int n, bool wait);
 extern void ZkAttemptFree(ZkAttempt *at);
-extern void ZkCreateLockParents(const char *const *lock_nodes, int n);
+
+/* the create loop (recipes/attempt_create.c) */
 extern ZkCreateOutcome ZkAttemptCreate(ZkAttempt **at, int n,
 									   const ZkCreateOpts *opts,
 									   ZkCreateResult *res);
 extern ZkCreateOutcome ZkAttemptCreateLocks(ZkAttempt **at, int n,
 											ZkOperationContext *oc);
+
+/* the attempt's copy of its queue (recipes/attempt_queue.c) */
+extern void ZkAttemptRereadQueue(ZkAttempt *at);
+extern bool ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op);
+extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
+							 bool alone);
+extern void ZkAttemptDropBlocker(ZkAttempt *at, int b);
+extern int	ZkAttemptOwnPosition(ZkAttempt *at, int me, const char *znode);
+extern int	ZkAttemptBlocking(ZkAttempt *at, int me, bool *guard);
+extern const char *ZkLastComponent(const char *path);
+
+/* a wait past deadlock_timeout (recipes/long_wait.c) */
+extern bool ZkAttemptCheckDeadlock(ZkAttempt *at);
+extern void ZkAttemptLogStillWaiting(ZkAttempt *at, int me);
+extern void ZkAttemptLogAcquired(ZkAttempt *at);
 
 #endif							/* RECIPES_ATTEMPT_H */

@@ -2,7 +2,7 @@
  *
  * recipes/barrier.h
  *		Barriers (recipes/barrier.c) and double barriers
- *		(recipes/double_barrier.c).
+ *		(recipes/double_barrier.c, recipes/double_barrier_leave.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -350,7 +350,8 @@ zk_lease_find(const char *lock_node, int64 token)
 /*
  * zk_lease_create
  *		Create our TTL node and read the queue, back to back: one round
- *		trip (recipes/attempt.c's create loop, which every recipe shares).
+ *		trip (recipes/attempt_create.c's create loop, which every recipe
+ *		shares).
  *		Returns with at->znode set, guarded (at->persistent), and the
  *		queue known; the result is the monotonic time the create was sent,
  *		*mtime the node's modification time (ms since the Unix epoch, the

@@ -255,8 +255,8 @@ zk_new_prefix(ZkSemAttempt *s)
 /*
  * zk_create_both
  *		Create our mutex node and our permit node in one multi, behind a read
- *		of the semaphore node (the recorded limit), by recipes/attempt.c's
- *		create loop.  Sets *mutex_alone if our mutex node is alone in its
+ *		of the semaphore node (the recorded limit), by the create loop
+ *		(recipes/attempt_create.c).  Sets *mutex_alone if our mutex node is alone in its
  *		queue, and *npermits to the number of permit nodes right after ours
  *		was made (PG_INT32_MAX when not known: the answer was lost, and both
  *		nodes were found by our prefix).  False if only one of them was

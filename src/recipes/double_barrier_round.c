@@ -1,0 +1,182 @@
+/*-------------------------------------------------------------------------
+ *
+ * recipes/double_barrier_round.c
+ *		What entering and leaving a double barrier share
+ *		(recipes/double_barrier.c, recipes/double_barrier_leave.c): the
+ *		participants of a round as its "ready" node lists them, the multis
+ *		that write the barrier node on the version read, the removal of an
+ *		old round's "ready", and the ERROR of a participant another client
+ *		deleted.
+ *
+ * Removing "ready" goes with a setData of the barrier node on the version
+ * read when "ready" was seen to be the old round's (the last leaver's
+ * multi, ZkDoubleBarrierClearReady): every opening writes that node too,
+ * so a "ready" that a new opening has just created is never the one
+ * removed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "recipes/double_barrier_round.h"
+#include "base/node_data.h"
+#include "base/text_encoding.h"
+#include "client/client.h"
+
+/*
+ * ZkDoubleBarrierNameCmp
+ *		qsort's and bsearch's order of participant names: strcmp's.
+ */
+int
+ZkDoubleBarrierNameCmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * ZkDoubleBarrierRoundParse
+ *		The participants the data of "ready" node 'ready' lists (the answer
+ *		of a getData, rd), as palloc'd names; -1 if it lists none we can
+ *		trust: a "ready" that Curator or kazoo created, data rewritten
+ *		since the opening created the node with it (its version is not 0),
+ *		or data that cannot be read, which a WARNING names.
+ */
+int
+ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd, char ***names)
+{
+	char	   *reason;
+	int			n;
+	ZkDataVerdict verdict = ZkReadBarrierRound(rd->value, rd->value_len,
+											   names, &n, &reason);
+
+	if (verdict == ZK_DATA_OK && rd->stat.version != 0)
+	{
+		verdict = ZK_DATA_INVALID;
+		reason = psprintf("was written again after the barrier opened");
+	}
+	if (verdict == ZK_DATA_OK)
+	{
+		/* sorted, for the lookups of every leaving look (bsearch) */
+		if (n > 1)
+			qsort(*names, n, sizeof(char *), ZkDoubleBarrierNameCmp);
+		return n;
+	}
+	if (verdict == ZK_DATA_INVALID)
+		ZkWarnNodeData(ready, reason,
+					   "The members leaving count the participants older than the node instead.");
+	pfree(reason);
+	return -1;
+}
+
+/*
+ * ZkDoubleBarrierRaiseMemberGone
+ *		Our participant node was deleted by another client while we entered
+ *		or left (the operation's context says which).
+ */
+void
+ZkDoubleBarrierRaiseMemberGone(const char *znode)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("ZooKeeper double barrier participant \"%s\" disappeared",
+					ZkUtf8ForMessage(znode)),
+			 errdetail("Another client deleted the node.")));
+}
+
+/*
+ * ZkDoubleBarrierMulti
+ *		Send a multi and wait for its answer: ZOK, a lost connection, or
+ *		the error of the request the server refused, whose index goes to
+ *		*which (if not NULL; -1 when no request was refused).
+ */
+int
+ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which)
+{
+	ZkOp	   *op = ZkMulti(n, reqs);
+	int			err;
+	int			refused = -1;
+
+	ZkOpWait(op);
+	if (op->rc != ZOK && !ZkIsConnectionLoss(op->rc))
+		refused = ZkMultiFailure(op, &err);
+	else
+		err = op->rc;
+	ZkOpFree(op);
+	if (which != NULL)
+		*which = refused;
+	return err;
+}
+
+/*
+ * ZkDoubleBarrierDeleteVersioned
+ *		Delete 'first' and, unless NULL, 'second' in one multi with a
+ *		setData of the barrier node on 'version' (see the file header):
+ *		they go only if the barrier node is as it was read.  Returns as
+ *		ZkDoubleBarrierMulti does; 'first' is request 1, 'second' request 2.
+ */
+int
+ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
+					const char *second, int *which)
+{
+	ZkMultiReq	reqs[3];
+	int			n = 2;
+
+	memset(reqs, 0, sizeof(reqs));
+	reqs[0].kind = ZK_MULTI_SET;
+	reqs[0].path = node;
+	reqs[0].data = "";
+	reqs[0].version = version;
+	reqs[1].kind = ZK_MULTI_DELETE;
+	reqs[1].path = first;
+	reqs[1].version = -1;
+	if (second != NULL)
+	{
+		reqs[2].kind = ZK_MULTI_DELETE;
+		reqs[2].path = second;
+		reqs[2].version = -1;
+		n = 3;
+	}
+	return ZkDoubleBarrierMulti(n, reqs, which);
+}
+
+/*
+ * ZkDoubleBarrierClearReady
+ *		Delete "ready" if it is still the one of the round 'round' (its
+ *		czxid), with a setData of the barrier node on the version read
+ *		with it (see the file header): never a newer round's.
+ */
+void
+ZkDoubleBarrierClearReady(const char *node, const char *ready, int64 round)
+{
+	for (;;)
+	{
+		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+		ZkOp	   *ex = ZkExists(ready);
+		int			rc;
+		int			err;
+		int			version;
+
+		ZkOpWait(ex);
+		rc = ZkIsConnectionLoss(gd->rc) ? gd->rc : ex->rc;
+		version = gd->stat.version;
+		if (rc == ZOK && gd->rc != ZOK)
+			rc = gd->rc;
+		if (rc == ZOK && ex->stat.czxid != round)
+			rc = ZNONODE;		/* another round's: not ours to remove */
+		ZkOpFree(gd);
+		ZkOpFree(ex);
+		if (rc == ZNONODE)
+			return;
+		if (ZkAwaitReconnect(rc))
+			continue;
+		if (rc != ZOK)
+			ZkRaiseForRc(rc);
+
+		err = ZkDoubleBarrierDeleteVersioned(node, version, ready, NULL, NULL);
+		if (err == ZOK || err == ZNONODE)
+			return;
+		/* ZBADVERSION: changed; look again */
+		if (!ZkAwaitReconnect(err) && err != ZBADVERSION)
+			ZkRaiseForRc(err);
+	}
+}

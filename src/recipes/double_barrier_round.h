@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * recipes/double_barrier_round.h
+ *		What entering and leaving a double barrier share
+ *		(recipes/double_barrier_round.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RECIPES_DOUBLE_BARRIER_ROUND_H
+#define RECIPES_DOUBLE_BARRIER_ROUND_H
+
+#include "client/client.h"
+
+/* the child whose creation opens a double barrier */
+#define READY_NODE		"ready"
+
+extern int	ZkDoubleBarrierNameCmp(const void *a, const void *b);
+extern int	ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd,
+									  char ***names);
+extern void ZkDoubleBarrierRaiseMemberGone(const char *znode)
+			pg_attribute_noreturn();
+extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which);
+extern int	ZkDoubleBarrierDeleteVersioned(const char *node, int version,
+										   const char *first,
+										   const char *second, int *which);
+extern void ZkDoubleBarrierClearReady(const char *node, const char *ready,
+									  int64 round);
+
+#endif							/* RECIPES_DOUBLE_BARRIER_ROUND_H */
