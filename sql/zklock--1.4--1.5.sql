@@ -7,6 +7,7 @@
  * PUBLIC: a superuser grants it.  zk_revoke_requested(path) tells a holder
  * whether it was asked; zk_locks shows the same in revoke_requested, and
  * zk_stat counts the holders this server's zk_revoke asked or took.
+ * The semaphore functions' comments say permit, not lease.
  */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
@@ -79,3 +80,15 @@ CREATE VIEW zk_stat AS SELECT * FROM zk_stat();
 COMMENT ON VIEW zk_stat IS
 'this server''s cumulative zklock statistics: one row';
 GRANT SELECT ON zk_stat TO PUBLIC;
+
+-- A semaphore's holders hold permits ("lease" means a TTL lease only).
+COMMENT ON FUNCTION zk_semaphore_acquire(text, int) IS
+'takes one permit of the semaphore at path, which admits max_leases holders cluster-wide; waits as long as needed; held until released; returns the fencing token of the permit';
+COMMENT ON FUNCTION zk_try_semaphore_acquire(text, int, int) IS
+'takes one permit of the semaphore at path if one is free within wait_ms ms; otherwise false, leaving nothing behind';
+COMMENT ON FUNCTION zk_xact_semaphore_acquire(text, int) IS
+'takes one permit of the semaphore at path until the end of the transaction; waits as long as needed; returns the fencing token of the permit';
+COMMENT ON FUNCTION zk_try_xact_semaphore_acquire(text, int, int) IS
+'takes one permit of the semaphore at path until the end of the transaction if one is free within wait_ms ms; otherwise false';
+COMMENT ON FUNCTION zk_semaphore_release(text) IS
+'releases one session hold of a permit of the semaphore at path; false and a warning if none is held';

@@ -132,7 +132,7 @@ ZkDeadlockReport(const ZkCycleMember *cycle, int n)
 		/* a server is named by its cluster_name, or host:port */
 		if (t->mode == ZK_MODE_PERMIT)
 			appendStringInfo(&clientbuf,
-							 _("Process %d on server \"%s\" waits for a lease of ZooKeeper semaphore \"%s\"; blocked by process %d on server \"%s\"."),
+							 _("Process %d on server \"%s\" waits for a permit of ZooKeeper semaphore \"%s\"; blocked by process %d on server \"%s\"."),
 							 rec->pid, server, lock, next->pid, next_server);
 		else if (t->mode == ZK_MODE_SHARED)
 			appendStringInfo(&clientbuf,

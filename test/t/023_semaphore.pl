@@ -266,7 +266,7 @@ client_ask($m, 'close');
 	my ($o, $e) = bg_finish($db, 'db');
 	error_is(
 		$e, '40P01',
-		qr/deadlock detected\nDETAIL:  Process $pb on server "b" waits for a lease of ZooKeeper semaphore "\/sem\/d"; blocked by process $pa on server "a"\.\n\s*Process $pa on server "a" waits for exclusive ZooKeeper lock "\/sem\/l"; blocked by process $pb on server "b"\./,
+		qr/deadlock detected\nDETAIL:  Process $pb on server "b" waits for a permit of ZooKeeper semaphore "\/sem\/d"; blocked by process $pa on server "a"\.\n\s*Process $pa on server "a" waits for exclusive ZooKeeper lock "\/sem\/l"; blocked by process $pb on server "b"\./,
 		'the cycle through the semaphore is reported (40P01), naming the lease wait');
 	$db->quit;
 	($o) = bg_finish($da, 'da');
