@@ -1,4 +1,4 @@
-# Memory: one backend, 60000 lock/unlock cycles (ZKLOCK_MEMORY_CYCLES to
+# Memory: one backend, 40000 lock/unlock cycles (ZKLOCK_MEMORY_CYCLES to
 # change).  After a warm-up of 10000 cycles, the backend's resident set
 # may not grow by more than 2 MB, its zklock memory context not at all
 # beyond its block size, and no release may be left pending.  Then 20000
@@ -13,7 +13,7 @@ use Test::More;
 use Time::HiRes qw(time);
 use ZkTest;
 
-my $cycles = $ENV{ZKLOCK_MEMORY_CYCLES} // 60_000;
+my $cycles = $ENV{ZKLOCK_MEMORY_CYCLES} // 40_000;
 my $warmup = 10_000;
 my $batch = 10_000;
 

@@ -235,7 +235,7 @@ for my $set (@settings)
 
 # --- 5. stress: losses at random moments of a stream of short statements
 {
-	my $rounds = $ENV{ZKLOCK_LOSS_STRESS_ROUNDS} // 12;
+	my $rounds = $ENV{ZKLOCK_LOSS_STRESS_ROUNDS} // 8;
 	my ($statements, $lost, $reported, $late, $others) = (0, 0, 0, 0, 0);
 	my $s = verbose_session($a);
 	$s->query_safe(q{SET log_min_messages = panic});
