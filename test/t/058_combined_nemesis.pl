@@ -39,10 +39,13 @@
 # - clock: A's wall clock jumps an hour forward, back, and to the real time
 #   (ZkFaults' fake clock; its monotonic clock does not jump).
 # The schedule (each lane's kinds, lengths and pauses) is drawn from a seed,
-# printed at the start; ZKLOCK_NEMESIS_SEED=N replays it.  Each run lasts
-# 20 s (ZKLOCK_NEMESIS_SECONDS lengthens it, for test/reliability.sh or a
-# bench; CI ignores it); no new fault starts in the last 5 s, and the
-# faults under way are ended before the history is read.
+# printed at the start; ZKLOCK_NEMESIS_SEED=N replays it (the ZooKeeper
+# lane always starts with a leader killed, then a member cut off).  Each
+# run lasts 20 s (ZKLOCK_NEMESIS_SECONDS lengthens it, for
+# test/reliability.sh or a bench; CI ignores it), and on, at most twice as
+# long, until a holder was paused, a holder cut off, the leader killed and
+# a member cut off; no new fault starts in the last 5 s, and the faults
+# under way are ended before the history is read.
 #
 # The checker (ZkHistory's check_fenced_history) reads R's history: a
 # fencing violation is an applied write whose token is not larger than the
@@ -264,8 +267,11 @@ sub draw_schedule
 	my @h = shuffle('pause', 'cut');
 	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. int($duration / 4);
 	$lanes{holders} = [ map { { kind => $_, gap => $u->(1, 3) } } @h ];
-	# ZooKeeper: a leader kill and a member cut off first, then any
-	my @z = shuffle('leader killed', rand() < 0.5 ? 'leader cut off' : 'follower cut off');
+	# ZooKeeper: a leader kill first, then a member cut off, then any (a
+	# healed leader can take most of a run to be a follower again, and no
+	# ZooKeeper fault starts meanwhile: a kill drawn after it could miss
+	# the run)
+	my @z = ('leader killed', rand() < 0.5 ? 'leader cut off' : 'follower cut off');
 	push @z, map { ('leader killed', 'leader cut off', 'follower cut off')[ int(rand(3)) ] }
 	  1 .. int($duration / 2.5);
 	$lanes{zookeeper} = [ map { { kind => $_, gap => $u->(0.5, 2), secs => $u->(1.5, 3.5),
@@ -542,14 +548,24 @@ sub run_nemesis
 	$nem->{next_at}{$_} = time() + 1 for keys %{ $nem->{lanes} };
 
 	my $t0 = time();
-	while (time() - $t0 < $duration)
+	# DURATION seconds, and on (at most twice as long) until each lane's
+	# first two faults, every kind between them, were injected
+	my $limit = $duration;
+	my $injected = sub {
+		my $f = $run->{faults};
+		return ($f->{'holder paused'} && $f->{'holder cut off'} && $f->{'leader killed'}
+			  && ($f->{'leader cut off'} || $f->{'follower cut off'}));
+	};
+	while (time() - $t0 < $limit)
 	{
 		for my $w (@workers)
 		{
 			bg_poll($w->{z}) || bg_poll($w->{r});
 			start_cycle($w) if !$w->{busy} && time() >= ($w->{not_before} // 0);
 		}
-		nemesis_tick(time() - $t0 > $duration - 5);
+		$limit += 1
+		  if time() - $t0 > $limit - 5 && $limit < 2 * $duration && !$injected->();
+		nemesis_tick(time() - $t0 > $limit - 5);
 		usleep(2000);
 	}
 	# end every fault under way (a paused holder is woken, B connects
