@@ -254,18 +254,25 @@ typedef enum ZkSessionLoss
 	ZK_SESSION_LOSS_REPORTED	/* lost, and an ERROR named its holds */
 } ZkSessionLoss;
 
+/* what the loss watch knows of one node, as ZkLossWatchNode tells */
+typedef struct ZkHeldState
+{
+	bool		registered;
+	bool		watching;		/* its data watch is set at the server */
+	bool		revoke_requested;	/* its data was the revocation marker */
+	ZkLossKind	lost;			/* ZK_LOSS_NONE while held */
+} ZkHeldState;
+
 /* the loss watch: holds whose loss stops the statement (client/loss_watch.c) */
 extern void ZkLossWatchSetCancel(bool cancel);
 extern void ZkLossWatchSetRevoke(bool release);
-extern bool ZkLossWatchRevokeRequested(const char *znode);
-extern ZkLossKind ZkLossWatchLossOf(const char *znode);
 extern void ZkLossWatchRegister(const char *znode, const char *path,
 								const char *what, int64 deadline);
 extern void ZkLossWatchRelease(const char *znode);
 extern bool ZkLossWatchArm(void);
 extern bool ZkLossWatchDisarm(void);
 extern bool ZkLossWatchPending(void);
-extern bool ZkLossWatchWatching(const char *znode);
+extern ZkHeldState ZkLossWatchNode(const char *znode);
 extern int	ZkLossWatchDescribe(bool cause, ZkLossKind *kind,
 								const char **what, char **path,
 								char **znode);

@@ -308,7 +308,7 @@ zk_leases_pre_commit(void)
  *		nodes still exist: one round trip, however many nodes it holds.
  *
  * A sync, then an exists of each node given, all pipelined.  The callers
- * give the nodes whose loss-watch watch is not set (ZkLossWatchWatching):
+ * give the nodes whose loss-watch watch is not set (ZkLossWatchNode):
  * ZooKeeper delivers a watch notification before any later response on
  * the session, and the client library runs watchers and completions in
  * the order they came, so once the sync has answered, the deletion of any
@@ -439,7 +439,7 @@ zk_locks_pre_commit(void)
 		hash_seq_init(&status, ZkHeldLocks);
 		while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 		{
-			if (!entry->deleted && !ZkLossWatchWatching(entry->znode))
+			if (!entry->deleted && !ZkLossWatchNode(entry->znode).watching)
 			{
 				asked[n] = entry;
 				znodes[n++] = entry->znode;

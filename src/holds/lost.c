@@ -255,7 +255,7 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 {
 	char	   *path = pstrdup(entry->key.path);
 	char	   *znode = pstrdup(entry->znode);
-	bool		revoked = ZkLossWatchLossOf(entry->znode) == ZK_LOSS_REVOKED;
+	bool		revoked = ZkLossWatchNode(entry->znode).lost == ZK_LOSS_REVOKED;
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *e;
 	int			dropped = 0;

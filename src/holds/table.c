@@ -636,7 +636,7 @@ ZkLockList(ZkLockInfo **rows)
 			out[n].token = entry->token;
 			out[n].acquired_at = entry->acquired_at;
 			out[n].waited_us = entry->waited_us;
-			out[n].revoke_requested = ZkLossWatchRevokeRequested(entry->znode);
+			out[n].revoke_requested = ZkLossWatchNode(entry->znode).revoke_requested;
 			n++;
 		}
 	}
@@ -665,7 +665,7 @@ ZkLockRevokeRequested(const char *path)
 		ZkLockEntry *entry = ZkEntryLookup(path, modes[i]);
 
 		if (entry != NULL && !entry->deleted &&
-			ZkLossWatchRevokeRequested(entry->znode))
+			ZkLossWatchNode(entry->znode).revoke_requested)
 			return true;
 	}
 	return false;
