@@ -31,7 +31,7 @@
 #include "client/client.h"
 
 static void zk_maybe_drop(ZkLockEntry *entry);
-static bool zk_release_one(const char *path, bool permit);
+static bool zk_release_one(const char *path, bool permit, bool *dropped);
 static bool zk_release_paths(const char *const *paths, int n, bool permit);
 static void zk_flush_releasing(const char *const *paths, int n);
 static void zk_release_session_holds(bool members);
@@ -57,11 +57,11 @@ zk_maybe_drop(ZkLockEntry *entry)
  *		Drop one session hold on a path: of its permit if 'permit', else of
  *		the exclusive lock if held (so that write, read, unlock is a
  *		downgrade), else of the shared one.  The node is batched for release
- *		if that was the last hold.  WARNING and false if the backend holds
- *		no such session hold.
+ *		if that was the last hold (then *dropped is set).  WARNING and false
+ *		if the backend holds no such session hold.
  */
 static bool
-zk_release_one(const char *path, bool permit)
+zk_release_one(const char *path, bool permit, bool *dropped)
 {
 	ZkLockEntry *entry = NULL;
 
@@ -88,6 +88,7 @@ zk_release_one(const char *path, bool permit)
 		return false;
 	}
 	entry->session_holds--;
+	*dropped = (entry->session_holds == 0 && entry->xact_holds == 0);
 	zk_maybe_drop(entry);
 	return true;
 }
@@ -127,14 +128,22 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
 	bool		sent;
+	const char **dropped_paths = palloc(sizeof(char *) * Max(n, 1));
+	int			ndropped = 0;
 
 	ZkLockReportExpiry();
 	(void) ZkLockAbsorbLosses();
 	for (int i = 0; i < n; i++)
-		all &= zk_release_one(paths[i], permit);
+	{
+		bool		dropped = false;
+
+		all &= zk_release_one(paths[i], permit, &dropped);
+		if (dropped)
+			dropped_paths[ndropped++] = paths[i];
+	}
 	sent = ZkHasBatchedReleases();
 	if (sent && zklock_synchronous_release)
-		zk_flush_releasing(paths, n);
+		zk_flush_releasing(dropped_paths, ndropped);
 	else
 		ZkFlushReleases();
 
@@ -145,7 +154,8 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 	 * release, and the caller must not be told they were released.
 	 */
 	if (sent && zklock_synchronous_release && ZkSessionIsExpired())
-		ZkReportReleasedLost(paths, n);
+		ZkReportReleasedLost(dropped_paths, ndropped);
+	pfree(dropped_paths);
 	return all;
 }
 

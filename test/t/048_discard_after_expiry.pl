@@ -20,7 +20,9 @@
 # - zk_unlock sent to a frozen holder in the same way (before its library
 #   has heard "expired") does not report the lock released: its delete
 #   finds the session expired, and it fails with 08006 naming the lost
-#   locks; the next zklock call works on a new session.
+#   locks; the next zklock call works on a new session.  A release of
+#   several paths names the locks whose last hold it dropped and those
+#   still held, never a path it did not hold.
 # - A live session: DISCARD ALL releases without a WARNING (the control).
 use strict;
 use warnings;
@@ -86,17 +88,49 @@ for my $held ([ '/discard/u' ], [ '/discard/u', '/discard/v' ])
 	my $n = scalar(@$held);
 	my $lost = join(', ', '"/discard/u"',
 		map { "\"$_\" (exclusive, session)" } @$held[ 1 .. $#$held ]);
-	# (the deletions' notices, read when the library wakes, may come first,
-	# or the loss watch may stop the statement for the expiry while the
-	# release waits, naming the lock still held: each is as true)
+	my $all = join(', ', map { "\"$_\" (exclusive, session)" } @$held);
+	# (the deletions' notices, read when the library wakes, may come first;
+	# or the loss watch may stop the statement for the expiry, naming every
+	# lock if it heard of it before the statement began, or the lock still
+	# held if while the release waits: each is as true)
 	error_is($err, '08006',
-		qr{(?:ZooKeeper session expired: $n locks? (?:was|were) lost\nDETAIL:  Lost: \Q$lost\E\. The session expired before ZooKeeper applied their release\.|ZooKeeper lock "/discard/[uv]" was lost|ZooKeeper session expired: 1 lock was lost\nDETAIL:  Lost: "/discard/v" \(exclusive, session\)\. The statement was stopped)},
+		qr{(?:ZooKeeper session expired: $n locks? (?:was|were) lost\nDETAIL:  Lost: \Q$lost\E\. The session expired before ZooKeeper applied their release\.|ZooKeeper lock "/discard/[uv]" was lost|ZooKeeper session expired: 1 lock was lost\nDETAIL:  Lost: "/discard/v" \(exclusive, session\)\. The statement was stopped|ZooKeeper session expired: $n locks? (?:was|were) lost\nDETAIL:  Lost: \Q$all\E\. The statement was stopped)},
 		"$case: 08006 naming the lost locks");
 	note("$case: $err");
 	($out, $err) = bg_query($s, q{SELECT zk_try_lock('/discard/u')});
 	is($out, 't', "$case: the next zklock call works");
 	is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
 		'/discard/u', "$case: holding only what it took since");
+	$s->query_safe('SELECT zk_unlock_all()');
+	$s->quit;
+}
+
+# The same with a release of several paths: one whose last hold it drops,
+# one held twice (one hold is left), one not held.  The locks lost before
+# their release are the first (named alone) and the second (still held,
+# named with its mode); the third was not held and is not named.
+{
+	my $case = 'unlock of three paths after the expiry';
+	my $s = verbose_session($a);
+	$s->query_safe("SELECT zk_lock('$_')")
+	  for ('/discard/u', '/discard/v', '/discard/v');
+	my ($out, $err) = discard_after_freeze($s, '/discard/u', 'at once',
+		q{SELECT zk_unlock(ARRAY['/discard/u', '/discard/v', '/discard/w'])});
+	isnt($out, 't', "$case: not reported released");
+	note("$case: $err");
+	if ($err =~ /The session expired before ZooKeeper applied their release/)
+	{
+		like($err,
+			qr{ZooKeeper session expired: 2 locks were lost\nDETAIL:  Lost: "/discard/u", "/discard/v" \(exclusive, session\)\. The session expired},
+			"$case: names the released lock and the one still held, once each"
+		);
+	}
+	else
+	{
+		# the loss watch stopped the statement first (see above)
+		error_is($err, '08006', qr{ZooKeeper (?:lock "/discard/[uv]" was lost|session expired)},
+			"$case: 08006 naming a lost lock");
+	}
 	$s->query_safe('SELECT zk_unlock_all()');
 	$s->quit;
 }

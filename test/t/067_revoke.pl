@@ -10,7 +10,8 @@
 #   revoke_requested column of zk_locks) and keeps its lock until it
 #   releases; the waiter is then granted.  The revoked node's data is the
 #   marker: zk_lock_queue shows it with empty owner columns and no WARNING.
-#   B logs who asked which nodes, and zk_stat counts them.  Readers and a
+#   B logs who asked which nodes, and zk_stat counts them; log_lock_waits
+#   names the revoked queue head as a holder asked to release.  Readers and a
 #   semaphore's permits are each asked; a lease and a double barrier's
 #   members are not, and a barrier has no holders.
 # - A stranger's data in a held node is no revocation; the marker written
@@ -80,6 +81,21 @@ is($ha->query_safe(q{SELECT revoke_requested FROM zk_locks WHERE path = '/rv/ask
 is($ha->query_safe(q{SELECT count(*) FROM zk_locks}), '1',
 	'on_revoke = ignore: the holder keeps its lock');
 ok(!bg_done($wb, 'wb_ask'), 'and the waiter still waits');
+# a waiter that queues behind the revoked node: log_lock_waits names the
+# queue head as a holder asked to release, not as a client describing
+# itself by the marker
+my $w2 = verbose_session($b);
+$w2->query_safe(q{SET log_lock_waits = on});
+$w2->query_safe(q{SET deadlock_timeout = '200ms'});
+my $w2_pid = $w2->query_safe('SELECT pg_backend_pid()');
+my $wait_offset = -s $b->logfile;
+bg_begin($w2, q{SELECT zk_lock('/rv/ask') > 0 AS granted}, 'w2_ask');
+ok(wait_for(sub { slurp_file($b->logfile, $wait_offset) =~ /process $w2_pid still waiting/ },
+		10, 'the still-waiting line'),
+	'log_lock_waits: the second waiter is still waiting');
+like(slurp_file($b->logfile, $wait_offset),
+	qr/process $w2_pid still waiting for ZooKeeper exclusive lock "\/rv\/ask"[^\n]*\n[^\n]*DETAIL:  Queue position \d+ of \d+\. First in the queue: node "[^"]+", whose holder was asked to release it \(its data is the revocation marker\)\./,
+	'and names the queue head as a holder asked to release');
 my ($q) = bg_query($ab, q{SELECT coalesce(pid::text, 'none') || ',' || granted || ',' || coalesce(data, 'none')
 	FROM zk_lock_queue('/rv/ask') WHERE position = 1});
 is($q, "none,true,__REVOKE__",
@@ -94,6 +110,10 @@ $ha->query_safe(q{SELECT zk_unlock('/rv/ask')});
 ($out) = bg_finish($wb, 'wb_ask');
 like($out, qr/t/, 'released, the waiter is granted');
 $wb->query_safe(q{SELECT zk_unlock_all()});
+($out) = bg_finish($w2, 'w2_ask');
+like($out, qr/t/, 'then the second waiter');
+$w2->query_safe(q{SELECT zk_unlock_all()});
+$w2->quit;
 
 # --- a stranger's data is no revocation; the marker later is
 $ha->query_safe(q{SELECT zk_lock('/rv/stranger')});
