@@ -5,10 +5,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_CLOCK_H
-#define COMMON_CLOCK_H
+#ifndef BASE_CLOCK_H
+#define BASE_CLOCK_H
 
 extern int64 ZkNowMs(void);
 extern int64 ZkNowUs(void);
 
-#endif							/* COMMON_CLOCK_H */
+#endif							/* BASE_CLOCK_H */

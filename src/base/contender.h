@@ -5,8 +5,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_CONTENDER_H
-#define COMMON_CONTENDER_H
+#ifndef BASE_CONTENDER_H
+#define BASE_CONTENDER_H
 
 #include "base/vocabulary.h"
 
@@ -67,4 +67,4 @@ extern int	ZkUpgradeBlockingContender(const ZkContender *c, int me, int own);
 extern int	ZkPrefixShape(const char *name);
 extern bool ZkSamePrefix(const char *a, const char *b);
 
-#endif							/* COMMON_CONTENDER_H */
+#endif							/* BASE_CONTENDER_H */

@@ -10,8 +10,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_JSON_READER_H
-#define COMMON_JSON_READER_H
+#ifndef BASE_JSON_READER_H
+#define BASE_JSON_READER_H
 
 #include "common/jsonapi.h"
 
@@ -65,4 +65,4 @@ extern bool ZkJsonInteger(const ZkJsonValue *value, int64 min, int64 max,
 extern bool ZkJsonString(const ZkJsonValue *value, int max_len);
 extern bool ZkJsonHex64(const ZkJsonValue *value, uint64 *result);
 
-#endif							/* COMMON_JSON_READER_H */
+#endif							/* BASE_JSON_READER_H */

@@ -6,8 +6,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_NODE_DATA_H
-#define COMMON_NODE_DATA_H
+#ifndef BASE_NODE_DATA_H
+#define BASE_NODE_DATA_H
 
 #include "base/node_formats.h"
 #include "base/vocabulary.h"
@@ -20,4 +20,4 @@ extern char *ZkNodeDataAsText(const char *data, int len);
 extern void ZkWarnNodeData(const char *znode, const char *reason,
 						   const char *consequence);
 
-#endif							/* COMMON_NODE_DATA_H */
+#endif							/* BASE_NODE_DATA_H */

@@ -10,8 +10,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_NODE_FORMATS_H
-#define COMMON_NODE_FORMATS_H
+#ifndef BASE_NODE_FORMATS_H
+#define BASE_NODE_FORMATS_H
 
 #include "base/vocabulary.h"
 
@@ -125,4 +125,4 @@ extern ZkDataVerdict ZkReadBarrierRound(const char *data, int len,
 
 #define ZK_ROUND_LEGACY_TAG "zklock-round:"
 
-#endif							/* COMMON_NODE_FORMATS_H */
+#endif							/* BASE_NODE_FORMATS_H */

@@ -7,8 +7,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_OPERATION_CONTEXT_H
-#define COMMON_OPERATION_CONTEXT_H
+#ifndef BASE_OPERATION_CONTEXT_H
+#define BASE_OPERATION_CONTEXT_H
 
 /* What the backend is doing; each names a path (the host list for one). */
 typedef enum ZkOperation
@@ -50,4 +50,4 @@ extern void ZkOperationSet(ZkOperationContext *cxt, ZkOperation oper,
 extern void ZkOperationPop(ZkOperationContext *cxt);
 extern int	ZkOperationErrcontext(ZkOperation oper, const char *utf8_path);
 
-#endif							/* COMMON_OPERATION_CONTEXT_H */
+#endif							/* BASE_OPERATION_CONTEXT_H */

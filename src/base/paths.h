@@ -5,10 +5,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_PATHS_H
-#define COMMON_PATHS_H
+#ifndef BASE_PATHS_H
+#define BASE_PATHS_H
 
 extern char *ZkCheckLockPath(const char *path);
 extern const char *ZkLockPathProblem(const char *utf8_path);
 
-#endif							/* COMMON_PATHS_H */
+#endif							/* BASE_PATHS_H */

@@ -6,8 +6,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_STATS_H
-#define COMMON_STATS_H
+#ifndef BASE_STATS_H
+#define BASE_STATS_H
 
 #include "datatype/timestamp.h"
 
@@ -85,4 +85,4 @@ extern int	ZkStatAcquisitionRows(ZkStatAcquisitionRow **rows);
 extern void ZkStatRead(ZkStatSnapshot *snap);
 extern void ZkStatReset(void);
 
-#endif							/* COMMON_STATS_H */
+#endif							/* BASE_STATS_H */

@@ -5,10 +5,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_TEXT_ENCODING_H
-#define COMMON_TEXT_ENCODING_H
+#ifndef BASE_TEXT_ENCODING_H
+#define BASE_TEXT_ENCODING_H
 
 extern char *ZkUtf8ToServer(const char *utf8);
 extern const char *ZkUtf8ForMessage(const char *utf8);
 
-#endif							/* COMMON_TEXT_ENCODING_H */
+#endif							/* BASE_TEXT_ENCODING_H */

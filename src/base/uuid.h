@@ -6,10 +6,10 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_UUID_H
-#define COMMON_UUID_H
+#ifndef BASE_UUID_H
+#define BASE_UUID_H
 
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out, int shape);
 
-#endif							/* COMMON_UUID_H */
+#endif							/* BASE_UUID_H */

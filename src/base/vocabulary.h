@@ -11,8 +11,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef COMMON_VOCABULARY_H
-#define COMMON_VOCABULARY_H
+#ifndef BASE_VOCABULARY_H
+#define BASE_VOCABULARY_H
 
 /*
  * Words with one meaning each, in code, messages, docs and views.  Where a
@@ -36,10 +36,9 @@
  *					COMMIT needs the session within it or confirmed alive.
  *	guard			the session's guard (client/jobs.c): a persistent node
  *					the backend must remove whatever ends its attempt (a
- *					waiting lease's TTL node).  The node a downgrade or
- *					upgrade keeps until the other mode's goes is the kept
- *					node (holds/table.c, whose code still calls it
- *					guard_znode).
+ *					waiting lease's TTL node).  Nothing else: the node a
+ *					downgrade or upgrade keeps until the other mode's goes
+ *					is the kept node (holds/table.c, kept_znode).
  *
  * Words for what becomes of a hold:
  *
@@ -186,4 +185,4 @@ typedef struct ZkWaitDesc
 	int			ownerlen;
 } ZkWaitDesc;
 
-#endif							/* COMMON_VOCABULARY_H */
+#endif							/* BASE_VOCABULARY_H */

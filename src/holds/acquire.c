@@ -13,7 +13,7 @@
  *
  * Taking a lock the backend holds already in the same mode is a counter
  * increment, with no ZooKeeper round trip.  Downgrade is taken by the
- * recipe and guarded by the table.  Upgrade (write while holding only
+ * recipe and kept safe by the table.  Upgrade (write while holding only
  * read) is an ERROR for zklock's own functions; zk_advisory's take it as
  * PostgreSQL does (ZkLockAcquireAdvisory), waiting for the other readers
  * only (recipes/attempt.c).
@@ -380,8 +380,8 @@ zk_lock_acquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	if (!upgrade)
 		zk_check_mode_allowed(path, mode, other);
 	ZkCheckRoom(1);
-	/* our node in this mode, kept as the other mode's guard, is ours again */
-	entry = ZkEntryAdoptGuard(path, mode, other);
+	/* our node in this mode, kept by the other mode, is ours again */
+	entry = ZkEntryAdoptKept(path, mode, other);
 	if (entry != NULL)
 		return zk_stack_hold(entry, scope, &call, token);
 	ZkCheckRoot();

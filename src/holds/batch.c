@@ -50,7 +50,7 @@ static int	zk_maxreleased = 0;
 /*
  * ZkReserveReleases
  *		Make room in the batch for the nodes of 'nentries' held entries (two
- *		each: its node and a downgrade's guard) besides the nodes batched
+ *		each: its node and the node a downgrade keeps) besides the nodes batched
  *		already.  Called as an entry is added to the lock table, so
  *		that every entry can be batched later, at transaction abort too,
  *		without allocating: an entry goes to the batch at most once, and

@@ -65,9 +65,9 @@ typedef struct ZkLockEntry
 								 * transaction holds, while xact_holds > 0 */
 	TimestampTz acquired_at;
 	int64		waited_us;
-	char	   *guard_znode;	/* our node in the other mode, kept for this
+	char	   *kept_znode;	/* our node in the other mode, kept for this
 								 * one (holds/table.c) */
-	int64		guard_token;	/* its fencing token */
+	int64		kept_token;		/* its fencing token */
 	int			max_leases;		/* a permit: the semaphore's limit */
 	bool		deleted;		/* znode is known to have been deleted */
 } ZkLockEntry;
@@ -95,7 +95,7 @@ extern ZkLockEntry *ZkEntryForZnode(const char *znode);
 extern ZkLockEntry *ZkEntryEnter(const char *path, ZkLockMode mode,
 								 const struct ZkGrant *grant,
 								 ZkLockEntry *other, TimestampTz start);
-extern ZkLockEntry *ZkEntryAdoptGuard(const char *path, ZkLockMode mode,
+extern ZkLockEntry *ZkEntryAdoptKept(const char *path, ZkLockMode mode,
 									  ZkLockEntry *other);
 extern void ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope);
 extern void ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes);

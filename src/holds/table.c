@@ -17,15 +17,15 @@
  *
  * Downgrade (taking the read lock while holding the write lock) creates a
  * read node that is granted at once; if other contenders queued between
- * our write node and it, the write node is kept as a guard until the read
+ * our write node and it, the write node is kept until the read
  * node goes, so that those contenders cannot be granted while we still
  * read.  Upgrade (taking the write lock while holding the read lock, which
  * only zk_advisory's functions do) is the mirror image: if contenders
  * queued between our read node and the write node, the read node is kept
  * until the write node goes, since those contenders wait for it and the
  * write lock was granted without waiting for them.  A path has at most
- * two nodes of ours: taking a mode whose node is kept as the other mode's
- * guard adopts that node again (ZkEntryAdoptGuard) instead of queueing.
+ * two nodes of ours: taking a mode whose node the other mode keeps
+ * adopts that node again (ZkEntryAdoptKept) instead of queueing.
  *
  * The other files of the lock table take (holds/acquire.c), release
  * (holds/release.c), check at transaction end (holds/commit.c) and find lost
@@ -231,7 +231,7 @@ ZkEntryForZnode(const char *znode)
  * ZkEntryEnter
  *		Enter a granted lock into the table (no hold counted yet).  'other'
  *		is our entry for the path in the other mode, whose node a downgrade
- *		or an upgrade may keep as its guard.  The node exists now: if the entry cannot be
+ *		or an upgrade may keep.  The node exists now: if the entry cannot be
  *		made, the node is deleted before the ERROR propagates.
  */
 ZkLockEntry *
@@ -242,24 +242,24 @@ ZkEntryEnter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 }
 
 /*
- * ZkEntryAdoptGuard
+ * ZkEntryAdoptKept
  *		Take (path, mode) with the node that 'other', our entry for the path
- *		in the other mode, keeps as its guard: our node in this mode, whose
+ *		in the other mode, keeps: our node in this mode, whose
  *		holds all went while 'other' still needed it.  It holds the lock in
  *		this mode still (nobody can queue ahead of a node), so no ZooKeeper
  *		call is needed; the entry's token is that node's.  NULL if 'other'
- *		keeps no guard.  The node stays if the entry cannot be made.
+ *		keeps no node.  The node stays if the entry cannot be made.
  */
 ZkLockEntry *
-ZkEntryAdoptGuard(const char *path, ZkLockMode mode, ZkLockEntry *other)
+ZkEntryAdoptKept(const char *path, ZkLockMode mode, ZkLockEntry *other)
 {
 	ZkGrant		grant;
 
-	if (other == NULL || other->guard_znode == NULL)
+	if (other == NULL || other->kept_znode == NULL)
 		return NULL;
 	memset(&grant, 0, sizeof(grant));
-	grant.znode = other->guard_znode;
-	grant.token = other->guard_token;
+	grant.znode = other->kept_znode;
+	grant.token = other->kept_token;
 	return zk_entry_enter(path, mode, &grant, NULL, GetCurrentTimestamp(),
 						  true);
 }
@@ -288,8 +288,8 @@ zk_hold_what(ZkLockMode mode)
 
 /*
  * zk_entry_enter
- *		ZkEntryEnter; with 'adopted' (ZkEntryAdoptGuard), the node is
- *		another entry's guard and is not deleted if the entry cannot be
+ *		ZkEntryEnter; with 'adopted' (ZkEntryAdoptKept), the node is
+ *		a node another entry keeps and is not deleted if the entry cannot be
  *		made.
  */
 static ZkLockEntry *
@@ -319,13 +319,13 @@ zk_entry_enter(const char *path, ZkLockMode mode, const ZkGrant *grant,
 		memset((char *) entry + sizeof(ZkLockKey), 0,
 			   sizeof(ZkLockEntry) - sizeof(ZkLockKey));
 		entry->znode = MemoryContextStrdup(ZkLockContext, grant->znode);
-		if (grant->needs_guard)
+		if (grant->keep_other)
 		{
-			entry->guard_znode = MemoryContextStrdup(ZkLockContext,
+			entry->kept_znode = MemoryContextStrdup(ZkLockContext,
 													 other->znode);
-			entry->guard_token = other->token;
+			entry->kept_token = other->token;
 		}
-		/* its loss stops the statement (an adopted guard is watched already) */
+		/* its loss stops the statement (an adopted kept node is watched already) */
 		if (!adopted)
 			ZkLossWatchRegister(entry->znode, path, zk_hold_what(mode), 0);
 	}
@@ -391,11 +391,11 @@ ZkEntryAddHold(ZkLockEntry *entry, ZkLockScope scope)
 /*
  * ZkEntryDrop
  *		Remove an entry; with delete_nodes, batch its node for release
- *		(holds/batch.c), minding the guards: our entry
+ *		(holds/batch.c), minding kept nodes: our entry
  *		for the path in the other mode (the partner) may keep this entry's
- *		node as its guard, which then stays until the partner goes; and a
- *		guard this entry kept goes now, unless it is the partner's own node
- *		again (ZkEntryAdoptGuard).  Never raises an ERROR: it allocates
+ *		node, which then stays until the partner goes; and a
+ *		node this entry kept goes now, unless it is the partner's own node
+ *		again (ZkEntryAdoptKept).  Never raises an ERROR: it allocates
  *		nothing (ZkReserveReleases).
  */
 void
@@ -411,19 +411,19 @@ ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes)
 		if (mode == ZK_MODE_EXCLUSIVE || mode == ZK_MODE_SHARED)
 			partner = ZkEntryLookup(path, mode == ZK_MODE_EXCLUSIVE ?
 									ZK_MODE_SHARED : ZK_MODE_EXCLUSIVE);
-		/* kept alive as the partner's guard while the partner lasts */
-		if (partner == NULL || partner->guard_znode == NULL ||
-			strcmp(partner->guard_znode, entry->znode) != 0)
+		/* kept alive for the partner while the partner lasts */
+		if (partner == NULL || partner->kept_znode == NULL ||
+			strcmp(partner->kept_znode, entry->znode) != 0)
 		{
 			ZkBatchRelease(entry->znode);
 			entry->znode = NULL;
 		}
-		if (entry->guard_znode != NULL &&
+		if (entry->kept_znode != NULL &&
 			(partner == NULL ||
-			 strcmp(partner->znode, entry->guard_znode) != 0))
+			 strcmp(partner->znode, entry->kept_znode) != 0))
 		{
-			ZkBatchRelease(entry->guard_znode);
-			entry->guard_znode = NULL;
+			ZkBatchRelease(entry->kept_znode);
+			entry->kept_znode = NULL;
 		}
 	}
 	else
@@ -431,16 +431,16 @@ ZkEntryDrop(ZkLockEntry *entry, bool delete_nodes)
 		/* lost: nothing of it is watched any more */
 		if (entry->znode)
 			ZkLossWatchRelease(entry->znode);
-		if (entry->guard_znode)
-			ZkLossWatchRelease(entry->guard_znode);
+		if (entry->kept_znode)
+			ZkLossWatchRelease(entry->kept_znode);
 	}
 
 	if (entry->xact_holds > 0)
 		dlist_delete(&entry->xact_link);
 	if (entry->znode)
 		pfree(entry->znode);
-	if (entry->guard_znode)
-		pfree(entry->guard_znode);
+	if (entry->kept_znode)
+		pfree(entry->kept_znode);
 	if (entry->xact)
 		pfree(entry->xact);
 	hash_search(ZkHeldLocks, &entry->key, HASH_REMOVE, NULL);

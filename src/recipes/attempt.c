@@ -136,7 +136,7 @@ zk_queue_grants(ZkAttempt *at, ZkGrant *grant, int *me, int *b)
 		zk_warn_blind(at);
 	if (*me < 0)
 		ZkAttemptRaiseDisappeared(at, false);
-	*b = ZkAttemptBlocking(at, *me, &grant->needs_guard);
+	*b = ZkAttemptBlocking(at, *me, &grant->keep_other);
 	return *b < 0;
 }
 

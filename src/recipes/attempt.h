@@ -66,7 +66,7 @@ typedef struct ZkGrant
 {
 	char	   *znode;			/* our queue node (palloc'd) */
 	int64		token;			/* fencing token: the node's czxid */
-	bool		needs_guard;	/* downgrade (upgrade) with contenders between
+	bool		keep_other;		/* downgrade (upgrade) with contenders between
 								 * our write (read) node and this one: that
 								 * node must outlive this one */
 } ZkGrant;
@@ -175,7 +175,7 @@ extern void ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token,
 							 bool alone);
 extern void ZkAttemptDropBlocker(ZkAttempt *at, int b);
 extern int	ZkAttemptOwnPosition(ZkAttempt *at, int me, const char *znode);
-extern int	ZkAttemptBlocking(ZkAttempt *at, int me, bool *guard);
+extern int	ZkAttemptBlocking(ZkAttempt *at, int me, bool *keep_other);
 extern const char *ZkLastComponent(const char *path);
 
 /* a wait past deadlock_timeout (recipes/long_wait.c) */

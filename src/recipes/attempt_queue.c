@@ -25,7 +25,7 @@
  * record names those readers alone (recipes/long_wait.c).  Two upgrades
  * of one lock wait for each other's read node, which deadlock detection
  * reports (40P01).  In both cases, if contenders queued between our two
- * nodes, the first one must outlive the second (ZkGrant.needs_guard).
+ * nodes, the first one must outlive the second (ZkGrant.keep_other).
  *
  *-------------------------------------------------------------------------
  */
@@ -143,11 +143,11 @@ void
 ZkAttemptDropBlocker(ZkAttempt *at, int b)
 {
 	int			me;
-	bool		guard;
+	bool		keep_other;
 
 	zk_forget(at, b);
 	me = ZkFindContender(at->queue, at->nqueue, at->name);
-	if (ZkAttemptBlocking(at, me, &guard) >= 0)
+	if (ZkAttemptBlocking(at, me, &keep_other) >= 0)
 		ZkAttemptRereadQueue(at);
 }
 
@@ -174,28 +174,28 @@ ZkAttemptOwnPosition(ZkAttempt *at, int me, const char *znode)
  *		the lock.  A downgrade holds it at once behind our own write node;
  *		an upgrade waits only for the other readers that hold the lock
  *		(ZkUpgradeBlockingContender); anything else by the queue's rule
- *		(ZkBlockingContender).  *guard: granted with contenders between
+ *		(ZkBlockingContender).  *keep_other: granted with contenders between
  *		our other node and ours, so that node must outlive ours.
  */
 int
-ZkAttemptBlocking(ZkAttempt *at, int me, bool *guard)
+ZkAttemptBlocking(ZkAttempt *at, int me, bool *keep_other)
 {
 	const ZkAcquireArgs *args = at->args;
 	int			own;
 	int			b;
 
-	*guard = false;
+	*keep_other = false;
 	own = ZkAttemptOwnPosition(at, me, args->held_write_znode);
 	if (own >= 0)
 	{
-		*guard = (me - own > 1);
+		*keep_other = (me - own > 1);
 		return -1;
 	}
 	own = ZkAttemptOwnPosition(at, me, args->held_read_znode);
 	if (own < 0)
 		return ZkBlockingContender(at->queue, me, args->mode);
 	b = ZkUpgradeBlockingContender(at->queue, me, own);
-	*guard = (b < 0 && me - own > 1);
+	*keep_other = (b < 0 && me - own > 1);
 	return b;
 }
 
