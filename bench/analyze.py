@@ -91,15 +91,20 @@ def ratio_table(items):
 
 def window(name):
     """transactions of both servers' pgbench logs that ended inside the
-    window [WARMUP, WARMUP + SECS) after the first one started, and all"""
-    ends, starts = [], []
+    window [WARMUP, WARMUP + SECS) after both servers' clients had started
+    their first one, and all"""
+    ends, firsts = [], []
     for f in glob.glob(f"{RAW}/{name}.log.*"):
+        starts = []
         for l in open(f):
             c = l.split()
             e = int(c[4]) + int(c[5]) / 1e6
             ends.append(e)
             starts.append(e - int(c[2]) / 1e6)
-    t0 = min(starts) + WARMUP
+        firsts.append(min(starts))
+    t0 = max(firsts) + WARMUP
+    if max(ends) < t0 + SECS:
+        sys.exit(f"analyze.py: {name}: the clients stopped before the window's end")
     return sum(1 for e in ends if t0 <= e < t0 + SECS), len(ends)
 
 
@@ -196,7 +201,7 @@ md = [
     "`bench/run.sh --quick` for a short run whose results stay in `bench/out/quick/`). Do not edit by hand up to "
     "\"Interpretation\": from there on the text is hand-written and kept from run to run. The harness is not part of the test suite.",
     "", "## This run", "",
-    f"- date: {M['date_utc']}; elapsed {M['elapsed_s']} s; command: `{M['command']}`; code: git {M['git_head']}",
+    f"- date: {M['date_utc']}; elapsed {M['elapsed_s']} s; command: `{M['command']}`; code: git {M['git_head']} (installed zklock.so: {M['installed_so']})",
     f"- machine: {M['cpu']}; a VM shared with other sessions running the test suite, so the figures are noisy: "
     f"1-min load average {M['loadavg_start'].split()[0]} at the start, {M['loadavg_end'].split()[0]} at the end, "
     f"{min(noise):.2f} – {max(noise):.2f} after the single-client variants (median {med(noise):.2f}; this run alone keeps about 1 busy)",

@@ -168,6 +168,8 @@ PSQL2=("$PGBIN/psql" -h "$TMP/pg2" -p "$PGPORT2" -U postgres -d postgres -XAtq -
 	echo "phase_seconds $PHASE_SECS"
 	echo "warmup $WARMUP"
 	echo "git_head $(git -C "$REPO" rev-parse --short HEAD)"
+	# the installation is shared: is the installed zklock.so this tree's build?
+	echo "installed_so $(cmp -s "$REPO/zklock.so" /usr/lib/postgresql/15/lib/zklock.so && echo "this tree's build" || echo "NOT this tree's build")"
 	echo "cpu $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 	echo "postgres $("$PGBIN/postgres" --version)"
 	echo "zookeeper $("$ZKCTL" 4lw "$ZKPORT" srvr | sed -n 's/^Zookeeper version: //p' | cut -d- -f1)"
@@ -232,9 +234,10 @@ zk_counters() {
 		$1 ~ /^zk_sum_node_.*_watch_count$/ { w += $2 } END { print p + 0, w + 0 }'
 }
 
-# pgbench with CLIENTS clients on each server at once, SECONDS + WARMUP
-# (+ 1, not counted), a per-transaction log in RAW/NAME.log.*, and the
-# ZooKeeper counters' deltas in RAW/NAME.zk
+# pgbench with CLIENTS clients on each server at once, for SECONDS +
+# WARMUP and a margin (not counted: pgbench connects its clients within its
+# duration, 1 s for 25 of them on a busy machine), a per-transaction log in
+# RAW/NAME.log.*, and the ZooKeeper counters' deltas in RAW/NAME.zk
 both_pgbench() { # name clients script
 	local a b pids=() i port
 	a=$(zk_counters)
@@ -242,7 +245,7 @@ both_pgbench() { # name clients script
 		port=$PGPORT1
 		if [ $i = 2 ]; then port=$PGPORT2; fi
 		started 300 "$PGBIN/pgbench" -h "$TMP/pg$i" -p "$port" -U postgres -n -M prepared -c "$2" -j 1 \
-			-T $((PHASE_SECS + WARMUP + 1)) -D s=$i -l --log-prefix="$RAW/$1.log.$i" -f "$3" postgres >"$RAW/$1.pgbench$i" 2>&1
+			-T $((PHASE_SECS + WARMUP + 2 + $2 / 10)) -D s=$i -l --log-prefix="$RAW/$1.log.$i" -f "$3" postgres >"$RAW/$1.pgbench$i" 2>&1
 		pids+=("$LAST")
 	done
 	for i in "${pids[@]}"; do wait "$i" || die "pgbench $1 failed (see $RAW/$1.pgbench*)"; done
