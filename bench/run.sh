@@ -237,10 +237,13 @@ zk_counters() {
 # pgbench with CLIENTS clients on each server at once, for SECONDS +
 # WARMUP and a margin (not counted: pgbench connects its clients within its
 # duration, 1 s for 25 of them on a busy machine), a per-transaction log in
-# RAW/NAME.log.*, and the ZooKeeper counters' deltas in RAW/NAME.zk
+# RAW/NAME.log.*; the ZooKeeper counters every 0.5 s in RAW/NAME.zk ("epoch
+# requests watch_events" lines)
 both_pgbench() { # name clients script
-	local a b pids=() i port
-	a=$(zk_counters)
+	local pids=() i port sampler
+	(while :; do echo "$(date +%s.%N) $(zk_counters)"; sleep 0.5; done) >"$RAW/$1.zk" &
+	sampler=$!
+	CHILD_PIDS+=("$sampler")
 	for i in 1 2; do
 		port=$PGPORT1
 		if [ $i = 2 ]; then port=$PGPORT2; fi
@@ -249,8 +252,7 @@ both_pgbench() { # name clients script
 		pids+=("$LAST")
 	done
 	for i in "${pids[@]}"; do wait "$i" || die "pgbench $1 failed (see $RAW/$1.pgbench*)"; done
-	b=$(zk_counters)
-	echo "$a $b" >"$RAW/$1.zk"
+	kill "$sampler"
 }
 
 # ---------------------------------------------------------------------------
@@ -287,7 +289,7 @@ done
 log "deadlock: deadlock_timeout to 40P01, cycles of 2, 3 and 4, $DEADLOCK_REPS each"
 "${PSQL2[@]}" -f "$HERE/deadlock.sql" >/dev/null
 for m in 2 3 4; do
-	echo "$m $("${PSQL2[@]}" -c "CALL bench_deadlock('$CONN1', $m, $DEADLOCK_REPS)")" >>"$RAW/deadlock.txt"
+	echo "$m $(timeout 600 "${PSQL2[@]}" -c "CALL bench_deadlock('$CONN1', $m, $DEADLOCK_REPS)")" >>"$RAW/deadlock.txt"
 done
 
 {
