@@ -208,7 +208,7 @@ md = [
     f"- date: {M['date_utc']}; elapsed {M['elapsed_s']} s; command: `{M['command']}`; code: git {M['git_head']} (installed zklock.so: {M['installed_so']})",
     f"- machine: {M['cpu']}; a VM shared with other sessions running the test suite, so the figures are noisy: "
     f"1-min load average {M['loadavg_start'].split()[0]} at the start, {M['loadavg_end'].split()[0]} at the end, "
-    f"{min(noise):.2f} – {max(noise):.2f} after the single-client variants (median {med(noise):.2f}; this run alone keeps about 1 busy)",
+    f"{min(noise):.2f} – {max(noise):.2f} after the single-client variants (median {med(noise):.2f}; this run keeps about 1 busy in its single-client phases, many more with 200 clients just before the end)",
     f"- {M['postgres']}; ZooKeeper {M['zookeeper']} standalone (test/zkctl: tickTime 200, fsync on); Curator {M['curator']}; kazoo {M['kazoo']}",
     f"- single-client phases: {M['rounds']} rounds (multi and semaphore: {M['mrounds']}) × {M['seconds']} s per variant, "
     f"after an untimed warm-up ({M['warmup']} s; the JVM 2 s); other phases {M['phase_seconds']} s each after {M['warmup']} s",
