@@ -2,9 +2,10 @@
 # bench/run.sh: zklock's benchmark, every figure of BENCHMARKS.md in one
 # run.  Not part of the test suite.
 #
-#   bench/run.sh            full run: raw data in bench/out/full/, rewrites
-#                           BENCHMARKS.md (up to its hand-written part)
-#   bench/run.sh --quick    short run: bench/out/quick/ only
+#   bench/run.sh            full run (about 8 minutes on 2 cores): raw data
+#                           in bench/out/full/, rewrites BENCHMARKS.md (up
+#                           to its hand-written part)
+#   bench/run.sh --quick    short run (about 3 minutes): bench/out/quick/
 #   bench/run.sh --docs-only   no measurement: BENCHMARKS.md again from the
 #                           raw data of the last full run
 #
