@@ -1,5 +1,5 @@
-# bench/one_cluster.sh: what the one-cluster bench scripts (stats.sh,
-# builds.sh) share.  Sourced, not run.  The caller sets WORK (a directory
+# bench/one_cluster.sh: the cluster of bench/builds.sh, which sources it.
+# Sourced, not run.  The caller sets WORK (a directory
 # the postgres user can enter) and PGBIN, and calls one_cluster_start;
 # then ZKPORT and PGPORT are set, $WORK/data is a new cluster that listens
 # only on a socket in $WORK, with zklock.hosts naming a standalone
