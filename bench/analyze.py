@@ -63,7 +63,7 @@ DESC = {
     "sql_multi10": "pgbench: SELECT zk_lock(ARRAY[10 paths]); SELECT zk_unlock(the same)",
     "curator_multi10": "Curator InterProcessMultiLock over 10 InterProcessMutex: acquire(); release()",
     "sql_semaphore": "pgbench: zk_semaphore_acquire('/bench/sem', 4); zk_semaphore_release",
-    "curator_semaphore": "Curator InterProcessSemaphoreV2 (4 leases): acquire(); returnLease()",
+    "curator_semaphore": "Curator InterProcessSemaphoreV2 (4 permits): acquire(); returnLease()",
 }
 
 
@@ -181,7 +181,7 @@ targets = [
            f"{med(R['multi_create']):.2f} ×", med(R["multi_create"]) <= 3),
     target("Multi-lock, 10 paths: Curator InterProcessMultiLock ≥ 5 × slower (`curator_multi10` ÷ `sql_multi10`)",
            f"{med(R['curator_multi']):.2f} ×", med(R["curator_multi"]) >= 5),
-    target("Semaphore (4 leases): `sql_semaphore` ≤ 0.8 × Curator InterProcessSemaphoreV2",
+    target("Semaphore (4 permits): `sql_semaphore` ≤ 0.8 × Curator InterProcessSemaphoreV2",
            f"{med(R['sem_curator']):.2f} ×", med(R["sem_curator"]) <= 0.8),
     target("Contention, 8 contenders on one path: wall time per grant ≤ 1.4 × `floor_create`",
            f"{contend_us / create_us:.2f} × ({us(contend_us)} µs per grant); the bare C recipe: {us(floor_contend_us)} µs, "
@@ -233,7 +233,7 @@ md = [
 ]) + [
     "", "## Multi-lock over 10 paths, and a semaphore", "",
     "Uncontended, one client, phases of their own. `sql_multi10` takes 10 paths in one ZooKeeper multi and releases them in one; "
-    "Curator's InterProcessMultiLock takes its 10 mutexes one after the other. The semaphore has 4 leases on both sides.", "",
+    "Curator's InterProcessMultiLock takes its 10 mutexes one after the other. The semaphore has 4 permits on both sides.", "",
 ] + latency_table(["multi_floor_create", "sql_multi10", "curator_multi10", "sql_semaphore", "curator_semaphore"]) + [""] + ratio_table([
     ("`sql_multi10` ÷ `multi_floor_create` (target ≤ 3)", R["multi_create"], " ×"),
     ("`curator_multi10` ÷ `sql_multi10` (target ≥ 5)", R["curator_multi"], " ×"),
