@@ -261,7 +261,7 @@ zk_leave_wait(ZkLeave *lv, int me)
 	if (me != 0 && lv->ours_exists)
 		del = ZkDelete(lv->znode, -1);
 	/* a data watch: none is left on a node gone already */
-	ZkWatchArm(target_path);
+	ZkWatchArm(target_path, ZK_WATCH_BLOCKER);
 	w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
 	ZkOpWait(w);
 	rc = w->rc;
