@@ -171,7 +171,7 @@ extern ZkAliveResult ZkSessionConfirmAlive(void);
 extern void ZkSessionRaiseUnlessAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 								int timeout_ms);
-extern const char *ZkSessionValue(ZkSessionSetting setting);
+extern const char *ZkSessionHosts(void);
 
 /* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
