@@ -344,13 +344,3 @@ ZkPrefixShape(const char *name)
 	return hi * 16 + lo;
 }
 
-/*
- * ZkSamePrefix
- *		Do two node names begin with the same protection prefix (the nodes
- *		of one wait)?  Only names with a prefix ZkPrefixShape reads.
- */
-bool
-ZkSamePrefix(const char *a, const char *b)
-{
-	return strncmp(a, b, ZK_PREFIX_LEN) == 0;
-}
