@@ -50,7 +50,6 @@ static void zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 static bool zk_parse_lease(const char *name, int32 *seq);
 static bool zk_is_participant_name(const char *name);
 static int	zk_lease_cmp(const void *a, const void *b);
-static int	zk_name_cmp(const void *a, const void *b);
 
 /*
  * ZkWalkChildren
@@ -131,7 +130,7 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 			if (zk_is_participant_name(op->children[i]))
 				names[k++] = pstrdup(op->children[i]);
 		}
-		qsort(names, k, sizeof(char *), zk_name_cmp);
+		qsort(names, k, sizeof(char *), pg_qsort_strcmp);
 		ps->leases = names;
 		ps->nleases = k;
 		ps->lease_info = palloc0(sizeof(ZkNodeInfo) * k);
@@ -217,16 +216,6 @@ zk_parse_lease(const char *name, int32 *seq)
 		return false;
 	*seq = (int32) value;
 	return true;
-}
-
-/*
- * zk_name_cmp
- *		qsort order of child names.
- */
-static int
-zk_name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
 /*
