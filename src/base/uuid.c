@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/fmgrprotos.h"
 
 #include "base/contender.h"
 #include "base/uuid.h"
@@ -62,17 +63,11 @@ zk_uuid_bytes(uint8 *b)
 static void
 zk_uuid_format(const uint8 *b, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	char	   *p = out;
+	char	   *text = DatumGetCString(DirectFunctionCall1(uuid_out,
+														   PointerGetDatum(b)));
 
-	for (int i = 0; i < 16; i++)
-	{
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		*p++ = hex[b[i] >> 4];
-		*p++ = hex[b[i] & 0x0f];
-	}
-	*p = '\0';
+	memcpy(out, text, ZK_UUID_LEN + 1);
+	pfree(text);
 }
 
 /*
