@@ -107,3 +107,35 @@ ZkMakeNodePrefix(char *out, int shape)
 	out[ZK_PREFIX_LEN - 1] = '-';
 	out[ZK_PREFIX_LEN] = '\0';
 }
+
+/*
+ * ZkIsUuid
+ *		Does s begin with a UUID in its canonical form (36 characters)?
+ */
+bool
+ZkIsUuid(const char *s)
+{
+	for (int i = 0; i < ZK_UUID_LEN; i++)
+	{
+		bool		dash = (i == 8 || i == 13 || i == 18 || i == 23);
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char) s[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ZkIsParticipantName
+ *		Is a child named like a double barrier's participant: a UUID, in its
+ *		canonical form (zklock, Curator) or as 32 hex digits (kazoo)?
+ */
+bool
+ZkIsParticipantName(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == ZK_UUID_LEN)
+		return ZkIsUuid(name);
+	return len == 32 && strspn(name, "0123456789abcdefABCDEF") == len;
+}
