@@ -448,29 +448,13 @@ bool
 ZkJsonHex64(const ZkJsonValue *value, uint64 *result)
 {
 	const char *p = value->token;
-	uint64		v = 0;
-	int			n = 0;
+	size_t		len;
 
 	if (value->type != JSON_TOKEN_STRING || p == NULL)
 		return false;
-	for (; *p != '\0'; p++, n++)
-	{
-		int			digit;
-
-		if (n >= 16)
-			return false;
-		if (*p >= '0' && *p <= '9')
-			digit = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			digit = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			digit = *p - 'A' + 10;
-		else
-			return false;
-		v = (v << 4) | (uint64) digit;
-	}
-	if (n == 0)
+	len = strlen(p);
+	if (len == 0 || len > 16 || strspn(p, "0123456789abcdefABCDEF") != len)
 		return false;
-	*result = v;
+	*result = strtou64(p, NULL, 16);
 	return true;
 }
