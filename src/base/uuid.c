@@ -10,6 +10,9 @@
  * protection prefix's is of version 8, its last byte the shape of the
  * wait its nodes belong to (base/contender.h, ZkPrefixShape).
  *
+ * ZkIsUuid and ZkIsParticipantName tell names that are UUIDs, zklock's or
+ * another client's.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
