@@ -83,25 +83,15 @@ static void zk_json_end(void *state);
 static bool
 zk_hex4(const char *s, int avail, pg_wchar *value)
 {
-	pg_wchar	v = 0;
+	char		digits[5];
 
 	if (avail < 4)
 		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		char		c = s[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return false;
-	}
-	*value = v;
+	memcpy(digits, s, 4);
+	digits[4] = '\0';
+	if (strspn(digits, "0123456789abcdefABCDEF") != 4)
+		return false;
+	*value = (pg_wchar) strtol(digits, NULL, 16);
 	return true;
 }
 
