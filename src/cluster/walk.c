@@ -200,16 +200,12 @@ zk_parse_lease(const char *name, int32 *seq)
 {
 	size_t		len = strlen(name);
 	size_t		mlen = strlen(ZK_LEASE_MARKER);
-	int64		value = 0;
+	int64		value;
 
-	if (len < mlen + ZK_SEQ_DIGITS)
+	if (len < mlen + ZK_SEQ_DIGITS ||
+		strspn(name + len - ZK_SEQ_DIGITS, "0123456789") != ZK_SEQ_DIGITS)
 		return false;
-	for (size_t i = len - ZK_SEQ_DIGITS; i < len; i++)
-	{
-		if (name[i] < '0' || name[i] > '9')
-			return false;
-		value = value * 10 + (name[i] - '0');
-	}
+	value = strtoi64(name + len - ZK_SEQ_DIGITS, NULL, 10);
 	if (memcmp(name + len - ZK_SEQ_DIGITS - mlen, ZK_LEASE_MARKER, mlen) != 0)
 		return false;
 	if (value > PG_INT32_MAX)
