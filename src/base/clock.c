@@ -21,11 +21,9 @@
 int64
 ZkNowMs(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ZkNowUs() / 1000;
 }
+
 /*
  * ZkNowUs
  *		The monotonic clock in microseconds, for request latencies; also

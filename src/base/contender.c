@@ -143,12 +143,9 @@ ZkParseContender(const char *name, ZkContender *out)
 	if (len < ZK_SEQ_DIGITS + 1)
 		return false;
 	digits_at = len - ZK_SEQ_DIGITS;
-	for (size_t i = digits_at; i < len; i++)
-	{
-		if (name[i] < '0' || name[i] > '9')
-			return false;
-		value = value * 10 + (name[i] - '0');
-	}
+	if (strspn(name + digits_at, "0123456789") != ZK_SEQ_DIGITS)
+		return false;
+	value = strtoi64(name + digits_at, NULL, 10);
 
 	if ((marker = ends_with_marker(name, digits_at)) != NULL)
 		negative = false;
@@ -344,13 +341,3 @@ ZkPrefixShape(const char *name)
 	return hi * 16 + lo;
 }
 
-/*
- * ZkSamePrefix
- *		Do two node names begin with the same protection prefix (the nodes
- *		of one wait)?  Only names with a prefix ZkPrefixShape reads.
- */
-bool
-ZkSamePrefix(const char *a, const char *b)
-{
-	return strncmp(a, b, ZK_PREFIX_LEN) == 0;
-}

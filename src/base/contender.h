@@ -65,6 +65,5 @@ extern int	ZkBlockingContender(const ZkContender *c, int me,
 extern int	ZkUpgradeLimit(const ZkContender *c, int me);
 extern int	ZkUpgradeBlockingContender(const ZkContender *c, int me, int own);
 extern int	ZkPrefixShape(const char *name);
-extern bool ZkSamePrefix(const char *a, const char *b);
 
 #endif							/* BASE_CONTENDER_H */

@@ -83,25 +83,15 @@ static void zk_json_end(void *state);
 static bool
 zk_hex4(const char *s, int avail, pg_wchar *value)
 {
-	pg_wchar	v = 0;
+	char		digits[5];
 
 	if (avail < 4)
 		return false;
-	for (int i = 0; i < 4; i++)
-	{
-		char		c = s[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return false;
-	}
-	*value = v;
+	memcpy(digits, s, 4);
+	digits[4] = '\0';
+	if (strspn(digits, "0123456789abcdefABCDEF") != 4)
+		return false;
+	*value = (pg_wchar) strtol(digits, NULL, 16);
 	return true;
 }
 
@@ -448,29 +438,13 @@ bool
 ZkJsonHex64(const ZkJsonValue *value, uint64 *result)
 {
 	const char *p = value->token;
-	uint64		v = 0;
-	int			n = 0;
+	size_t		len;
 
 	if (value->type != JSON_TOKEN_STRING || p == NULL)
 		return false;
-	for (; *p != '\0'; p++, n++)
-	{
-		int			digit;
-
-		if (n >= 16)
-			return false;
-		if (*p >= '0' && *p <= '9')
-			digit = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			digit = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			digit = *p - 'A' + 10;
-		else
-			return false;
-		v = (v << 4) | (uint64) digit;
-	}
-	if (n == 0)
+	len = strlen(p);
+	if (len == 0 || len > 16 || strspn(p, "0123456789abcdefABCDEF") != len)
 		return false;
-	*result = v;
+	*result = strtou64(p, NULL, 16);
 	return true;
 }

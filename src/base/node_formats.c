@@ -127,6 +127,7 @@ static void zk_limit_action(void *arg, ZkJsonValue *v);
 static void zk_round_action(void *arg, ZkJsonValue *v);
 static ZkDataVerdict zk_round_legacy(const char *data, int len, ZkVec *names,
 									 char **reason);
+static ZkDataVerdict zk_screen(const char *data, int len, char **reason);
 static ZkDataVerdict zk_finish(ZkDataVerdict verdict, bool read,
 							   char *parse_reason, char **reason);
 
@@ -175,6 +176,28 @@ zk_vec_free_strings(ZkVec *v)
 		if (*(reason) == NULL) \
 			*(reason) = psprintf(__VA_ARGS__); \
 	} while (0)
+
+/*
+ * zk_screen
+ *		ZK_DATA_EMPTY for no data, ZK_DATA_FOREIGN for data that is not a
+ *		JSON object (*reason says which), else ZK_DATA_OK: the first look of
+ *		every reader of JSON data.
+ */
+static ZkDataVerdict
+zk_screen(const char *data, int len, char **reason)
+{
+	if (data == NULL || len <= 0)
+	{
+		*reason = psprintf("is empty");
+		return ZK_DATA_EMPTY;
+	}
+	if (!ZkJsonLooksLikeObject(data, len))
+	{
+		*reason = psprintf("is not a JSON object");
+		return ZK_DATA_FOREIGN;
+	}
+	return ZK_DATA_OK;
+}
 
 /*
  * zk_finish
@@ -315,16 +338,9 @@ ZkReadOwner(const char *data, int len, ZkOwner *owner, char **reason)
 
 	zk_owner_init(owner);
 	*reason = NULL;
-	if (data == NULL || len <= 0)
-	{
-		*reason = psprintf("is empty");
-		return ZK_DATA_EMPTY;
-	}
-	if (!ZkJsonLooksLikeObject(data, len))
-	{
-		*reason = psprintf("is not a JSON object");
-		return ZK_DATA_FOREIGN;
-	}
+	verdict = zk_screen(data, len, reason);
+	if (verdict != ZK_DATA_OK)
+		return verdict;
 	memset(&p, 0, sizeof(p));
 	p.owner = owner;
 	read = ZkJsonRead(data, len, ZK_OWNER_DATA_MAX, zk_owner_action, &p,
@@ -606,16 +622,9 @@ ZkReadWaitRecord(const char *data, int len, ZkWaitRecord *rec, char **reason)
 	rec->port = -1;
 	rec->pid = -1;
 	*reason = NULL;
-	if (data == NULL || len <= 0)
-	{
-		*reason = psprintf("is empty");
-		return ZK_DATA_EMPTY;
-	}
-	if (!ZkJsonLooksLikeObject(data, len))
-	{
-		*reason = psprintf("is not a JSON object");
-		return ZK_DATA_FOREIGN;
-	}
+	verdict = zk_screen(data, len, reason);
+	if (verdict != ZK_DATA_OK)
+		return verdict;
 	memset(&p, 0, sizeof(p));
 	p.rec = rec;
 	zk_owner_init(&p.owner);
@@ -700,16 +709,9 @@ ZkReadSemaphoreLimit(const char *data, int len, int32 *max_leases,
 
 	*max_leases = -1;
 	*reason = NULL;
-	if (data == NULL || len <= 0)
-	{
-		*reason = psprintf("is empty");
-		return ZK_DATA_EMPTY;
-	}
-	if (!ZkJsonLooksLikeObject(data, len))
-	{
-		*reason = psprintf("is not a JSON object");
-		return ZK_DATA_FOREIGN;
-	}
+	verdict = zk_screen(data, len, reason);
+	if (verdict != ZK_DATA_OK)
+		return verdict;
 	memset(&p, 0, sizeof(p));
 	p.max_leases = -1;
 	read = ZkJsonRead(data, len, ZK_OWNER_DATA_MAX, zk_limit_action, &p,
@@ -822,16 +824,12 @@ ZkReadBarrierRound(const char *data, int len, char ***names, int *nnames,
 	*names = NULL;
 	*nnames = 0;
 	*reason = NULL;
-	if (data == NULL || len <= 0)
-	{
-		*reason = psprintf("is empty");
-		return ZK_DATA_EMPTY;
-	}
 	memset(&p, 0, sizeof(p));
 	zk_vec_init(&p.names, sizeof(char *));
-	if (len >= taglen && memcmp(data, ZK_ROUND_LEGACY_TAG, taglen) == 0)
+	if (data != NULL && len >= taglen &&
+		memcmp(data, ZK_ROUND_LEGACY_TAG, taglen) == 0)
 		verdict = zk_round_legacy(data, len, &p.names, reason);
-	else if (ZkJsonLooksLikeObject(data, len))
+	else if ((verdict = zk_screen(data, len, reason)) == ZK_DATA_OK)
 	{
 		bool		read = ZkJsonRead(data, len, ZK_NODE_DATA_MAX,
 									  zk_round_action, &p, reason);
@@ -839,11 +837,6 @@ ZkReadBarrierRound(const char *data, int len, char ***names, int *nnames,
 		if (read && p.reason == NULL && !p.has_round)
 			zk_fail(&p.reason, "does not list the %s", "round's participants");
 		verdict = zk_finish(ZK_DATA_OK, read, p.reason, reason);
-	}
-	else
-	{
-		*reason = psprintf("is not a JSON object");
-		verdict = ZK_DATA_FOREIGN;
 	}
 	if (verdict != ZK_DATA_OK)
 	{

@@ -23,7 +23,6 @@
 #include "base/vocabulary.h"
 
 static bool zk_char_refused(pg_wchar c);
-static bool zk_printable_ascii(const char *path, size_t len);
 static char *zk_path_for_message(const char *path, size_t len);
 
 /*
@@ -39,26 +38,6 @@ zk_char_refused(pg_wchar c)
 		(c >= 0x7F && c <= 0x9F) ||
 		(c >= 0xD800 && c <= 0xF8FF) ||
 		c >= 0xFFF0;
-}
-
-/*
- * zk_printable_ascii
- *		Is every byte of the path printable ASCII (0x20 to 0x7E)?  Such a
- *		path is valid UTF-8 and holds no character ZooKeeper refuses, so
- *		the character-by-character decoding can be skipped: lock paths
- *		are mostly like that, and they are checked on every call.
- */
-static bool
-zk_printable_ascii(const char *path, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) path[i];
-
-		if (c < 0x20 || c > 0x7E)
-			return false;
-	}
-	return true;
 }
 
 /*
@@ -83,8 +62,11 @@ ZkLockPathProblem(const char *path)
 		return _("The root cannot be locked: name a node below it.");
 	if (path[len - 1] == '/')
 		return _("The path must not end with \"/\".");
-	/* printable ASCII is valid UTF-8 that ZooKeeper accepts: decode the rest */
-	if (!zk_printable_ascii(path, len))
+	/*
+	 * printable ASCII is valid UTF-8 that ZooKeeper accepts: decode the rest
+	 * (lock paths are mostly ASCII, and they are checked on every call)
+	 */
+	if (!ZkPrintableAscii(path))
 	{
 		if (!pg_verify_mbstr(PG_UTF8, path, len, true))
 			return _("The path is not valid UTF-8.");

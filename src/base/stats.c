@@ -52,13 +52,9 @@ typedef struct ZkStatCounters
 typedef struct ZkStatShared
 {
 	ZkStatCounters acq[ZK_STAT_NKINDS][ZK_STAT_NMODES][ZK_STAT_NSCOPES];
-	pg_atomic_uint64 sessions_opened;
-	pg_atomic_uint64 sessions_expired;
-	pg_atomic_uint64 locks_lost;
+	pg_atomic_uint64 counts[ZK_STAT_NCOUNTERS]; /* by ZkStatCounter */
 	pg_atomic_uint64 requests;
 	pg_atomic_uint64 request_us;
-	pg_atomic_uint64 releases_failed;
-	pg_atomic_uint64 revocations;
 	pg_atomic_uint64 wait_buckets[ZK_STAT_NBUCKETS];
 	pg_atomic_uint64 request_buckets[ZK_STAT_NBUCKETS];
 	pg_atomic_uint64 stats_reset;	/* a TimestampTz */
@@ -205,36 +201,15 @@ ZkStatAcquisition(ZkStatKind kind, ZkLockMode mode, ZkLockScope scope,
 	}
 }
 
-void
-ZkStatSessionOpened(void)
-{
-	if (zk_stat != NULL)
-		pg_atomic_fetch_add_u64(&zk_stat->sessions_opened, 1);
-}
-
-void
-ZkStatSessionExpired(void)
-{
-	if (zk_stat != NULL)
-		pg_atomic_fetch_add_u64(&zk_stat->sessions_expired, 1);
-}
-
-void
-ZkStatLocksLost(int n)
-{
-	if (zk_stat != NULL && n > 0)
-		pg_atomic_fetch_add_u64(&zk_stat->locks_lost, (uint64) n);
-}
-
 /*
- * ZkStatRevocations
- *		zk_revoke asked (or, with force, took) n holders.
+ * ZkStatCount
+ *		Add n (if positive) to a plain counter.
  */
 void
-ZkStatRevocations(int n)
+ZkStatCount(ZkStatCounter counter, int64 n)
 {
 	if (zk_stat != NULL && n > 0)
-		pg_atomic_fetch_add_u64(&zk_stat->revocations, (uint64) n);
+		pg_atomic_fetch_add_u64(&zk_stat->counts[counter], (uint64) n);
 }
 
 /*
@@ -251,13 +226,6 @@ ZkStatRequest(int64 latency_us)
 	pg_atomic_fetch_add_u64(&zk_stat->requests, 1);
 	pg_atomic_fetch_add_u64(&zk_stat->request_us, (uint64) latency_us);
 	zk_stat_bucket_add(zk_stat->request_buckets, latency_us);
-}
-
-void
-ZkStatReleasesFailed(int64 n)
-{
-	if (zk_stat != NULL && n > 0)
-		pg_atomic_fetch_add_u64(&zk_stat->releases_failed, (uint64) n);
 }
 
 /*
@@ -328,13 +296,13 @@ ZkStatRead(ZkStatSnapshot *snap)
 {
 	Assert(zk_stat != NULL);
 	memset(snap, 0, sizeof(*snap));
-	snap->sessions_opened = (int64) pg_atomic_read_u64(&zk_stat->sessions_opened);
-	snap->sessions_expired = (int64) pg_atomic_read_u64(&zk_stat->sessions_expired);
-	snap->locks_lost = (int64) pg_atomic_read_u64(&zk_stat->locks_lost);
+	snap->sessions_opened = (int64) pg_atomic_read_u64(&zk_stat->counts[ZK_STAT_SESSIONS_OPENED]);
+	snap->sessions_expired = (int64) pg_atomic_read_u64(&zk_stat->counts[ZK_STAT_SESSIONS_EXPIRED]);
+	snap->locks_lost = (int64) pg_atomic_read_u64(&zk_stat->counts[ZK_STAT_LOCKS_LOST]);
 	snap->requests = (int64) pg_atomic_read_u64(&zk_stat->requests);
 	snap->request_us = (int64) pg_atomic_read_u64(&zk_stat->request_us);
-	snap->releases_failed = (int64) pg_atomic_read_u64(&zk_stat->releases_failed);
-	snap->revocations = (int64) pg_atomic_read_u64(&zk_stat->revocations);
+	snap->releases_failed = (int64) pg_atomic_read_u64(&zk_stat->counts[ZK_STAT_RELEASES_FAILED]);
+	snap->revocations = (int64) pg_atomic_read_u64(&zk_stat->counts[ZK_STAT_REVOCATIONS]);
 	for (int i = 0; i < zk_stat->nslots; i++)
 		snap->releases_pending += pg_atomic_read_u32(&zk_stat->pending[i]);
 	for (int i = 0; i < ZK_STAT_NBUCKETS; i++)

@@ -37,6 +37,18 @@ typedef enum ZkStatOutcome
 	ZK_STAT_FAILED				/* any other error */
 } ZkStatOutcome;
 
+/* The plain counters (ZkStatCount). */
+typedef enum ZkStatCounter
+{
+	ZK_STAT_SESSIONS_OPENED,
+	ZK_STAT_SESSIONS_EXPIRED,
+	ZK_STAT_LOCKS_LOST,
+	ZK_STAT_RELEASES_FAILED,	/* releases given up */
+	ZK_STAT_REVOCATIONS,		/* holders zk_revoke asked (or, with force,
+								 * took) */
+	ZK_STAT_NCOUNTERS
+} ZkStatCounter;
+
 /* The histograms: upper bounds of their buckets, in microseconds. */
 #define ZK_STAT_NBUCKETS 16
 
@@ -45,12 +57,8 @@ extern bool ZkStatEnabled(void);
 extern void ZkStatAcquisition(ZkStatKind kind, ZkLockMode mode,
 							  ZkLockScope scope, ZkStatOutcome outcome,
 							  bool waited, int64 wait_us);
-extern void ZkStatSessionOpened(void);
-extern void ZkStatSessionExpired(void);
-extern void ZkStatLocksLost(int n);
-extern void ZkStatRevocations(int n);
+extern void ZkStatCount(ZkStatCounter counter, int64 n);
 extern void ZkStatRequest(int64 latency_us);
-extern void ZkStatReleasesFailed(int64 n);
 extern void ZkStatReleasesPending(int n);
 
 /* Reading, for the SQL functions. */

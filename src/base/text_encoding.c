@@ -47,7 +47,6 @@ static FmgrInfo from_utf8_proc;
 static bool from_utf8_known = false;
 
 static bool zk_nonprinting(pg_wchar c);
-static bool zk_printable_ascii(const char *text);
 static char *zk_escape_utf8(const char *utf8, bool for_message);
 static bool ensure_from_utf8(void);
 static char *convert_from_utf8(const char *utf8);
@@ -62,7 +61,7 @@ static char *convert_from_utf8(const char *utf8);
 char *
 ZkUtf8ToServer(const char *utf8)
 {
-	if (zk_printable_ascii(utf8))
+	if (ZkPrintableAscii(utf8))
 		return pstrdup(utf8);
 	return convert_from_utf8(zk_escape_utf8(utf8, false));
 }
@@ -78,7 +77,7 @@ ZkUtf8ForMessage(const char *utf8)
 {
 	if (utf8 == NULL)
 		return NULL;
-	if (zk_printable_ascii(utf8))
+	if (ZkPrintableAscii(utf8))
 		return pstrdup(utf8);
 	return convert_from_utf8(zk_escape_utf8(utf8, true));
 }
@@ -109,13 +108,13 @@ zk_nonprinting(pg_wchar c)
 }
 
 /*
- * zk_printable_ascii
+ * ZkPrintableAscii
  *		Is every byte printable ASCII (0x20 to 0x7E)?  Then the text is the
- *		same in every database encoding and needs no escape: most paths are
- *		like that.
+ *		same in every database encoding and needs no escape, and is valid
+ *		UTF-8: most paths are like that.
  */
-static bool
-zk_printable_ascii(const char *text)
+bool
+ZkPrintableAscii(const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *) text; *p; p++)
 	{

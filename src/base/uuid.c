@@ -10,11 +10,15 @@
  * protection prefix's is of version 8, its last byte the shape of the
  * wait its nodes belong to (base/contender.h, ZkPrefixShape).
  *
+ * ZkIsUuid and ZkIsParticipantName tell names that are UUIDs, zklock's or
+ * another client's.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/fmgrprotos.h"
 
 #include "base/contender.h"
 #include "base/uuid.h"
@@ -62,17 +66,11 @@ zk_uuid_bytes(uint8 *b)
 static void
 zk_uuid_format(const uint8 *b, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	char	   *p = out;
+	char	   *text = DatumGetCString(DirectFunctionCall1(uuid_out,
+														   PointerGetDatum(b)));
 
-	for (int i = 0; i < 16; i++)
-	{
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		*p++ = hex[b[i] >> 4];
-		*p++ = hex[b[i] & 0x0f];
-	}
-	*p = '\0';
+	memcpy(out, text, ZK_UUID_LEN + 1);
+	pfree(text);
 }
 
 /*
@@ -111,4 +109,36 @@ ZkMakeNodePrefix(char *out, int shape)
 	zk_uuid_format(b, out + 3);
 	out[ZK_PREFIX_LEN - 1] = '-';
 	out[ZK_PREFIX_LEN] = '\0';
+}
+
+/*
+ * ZkIsUuid
+ *		Does s begin with a UUID in its canonical form (36 characters)?
+ */
+bool
+ZkIsUuid(const char *s)
+{
+	for (int i = 0; i < ZK_UUID_LEN; i++)
+	{
+		bool		dash = (i == 8 || i == 13 || i == 18 || i == 23);
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char) s[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ZkIsParticipantName
+ *		Is a child named like a double barrier's participant: a UUID, in its
+ *		canonical form (zklock, Curator) or as 32 hex digits (kazoo)?
+ */
+bool
+ZkIsParticipantName(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == ZK_UUID_LEN)
+		return ZkIsUuid(name);
+	return len == 32 && strspn(name, "0123456789abcdefABCDEF") == len;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * base/uuid.h
- *		Fresh UUIDs and protection prefixes (base/uuid.c); their lengths,
- *		ZK_UUID_LEN and ZK_PREFIX_LEN, are in base/contender.h.
+ *		Fresh UUIDs and protection prefixes, and telling UUIDs in names
+ *		(base/uuid.c); their lengths, ZK_UUID_LEN and ZK_PREFIX_LEN, are in
+ *		base/contender.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,5 +12,7 @@
 
 extern void ZkMakeUuid(char *out);
 extern void ZkMakeNodePrefix(char *out, int shape);
+extern bool ZkIsUuid(const char *s);
+extern bool ZkIsParticipantName(const char *name);
 
 #endif							/* BASE_UUID_H */

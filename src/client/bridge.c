@@ -147,9 +147,9 @@ ZkBridgeSessionEvent(int state, slist_head *resend)
  * over from earlier waits (on other paths) are ignored.
  *
  * ZK_WATCH_OWN: a waiter's own node.  Its events are kept while it is the
- * node of ZkOwnWatchArm(), a deletion over a change; events on own nodes of
- * earlier waits (a held node's loss is the loss watch's to find, and our
- * own release fires such a watch too) are ignored.
+ * own node ZkWatchArm() armed, a deletion over a change; events on own
+ * nodes of earlier waits (a held node's loss is the loss watch's to find,
+ * and our own release fires such a watch too) are ignored.
  */
 void
 ZkNodeWatcher(zhandle_t *zh, int type, int state, const char *path,
@@ -804,31 +804,21 @@ ZkBridgeAwait(ZkOp *op)
 
 /*
  * ZkBridgeArmWatch
- *		Say which node the coming wait watches (a malloc'd path, now the
- *		bridge's), and forget any earlier event.
+ *		Say which node the coming wait watches (ZK_WATCH_BLOCKER), or which
+ *		own node a waiter watches (ZK_WATCH_OWN): a malloc'd path, now the
+ *		bridge's; forget any earlier event of that watch.
  */
 void
-ZkBridgeArmWatch(char *path)
+ZkBridgeArmWatch(ZkWatchKind kind, char *path)
 {
-	pthread_mutex_lock(&bridge.mutex);
-	free(bridge.watch_path);
-	bridge.watch_path = path;
-	bridge.watch_event = 0;
-	pthread_mutex_unlock(&bridge.mutex);
-}
+	bool		own = (kind == ZK_WATCH_OWN);
+	char	  **armed = own ? &bridge.own_path : &bridge.watch_path;
+	int		   *event = own ? &bridge.own_event : &bridge.watch_event;
 
-/*
- * ZkBridgeArmOwnWatch
- *		Say which own node a waiter watches (a malloc'd path, now the
- *		bridge's), and forget any earlier event.
- */
-void
-ZkBridgeArmOwnWatch(char *path)
-{
 	pthread_mutex_lock(&bridge.mutex);
-	free(bridge.own_path);
-	bridge.own_path = path;
-	bridge.own_event = 0;
+	free(*armed);
+	*armed = path;
+	*event = 0;
 	pthread_mutex_unlock(&bridge.mutex);
 }
 

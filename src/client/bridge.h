@@ -66,8 +66,7 @@ extern void ZkBridgeForget(void);
 extern void ZkBridgeSetAliveAt(int64 alive_at);
 extern void ZkBridgeMarkExpired(void);
 extern void ZkBridgeAwait(ZkOp *op);
-extern void ZkBridgeArmWatch(char *path);
-extern void ZkBridgeArmOwnWatch(char *path);
+extern void ZkBridgeArmWatch(ZkWatchKind kind, char *path);
 extern int	ZkBridgeTakeWatchEvent(void);
 
 /* ops */

@@ -86,7 +86,7 @@ typedef enum ZkWatchKind
 	ZK_WATCH_OWN				/* a waiter's own node: its event (a
 								 * deletion, or a change that spent the
 								 * watch) is kept for ZkOwnNodeEvent(),
-								 * while it is the node of ZkOwnWatchArm() */
+								 * while it is the node ZkWatchArm() armed */
 } ZkWatchKind;
 
 /* one request of a ZkMulti */
@@ -171,7 +171,7 @@ extern ZkAliveResult ZkSessionConfirmAlive(void);
 extern void ZkSessionRaiseUnlessAlive(void);
 extern bool ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 								int timeout_ms);
-extern const char *ZkSessionValue(ZkSessionSetting setting);
+extern const char *ZkSessionHosts(void);
 
 /* requests and their waits (client/request.c) */
 extern ZkOp *ZkCreate(const char *path, const char *data, int datalen,
@@ -213,7 +213,7 @@ extern void ZkDeleteSync(const char *path);
 extern ZkOp *ZkMultiAnswered(int n, const ZkMultiReq *reqs, bool *resent);
 extern ZkOp *ZkCreateAnswered(const char *path, const char *data, int datalen,
 							  int flags, bool *resent);
-extern void ZkWatchArm(const char *path);
+extern void ZkWatchArm(const char *path, ZkWatchKind kind);
 extern int	ZkWatchWait(int64 deadline_ms);
 extern uint64 ZkWatchWaitCount(void);
 
@@ -230,7 +230,6 @@ extern void ZkGuardRelease(void);
 extern ZkOp *ZkGuardRemove(bool want_answer);
 
 /* a waiter's own node's watch (client/bridge.c) */
-extern void ZkOwnWatchArm(const char *path);
 extern int	ZkOwnNodeEvent(const char *path);
 
 /* how a hold was lost, as the loss watch found it */

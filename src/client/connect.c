@@ -171,7 +171,7 @@ ZkSessionEnsure(void)
 								   (long long) (failed - zk_failures_reported)),
 					 errdetail("ZooKeeper refused to delete the queue nodes; they stay until the session ends."),
 					 errhint("See zk_session().releases_failed.")));
-			ZkStatReleasesFailed(failed - zk_failures_reported);
+			ZkStatCount(ZK_STAT_RELEASES_FAILED, failed - zk_failures_reported);
 			zk_failures_reported = failed;
 		}
 
@@ -358,7 +358,7 @@ zk_connect(void)
 		explicit_bzero(auth, strlen(auth));
 		pfree(auth);
 	}
-	ZkStatSessionOpened();
+	ZkStatCount(ZK_STAT_SESSIONS_OPENED, 1);
 
 	/* persistent deletes an earlier session could not finish */
 	ZkJobsResendCarried();
@@ -428,7 +428,7 @@ zk_close_handle(bool given_up)
 	ZkBridgeForget();
 	ZkLossWatchForget();
 	if (expired || given_up)
-		ZkStatSessionExpired();
+		ZkStatCount(ZK_STAT_SESSIONS_EXPIRED, 1);
 	zk_release_fds();
 	ZkOpsSessionClosed();
 	ZkSessionForget();

@@ -868,11 +868,13 @@ ZkCreateAnswered(const char *path, const char *data, int datalen, int flags,
 
 /*
  * ZkWatchArm
- *		Say which node the coming wait watches.  Must be called before the
+ *		Say which node the coming wait watches (ZK_WATCH_BLOCKER), or which
+ *		own node a waiter is about to watch (ZK_WATCH_OWN): keep that node's
+ *		events from now on, and no other node's.  Must be called before the
  *		getData that sets the watch, so that no event can be missed.
  */
 void
-ZkWatchArm(const char *path)
+ZkWatchArm(const char *path, ZkWatchKind kind)
 {
 	char	   *copy = strdup(path);
 
@@ -880,24 +882,7 @@ ZkWatchArm(const char *path)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory")));
-	ZkBridgeArmWatch(copy);
-}
-
-/*
- * ZkOwnWatchArm
- *		A waiter is about to watch its own node 'path' (ZK_WATCH_OWN): keep
- *		that node's events from now on, and no other node's.
- */
-void
-ZkOwnWatchArm(const char *path)
-{
-	char	   *copy = strdup(path);
-
-	if (copy == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	ZkBridgeArmOwnWatch(copy);
+	ZkBridgeArmWatch(kind, copy);
 }
 
 /*

@@ -135,8 +135,9 @@ ZkSessionForget(void)
 
 /*
  * ZkSessionHosts
- *		The hosts the open session was opened with (for messages), or
- *		zklock.hosts while none is open.
+ *		The hosts the open session was opened with (for messages, and for
+ *		SHOW while a reloaded value waits), or zklock.hosts while none is
+ *		open.
  */
 const char *
 ZkSessionHosts(void)
@@ -206,30 +207,6 @@ ZkSessionOpenedWith(ZkSessionSetting setting, const char *value,
 	if (value == NULL || had == NULL)
 		return value == had;
 	return strcmp(value, had) == 0;
-}
-
-/*
- * ZkSessionValue
- *		The value of zklock.hosts, zklock.auth or zklock.auth_file the open
- *		session was made with ("" for none), for SHOW; NULL without an
- *		open session, or for another setting.
- */
-const char *
-ZkSessionValue(ZkSessionSetting setting)
-{
-	if (zk_session_hosts == NULL)
-		return NULL;
-	switch (setting)
-	{
-		case ZK_SESSION_SETTING_HOSTS:
-			return zk_session_hosts;
-		case ZK_SESSION_SETTING_AUTH:
-			return zk_session_auth ? zk_session_auth : "";
-		case ZK_SESSION_SETTING_AUTH_FILE:
-			return zk_session_auth_file ? zk_session_auth_file : "";
-		default:
-			return NULL;
-	}
 }
 
 /*

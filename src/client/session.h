@@ -17,7 +17,6 @@ extern void ZkSessionReportLost(void);
 extern void ZkSessionOpened(int negotiated_timeout);
 extern void ZkSessionEstablished(bool authenticated);
 extern void ZkSessionForget(void);
-extern const char *ZkSessionHosts(void);
 extern int	ZkSessionSettingsChanged(void);
 extern int64 ZkSessionOutOfTouchAt(const ZkBridgeView *view);
 extern int	ZkSessionTimeout(void);

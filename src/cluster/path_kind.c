@@ -41,12 +41,12 @@
 #include "cluster/path_kind.h"
 #include "base/contender.h"
 #include "base/text_encoding.h"
+#include "base/uuid.h"
 
 #define ZK_SEMAPHORE_PERMITS	"leases"
 #define ZK_DOUBLE_BARRIER_READY "ready"
 
 static ZkPathKind zk_kind_of_child(const char *name);
-static bool zk_is_participant_name(const char *name);
 
 /*
  * ZkPathKindName
@@ -72,29 +72,6 @@ ZkPathKindName(ZkPathKind kind)
 }
 
 /*
- * zk_is_participant_name
- *		Is this child named like a double barrier's participant: a
- *		canonical UUID (Curator, zklock) or 32 hex digits (kazoo)?
- */
-static bool
-zk_is_participant_name(const char *name)
-{
-	size_t		len = strlen(name);
-
-	if (len != ZK_UUID_LEN && len != 32)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		bool		dash = (len == ZK_UUID_LEN &&
-							(i == 8 || i == 13 || i == 18 || i == 23));
-
-		if (dash ? name[i] != '-' : !isxdigit((unsigned char) name[i]))
-			return false;
-	}
-	return true;
-}
-
-/*
  * zk_kind_of_child
  *		The kind of recipe whose node a child so named is (see the file
  *		header), or ZK_KIND_NONE.
@@ -109,7 +86,7 @@ zk_kind_of_child(const char *name)
 	if (strcmp(name, ZK_SEMAPHORE_PERMITS) == 0)
 		return ZK_KIND_SEMAPHORE;
 	if (strcmp(name, ZK_DOUBLE_BARRIER_READY) == 0 ||
-		zk_is_participant_name(name))
+		ZkIsParticipantName(name))
 		return ZK_KIND_DOUBLE_BARRIER;
 	return ZK_KIND_NONE;
 }

@@ -51,6 +51,7 @@
 #include "cluster/scan.h"
 #include "base/node_data.h"
 #include "base/text_encoding.h"
+#include "base/uuid.h"
 
 /* most requests outstanding at once */
 #define ZK_SCAN_WINDOW	256
@@ -65,7 +66,6 @@
 
 static void zk_scan_send(ZkScan *scan, ZkReq *req);
 static void zk_node_done(ZkScan *scan, ZkReq *req, ZkOp *op);
-static bool zk_is_uuid(const char *s);
 static bool zk_named_like_ours(const char *znode);
 static void zk_node_check_data(ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
 							   const char *znode, bool queue_member);
@@ -371,23 +371,6 @@ zk_node_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 }
 
 /*
- * zk_is_uuid
- *		Does s begin with a UUID in its canonical form (36 characters)?
- */
-static bool
-zk_is_uuid(const char *s)
-{
-	for (int i = 0; i < ZK_UUID_LEN; i++)
-	{
-		bool		dash = (i == 8 || i == 13 || i == 18 || i == 23);
-
-		if (dash ? s[i] != '-' : !isxdigit((unsigned char) s[i]))
-			return false;
-	}
-	return true;
-}
-
-/*
  * zk_named_like_ours
  *		Is the last component of znode named as zklock names its nodes: a
  *		protection prefix "_c_<uuid>-" (queue nodes, a semaphore's nodes),
@@ -402,9 +385,9 @@ zk_named_like_ours(const char *znode)
 	size_t		len = strlen(name);
 
 	if (len == ZK_UUID_LEN)
-		return zk_is_uuid(name);
+		return ZkIsUuid(name);
 	return len > ZK_PREFIX_LEN && strncmp(name, "_c_", 3) == 0 &&
-		zk_is_uuid(name + 3) && name[ZK_PREFIX_LEN - 1] == '-';
+		ZkIsUuid(name + 3) && name[ZK_PREFIX_LEN - 1] == '-';
 }
 
 /*

@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "cluster/scan.h"
+#include "base/uuid.h"
 
 #define ZK_LEASE_MARKER	"lease-"
 #define ZK_SEQ_DIGITS	10
@@ -48,9 +49,7 @@ typedef struct ZkLease
 static void zk_path_leases(ZkPathScan *ps, char **names, int nnames);
 static void zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op);
 static bool zk_parse_lease(const char *name, int32 *seq);
-static bool zk_is_participant_name(const char *name);
 static int	zk_lease_cmp(const void *a, const void *b);
-static int	zk_name_cmp(const void *a, const void *b);
 
 /*
  * ZkWalkChildren
@@ -85,7 +84,7 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 		else if (strcmp(op->children[i], "locks") == 0)
 			has_locks = true;
 		else if (scan->goal == ZK_GOAL_LOCKS &&
-				 zk_is_participant_name(op->children[i]))
+				 ZkIsParticipantName(op->children[i]))
 			nparticipants++;
 	}
 
@@ -102,7 +101,7 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 						   strcmp(child, "locks") == 0))
 			continue;
 		/* a participant is read below; a lock node so named is walked then */
-		if (nparticipants > 0 && (zk_is_participant_name(child) ||
+		if (nparticipants > 0 && (ZkIsParticipantName(child) ||
 								  strcmp(child, "ready") == 0))
 			continue;
 		ZkWalkPush(scan, psprintf("%s/%s", req->znode, child),
@@ -128,10 +127,10 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 		ps->leases_node = pstrdup(req->znode);
 		for (int i = 0; i < op->nchildren; i++)
 		{
-			if (zk_is_participant_name(op->children[i]))
+			if (ZkIsParticipantName(op->children[i]))
 				names[k++] = pstrdup(op->children[i]);
 		}
-		qsort(names, k, sizeof(char *), zk_name_cmp);
+		qsort(names, k, sizeof(char *), pg_qsort_strcmp);
 		ps->leases = names;
 		ps->nleases = k;
 		ps->lease_info = palloc0(sizeof(ZkNodeInfo) * k);
@@ -201,53 +200,17 @@ zk_parse_lease(const char *name, int32 *seq)
 {
 	size_t		len = strlen(name);
 	size_t		mlen = strlen(ZK_LEASE_MARKER);
-	int64		value = 0;
+	int64		value;
 
-	if (len < mlen + ZK_SEQ_DIGITS)
+	if (len < mlen + ZK_SEQ_DIGITS ||
+		strspn(name + len - ZK_SEQ_DIGITS, "0123456789") != ZK_SEQ_DIGITS)
 		return false;
-	for (size_t i = len - ZK_SEQ_DIGITS; i < len; i++)
-	{
-		if (name[i] < '0' || name[i] > '9')
-			return false;
-		value = value * 10 + (name[i] - '0');
-	}
+	value = strtoi64(name + len - ZK_SEQ_DIGITS, NULL, 10);
 	if (memcmp(name + len - ZK_SEQ_DIGITS - mlen, ZK_LEASE_MARKER, mlen) != 0)
 		return false;
 	if (value > PG_INT32_MAX)
 		return false;
 	*seq = (int32) value;
-	return true;
-}
-
-/*
- * zk_name_cmp
- *		qsort order of child names.
- */
-static int
-zk_name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
-/*
- * zk_is_participant_name
- *		Is a child named like a double barrier's participant: a UUID, in its
- *		canonical form (zklock, Curator) or as 32 hex digits (kazoo)?
- */
-static bool
-zk_is_participant_name(const char *name)
-{
-	size_t		len = strlen(name);
-
-	if (len != 36 && len != 32)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		bool		dash = (len == 36 && (i == 8 || i == 13 || i == 18 || i == 23));
-
-		if (dash ? name[i] != '-' : !isxdigit((unsigned char) name[i]))
-			return false;
-	}
 	return true;
 }
 

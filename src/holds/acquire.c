@@ -97,7 +97,6 @@ static ZkLockEntry *zk_take_node(ZkCountedCall *call, const char *path,
 static void zk_acquire_args(ZkAcquireArgs *args, const char *path,
 							ZkLockMode mode, ZkLockScope scope,
 							ZkLockEntry *other, int64 wait_ms);
-static int	zk_path_cmp(const void *a, const void *b);
 
 /*
  * zk_stat_begin
@@ -424,12 +423,6 @@ ZkLockAcquireAdvisory(const char *path, ZkLockMode mode, ZkLockScope scope,
 	return zk_lock_acquire(path, mode, scope, wait_ms, token, true);
 }
 
-static int
-zk_path_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
 /*
  * ZkLockAcquireSet
  *		Take one hold of each of n lock paths, all at once (recipes/lock_set.c):
@@ -458,7 +451,7 @@ ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 
 	/* distinct paths, in a stable order */
 	memcpy(sorted, paths, sizeof(char *) * n);
-	qsort(sorted, n, sizeof(char *), zk_path_cmp);
+	qsort(sorted, n, sizeof(char *), pg_qsort_strcmp);
 	for (int i = 0; i < n; i++)
 	{
 		ZkLockEntry *entry;

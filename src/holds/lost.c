@@ -154,7 +154,7 @@ ZkLockAbsorbLosses(void)
 	}
 	/* the ERROR that named them aborted the transaction that held them */
 	if (dropped > 0)
-		ZkStatLocksLost(dropped);
+		ZkStatCount(ZK_STAT_LOCKS_LOST, dropped);
 	return session == ZK_SESSION_LOSS_REPORTED;
 }
 
@@ -269,7 +269,7 @@ ZkRaiseLost(ZkLockEntry *entry, int nlost, ZkOperation oper)
 			dropped++;
 		}
 	}
-	ZkStatLocksLost(dropped);
+	ZkStatCount(ZK_STAT_LOCKS_LOST, dropped);
 	ZkNoteXactLostLocks();
 	/* this ERROR names the losses (a cancel sent for them ends with it) */
 	ZkLossWatchMarkReported();
@@ -306,7 +306,7 @@ zk_forget_expired(void)
 
 	ZkDropBatchedReleases();
 	ZkLossWatchMarkReported();
-	ZkStatLocksLost((int) hash_get_num_entries(ZkHeldLocks));
+	ZkStatCount(ZK_STAT_LOCKS_LOST, hash_get_num_entries(ZkHeldLocks));
 	hash_seq_init(&status, ZkHeldLocks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 		ZkEntryDrop(entry, false);
@@ -360,7 +360,7 @@ ZkReportReleasedLost(const char *const *paths, int n)
 						 ZkLockModeName(rows[i].mode),
 						 ZkLockScopeName(rows[i].scope));
 	ZkNoteReleasing(NULL, 0);
-	ZkStatLocksLost(n);
+	ZkStatCount(ZK_STAT_LOCKS_LOST, n);
 	zk_forget_expired();
 	ZkNoteXactLostLocks();
 	ereport(ERROR,

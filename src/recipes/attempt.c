@@ -160,11 +160,11 @@ zk_watch_blocker(ZkAttempt *at, int b)
 
 	if (!at->own_watched)
 	{
-		ZkOwnWatchArm(at->znode);
+		ZkWatchArm(at->znode, ZK_WATCH_OWN);
 		own = ZkGetData(at->znode, ZK_WATCH_OWN);
 	}
 	blocker = psprintf("%s/%s", at->args->lock_node, at->queue[b].name);
-	ZkWatchArm(blocker);
+	ZkWatchArm(blocker, ZK_WATCH_BLOCKER);
 	op = ZkGetData(blocker, ZK_WATCH_BLOCKER);
 	ZkOpWait(op);
 	rc = op->rc;

@@ -271,7 +271,7 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 		bool		is_barrier;
 
 		/* a data watch is set only on a node that exists: none is left */
-		ZkWatchArm(node);
+		ZkWatchArm(node, ZK_WATCH_BLOCKER);
 		op = ZkGetData(node, ZK_WATCH_BLOCKER);
 		ZkOpWait(op);
 		rc = op->rc;

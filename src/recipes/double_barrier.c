@@ -185,7 +185,7 @@ zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
 static void
 zk_view_look(const char *node, const char *ready, ZkBarrierView *view)
 {
-	ZkWatchArm(ready);
+	ZkWatchArm(ready, ZK_WATCH_BLOCKER);
 	while (ZkAwaitReconnect(zk_view_read(node, ready, view)))
 		;
 }
@@ -278,7 +278,7 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 		bool		have_view = false;
 
 		CHECK_FOR_INTERRUPTS();
-		ZkWatchArm(ready);
+		ZkWatchArm(ready, ZK_WATCH_BLOCKER);
 		ex = ZkExistsWatched(ready);
 		*created = true;		/* from here on it may exist */
 		cr = ZkCreate(ours, data, datalen, ZOO_EPHEMERAL, true);

@@ -123,7 +123,7 @@ zk_leave_participants(ZkLeave *lv, const ZkOp *ch)
 		else if (lv->nlisted >= 0)
 			keep = lv->nlisted > 0 &&
 				bsearch(&c, lv->listed, lv->nlisted, sizeof(char *),
-						ZkDoubleBarrierNameCmp) != NULL;
+						pg_qsort_strcmp) != NULL;
 		else if (list_member(lv->aged, makeString((char *) c)))
 			keep = true;
 		else if (!list_member(lv->young, makeString((char *) c)))
@@ -261,7 +261,7 @@ zk_leave_wait(ZkLeave *lv, int me)
 	if (me != 0 && lv->ours_exists)
 		del = ZkDelete(lv->znode, -1);
 	/* a data watch: none is left on a node gone already */
-	ZkWatchArm(target_path);
+	ZkWatchArm(target_path, ZK_WATCH_BLOCKER);
 	w = ZkGetData(target_path, ZK_WATCH_BLOCKER);
 	ZkOpWait(w);
 	rc = w->rc;
@@ -323,7 +323,7 @@ zk_leave_step(ZkLeave *lv)
 			ZkDoubleBarrierClearReady(lv->node, lv->ready, lv->round);
 		return ZK_LEAVE_DONE;
 	}
-	qsort(lv->names, lv->n, sizeof(char *), ZkDoubleBarrierNameCmp);
+	qsort(lv->names, lv->n, sizeof(char *), pg_qsort_strcmp);
 	for (int i = 0; i < lv->n; i++)
 	{
 		if (strcmp(lv->names[i], lv->our_name) == 0)
@@ -464,7 +464,7 @@ zk_depart_once(const char *node, const char *ready, const char *znode,
 			else if (nlisted < 0 ||
 					 (nlisted > 0 &&
 					  bsearch(&c, listed, nlisted, sizeof(char *),
-							  ZkDoubleBarrierNameCmp) != NULL))
+							  pg_qsort_strcmp) != NULL))
 				others = true;
 		}
 	}

@@ -24,16 +24,6 @@
 #include "client/client.h"
 
 /*
- * ZkDoubleBarrierNameCmp
- *		qsort's and bsearch's order of participant names: strcmp's.
- */
-int
-ZkDoubleBarrierNameCmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
-/*
  * ZkDoubleBarrierRoundParse
  *		The participants the data of "ready" node 'ready' lists (the answer
  *		of a getData, rd), as palloc'd names; -1 if it lists none we can
@@ -58,7 +48,7 @@ ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd, char ***names)
 	{
 		/* sorted, for the lookups of every leaving look (bsearch) */
 		if (n > 1)
-			qsort(*names, n, sizeof(char *), ZkDoubleBarrierNameCmp);
+			qsort(*names, n, sizeof(char *), pg_qsort_strcmp);
 		return n;
 	}
 	if (verdict == ZK_DATA_INVALID)

@@ -14,7 +14,6 @@
 /* the child whose creation opens a double barrier */
 #define READY_NODE		"ready"
 
-extern int	ZkDoubleBarrierNameCmp(const void *a, const void *b);
 extern int	ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd,
 									  char ***names);
 extern void ZkDoubleBarrierRaiseMemberGone(const char *znode)

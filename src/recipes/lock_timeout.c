@@ -48,40 +48,28 @@ ZkWaitDeadline(int64 start, int64 wait_ms, bool *is_lock_timeout)
 void
 ZkRaiseLockTimeout(ZkWaitedFor waited, const char *path)
 {
-	const char *p = ZkUtf8ForMessage(path);
+	const char *detail = NULL;
 
 	switch (waited)
 	{
 		case ZK_WAITED_FOR_LOCK:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for ZooKeeper lock \"%s\".", p)));
+			detail = gettext_noop("Waiting for ZooKeeper lock \"%s\".");
 			break;
 		case ZK_WAITED_FOR_SEMAPHORE:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for ZooKeeper semaphore \"%s\".", p)));
+			detail = gettext_noop("Waiting for ZooKeeper semaphore \"%s\".");
 			break;
 		case ZK_WAITED_FOR_BARRIER:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for ZooKeeper barrier \"%s\".", p)));
+			detail = gettext_noop("Waiting for ZooKeeper barrier \"%s\".");
 			break;
 		case ZK_WAITED_FOR_ENTER:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting to enter ZooKeeper double barrier \"%s\".", p)));
+			detail = gettext_noop("Waiting to enter ZooKeeper double barrier \"%s\".");
 			break;
 		case ZK_WAITED_FOR_LEAVE:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("canceling statement due to lock timeout"),
-					 errdetail("Waiting for the other members to leave ZooKeeper double barrier \"%s\".", p)));
+			detail = gettext_noop("Waiting for the other members to leave ZooKeeper double barrier \"%s\".");
 			break;
 	}
-	pg_unreachable();
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("canceling statement due to lock timeout"),
+			 errdetail(detail, ZkUtf8ForMessage(path))));
 }

@@ -422,7 +422,7 @@ zk_wait_count(ZkSemAttempt *s)
 
 		if (slept)
 			mutex_op = ZkExists(s->mutex->znode);
-		ZkWatchArm(s->permits_node);
+		ZkWatchArm(s->permits_node, ZK_WATCH_BLOCKER);
 		op = ZkGetChildrenWatched(s->permits_node);
 		ZkOpWait(op);
 		if (mutex_op != NULL)

@@ -43,7 +43,7 @@ zk_revoke(PG_FUNCTION_ARGS)
 	char	   *user;
 
 	n = ZkLockRevoke(path, force, &holders);
-	ZkStatRevocations(n);
+	ZkStatCount(ZK_STAT_REVOCATIONS, n);
 	user = GetUserNameFromId(GetUserId(), false);
 	if (force)
 		ereport(LOG,

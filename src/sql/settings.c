@@ -356,10 +356,8 @@ assign_zklock_session_timeout(int newval, void *extra)
 static const char *
 show_zklock_hosts(void)
 {
-	const char *hosts = ZkSessionValue(ZK_SESSION_SETTING_HOSTS);
-
-	return (held_waiting & (1 << ZK_SESSION_SETTING_HOSTS)) && hosts ?
-		hosts : zklock_hosts;
+	return (held_waiting & (1 << ZK_SESSION_SETTING_HOSTS)) ?
+		ZkSessionHosts() : zklock_hosts;
 }
 
 static const char *
