@@ -265,7 +265,8 @@ sub draw_schedule
 	my %lanes;
 	# holders: a pause and a cut first, in either order, then either
 	my @h = shuffle('pause', 'cut');
-	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. int($duration / 4);
+	# (each lane is drawn for the longest run, twice the duration)
+	push @h, map { rand() < 0.5 ? 'pause' : 'cut' } 1 .. int(2 * $duration / 4);
 	$lanes{holders} = [ map { { kind => $_, gap => $u->(1, 3) } } @h ];
 	# ZooKeeper: a leader kill first, then a member cut off, then any (a
 	# healed leader can take most of a run to be a follower again, and no
@@ -273,13 +274,13 @@ sub draw_schedule
 	# the run)
 	my @z = ('leader killed', rand() < 0.5 ? 'leader cut off' : 'follower cut off');
 	push @z, map { ('leader killed', 'leader cut off', 'follower cut off')[ int(rand(3)) ] }
-	  1 .. int($duration / 2.5);
+	  1 .. int(2 * $duration / 2.5);
 	$lanes{zookeeper} = [ map { { kind => $_, gap => $u->(0.5, 2), secs => $u->(1.5, 3.5),
 				pick => rand() } } @z ];
 	$lanes{connections} = [ map { { kind => 'connections dropped', gap => $u->(1.5, 4),
-				secs => $u->(0.5, 1.5) } } 1 .. int($duration / 2) ];
+				secs => $u->(0.5, 1.5) } } 1 .. int(2 * $duration / 2) ];
 	$lanes{clock} = [ map { { kind => 'clock jump', gap => $u->(1, 3),
-				offset => (3600, -3600, 0)[ $_ % 3 ] } } 0 .. $duration ];
+				offset => (3600, -3600, 0)[ $_ % 3 ] } } 0 .. 2 * $duration ];
 	srand();    # the workers' own randomness is not the schedule's
 	return \%lanes;
 }
@@ -510,7 +511,10 @@ sub nemesis_tick
 			next unless fault_tick($cur, $force);
 			push @{ $run->{spans} }, [ $cur->{kind}, $cur->{start}, time() ] if $cur->{start};
 			$nem->{active}{$lane} = undef;
-			$nem->{next_at}{$lane} = time() + ($nem->{lanes}{$lane}[0]{gap} // 0);
+			# (not $lanes->[0]{gap} on an empty lane: Perl would make an
+			# empty fault there, and start it)
+			my $rest = $nem->{lanes}{$lane};
+			$nem->{next_at}{$lane} = time() + (@$rest ? $rest->[0]{gap} : 0);
 			next;
 		}
 		next if $no_new || !@{ $nem->{lanes}{$lane} } || $now < ($nem->{next_at}{$lane} // 0);

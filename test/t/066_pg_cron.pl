@@ -176,11 +176,20 @@ $node_a->safe_psql('postgres', q{
 
 # --- the schedule: every job on both servers, just before a minute boundary
 
-# The first tick T1 is the next minute boundary; if it is less than 6 s
-# away, wait until it has passed (pg_cron would run jobs scheduled just
-# before it at it, or not), and T1 is the one after.
-my $boundary = (floor(time() / 60) + 1) * 60;
-sleep($boundary - time() + 0.5) if $boundary - time() < 6;
+# The first tick T1 is the next minute boundary.  Jobs are scheduled at
+# least 5 s away from any boundary: pg_cron may run a job scheduled just
+# before a boundary at it, or not, and one scheduled in the first seconds
+# after it at the boundary just passed (its scheduler looks at a minute
+# only once that minute has begun).
+my $into = time() - floor(time() / 60) * 60;
+if ($into > 54)
+{
+	sleep(60 - $into + 5);
+}
+elsif ($into < 5)
+{
+	sleep(5 - $into);
+}
 my $t1 = (floor(time() / 60) + 1) * 60;
 my $t2 = $t1 + 60;
 my $t3 = $t2 + 60;
