@@ -119,14 +119,18 @@ $waits++;
 $a->query_safe(q{SELECT zk_unlock('/st/h')});
 
 # --- a deadlock: A holds /st/d1 and waits for /st/d2, B holds /st/d2 and
-# asks for /st/d1: B, which waited last, is the victim
+# asks for /st/d1.  The victim is the waiter whose check finds the cycle,
+# the one that published its wait last: B, whose deadlock_timeout is the
+# longer (with equal ones, a loaded machine can fire A's timer after B's)
 $a->query_safe(q{SELECT zk_lock('/st/d1')});
 $b->query_safe(q{SELECT zk_lock('/st/d2')});
 $acq{'lock|exclusive|session'} += 2;
 bg_begin($a, q{SELECT zk_lock('/st/d2') > 0 AS got}, 'a_got');
 ok(queued('/st/d2', 2, 'A queued'), 'A waits for B');
-(undef, $err) = bg_query($b, q{SELECT zk_lock('/st/d1')});
+(undef, $err) = bg_query($b,
+	q{SET deadlock_timeout = '2s'; SELECT zk_lock('/st/d1'); RESET deadlock_timeout});
 like($err, qr/ERROR:  40P01: deadlock detected/, 'B: deadlock (40P01)');
+$b->query_safe(q{RESET deadlock_timeout});
 $deadlocks++;
 $waits++;
 $b->query_safe(q{SELECT zk_unlock_all()});
