@@ -12,6 +12,7 @@ use warnings;
 use Cwd qw(abs_path);
 use Exporter 'import';
 use File::Basename qw(dirname);
+use File::Path ();
 use IO::Socket::INET;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
@@ -57,7 +58,12 @@ $ENV{ZKCTL_FORCE_SYNC} //= 'no';
 		{
 			my $tmp = "$template.$$";
 			$system_or_bail->('initdb', '-D', $tmp, '-A', 'trust', '-N');
-			rename($tmp, $template) or die "rename $tmp: $!";
+			# a test running beside this one may have made it meanwhile
+			if (!rename($tmp, $template))
+			{
+				die "rename $tmp: $!" unless -f "$template/PG_VERSION";
+				File::Path::rmtree($tmp);
+			}
 		}
 		return $system_or_bail->('cp', '-a', $template, $cmd[2]);
 	};

@@ -53,6 +53,11 @@ $$;
 SQL
 $_->safe_psql('postgres', $setup) for ($na, $nb);
 
+# The test holds the batch lock until it has checked that maintenance
+# waits, so both importers still hold their shared lock then, however
+# slowly this machine runs the check.
+my $cg = $na->background_psql('postgres');
+$cg->query_safe(q{SELECT zk_lock('/jobs/import/batch')});
 my $ca = $na->background_psql('postgres');
 my $cb = $nb->background_psql('postgres');
 bg_begin($ca, "CALL import_batches($nbatches)", 'a_done');
@@ -70,6 +75,8 @@ ok( wait_for(
 	'both importers hold the shared session lock at once');
 is($na->safe_psql('postgres', q{SELECT zk_try_lock('/jobs/import', 100)}),
 	'f', 'maintenance cannot take the exclusive lock while they run');
+$cg->query_safe(q{SELECT zk_unlock('/jobs/import/batch')});
+$cg->quit;
 
 my ($oa, $ea) = bg_finish($ca, 'a_done');
 my ($ob, $eb) = bg_finish($cb, 'b_done');
