@@ -198,10 +198,10 @@ ZkScanRun(ZkScan *scan)
 
 		if (ZkIsConnectionLoss(op->rc))
 		{
+			scan->reconnect = op->rc;
 			ZkOpFree(op);
 			req->op = NULL;
 			dlist_push_head(&scan->tosend, &req->node);
-			scan->reconnect = op->rc;
 			continue;
 		}
 		req->done(scan, req, op);
