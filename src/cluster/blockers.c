@@ -200,8 +200,8 @@ zk_blocker_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	ZkBlockerInfo *row;
 	MemoryContext old;
 
-	if (op->rc != ZOK && !ZkScanSkip(scan, op->rc))
-		ZkScanRaise(scan, op->rc);
+	if (op->rc != ZOK)
+		ZkScanFailed(scan, op->rc);
 	if (op->rc != ZOK ||
 		(br->lease && zk_is_me(bs, op->value, op->value_len)))
 	{

@@ -213,33 +213,20 @@ ZkScanRun(ZkScan *scan)
 }
 
 /*
- * ZkScanRaise
- *		An answer the scan cannot go on with: zklock's documented ERROR for it.
+ * ZkScanFailed
+ *		An answer that is not ZOK.  The node is left out rather than failing
+ *		the scan if it vanished, or (except for the one queue of
+ *		zk_lock_queue) if its ACL does not let us read it, which is counted
+ *		for the WARNING at the end (ZkScanReportRefused).  Any other answer
+ *		the scan cannot go on with: zklock's documented ERROR for it.
  */
 void
-ZkScanRaise(ZkScan *scan, int rc)
+ZkScanFailed(ZkScan *scan, int rc)
 {
-	ZkRaiseForRc(rc);
-}
-
-/*
- * ZkScanSkip
- *		An answer that leaves a node out rather than failing the scan: the
- *		node vanished, or (except for the one queue of zk_lock_queue) its
- *		ACL does not let us read it, which is counted for the WARNING at
- *		the end (ZkScanReportRefused).
- */
-bool
-ZkScanSkip(ZkScan *scan, int rc)
-{
-	if (rc == ZNONODE)
-		return true;
 	if (rc == ZNOAUTH && scan->goal != ZK_GOAL_QUEUE)
-	{
 		scan->nrefused++;
-		return true;
-	}
-	return false;
+	else if (rc != ZNONODE)
+		ZkRaiseForRc(rc);
 }
 
 /*
@@ -448,8 +435,7 @@ ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
 {
 	if (op->rc != ZOK)
 	{
-		if (!ZkScanSkip(scan, op->rc))
-			ZkScanRaise(scan, op->rc);
+		ZkScanFailed(scan, op->rc);
 		ni->gone = true;
 		return;
 	}
