@@ -394,7 +394,6 @@ zk_read_queues(ZkSearch *s)
 	{
 		ZkQueueRead *q = qs[i];
 		ZkOp	   *op = ops[i];
-		char	  **names;
 
 		ZkOpWait(op);
 		q->asked = false;
@@ -408,11 +407,10 @@ zk_read_queues(ZkSearch *s)
 			ZkOpFree(op);
 			continue;
 		}
-		names = palloc(sizeof(char *) * Max(op->nchildren, 1));
-		for (int k = 0; k < op->nchildren; k++)
-			names[k] = pstrdup(op->children[k]);
 		q->c = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
-		q->n = ZkSortContenders(names, op->nchildren, q->c);
+		q->n = ZkSortContenders(op->children, op->nchildren, q->c);
+		for (int k = 0; k < q->n; k++)
+			q->c[k].name = pstrdup(q->c[k].name);
 		ZkOpFree(op);
 		q->shape = palloc(sizeof(int) * Max(q->n, 1));
 		q->granted = palloc(sizeof(bool) * Max(q->n, 1));
@@ -843,7 +841,6 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 							&ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.keysize = ZK_MAX_ZNODE_BYTES + 1;
 	ctl.entrysize = sizeof(ZkQueueRead);
-	ctl.hcxt = cxt;
 	s.queues = hash_create("zklock deadlock check queues", 16,
 						   &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	s.start = self->session;

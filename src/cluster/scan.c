@@ -296,12 +296,11 @@ void
 ZkPathScanQueue(ZkPathScan *ps, char **names, int nnames)
 {
 	MemoryContext old = MemoryContextSwitchTo(ps->cxt);
-	char	  **copy = palloc(sizeof(char *) * Max(nnames, 1));
 
-	for (int i = 0; i < nnames; i++)
-		copy[i] = pstrdup(names[i]);
 	ps->queue = palloc(sizeof(ZkContender) * Max(nnames, 1));
-	ps->n = ZkSortContenders(copy, nnames, ps->queue);
+	ps->n = ZkSortContenders(names, nnames, ps->queue);
+	for (int i = 0; i < ps->n; i++)
+		ps->queue[i].name = pstrdup(ps->queue[i].name);
 	ps->info = palloc0(sizeof(ZkNodeInfo) * Max(ps->n, 1));
 	MemoryContextSwitchTo(old);
 }
