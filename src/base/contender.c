@@ -302,17 +302,6 @@ ZkUpgradeBlockingContender(const ZkContender *c, int me, int own)
 	return -1;
 }
 
-/* the value of one hex digit, or -1 */
-static int
-zk_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /*
  * ZkPrefixShape
  *		The shape of wait a node name's protection prefix claims (see
@@ -323,8 +312,7 @@ int
 ZkPrefixShape(const char *name)
 {
 	const char *u = name + 3;
-	int			hi;
-	int			lo;
+	int			shape;
 
 	if (strncmp(name, "_c_", 3) != 0 ||
 		strnlen(name, ZK_PREFIX_LEN) < ZK_PREFIX_LEN ||
@@ -334,10 +322,10 @@ ZkPrefixShape(const char *name)
 	if (u[8] != '-' || u[13] != '-' || u[18] != '-' || u[23] != '-' ||
 		u[14] != '8' || strchr("89ab", u[19]) == NULL || u[19] == '\0')
 		return ZK_SHAPE_NONE;
-	hi = zk_hex_digit(u[34]);
-	lo = zk_hex_digit(u[35]);
-	if (hi < 0 || lo < 0 || hi * 16 + lo > ZK_MAX_SET_LOCKS)
+	/* the last byte, two lowercase hex digits (a '-' follows them) */
+	if (strspn(u + 34, "0123456789abcdef") != 2)
 		return ZK_SHAPE_NONE;
-	return hi * 16 + lo;
+	shape = (int) strtol(u + 34, NULL, 16);
+	return shape <= ZK_MAX_SET_LOCKS ? shape : ZK_SHAPE_NONE;
 }
 

@@ -46,7 +46,6 @@
 #include "postgres.h"
 #endif
 
-#include "common/int.h"
 #include "mb/pg_wchar.h"
 
 #include "base/json_reader.h"
@@ -384,33 +383,19 @@ bool
 ZkJsonInteger(const ZkJsonValue *value, int64 min, int64 max, int64 *result)
 {
 	const char *p = value->token;
-	bool		negative = false;
-	int64		v = 0;
+	const char *digits;
+	int64		v;
 
 	if (value->type != JSON_TOKEN_NUMBER || p == NULL)
 		return false;
-	if (*p == '-')
-	{
-		negative = true;
-		p++;
-	}
-	if (*p == '\0')
+	/* digits after an optional '-': no fraction or exponent */
+	digits = p + (*p == '-');
+	if (*digits == '\0' || strspn(digits, "0123456789") != strlen(digits))
 		return false;
-	for (; *p != '\0'; p++)
-	{
-		if (*p < '0' || *p > '9')
-			return false;		/* a fraction or an exponent */
-		/* accumulate negatively: -9223372036854775808 fits */
-		if (pg_mul_s64_overflow(v, 10, &v) ||
-			pg_sub_s64_overflow(v, *p - '0', &v))
-			return false;
-	}
-	if (!negative)
-	{
-		if (v == PG_INT64_MIN)
-			return false;
-		v = -v;
-	}
+	errno = 0;
+	v = strtoi64(p, NULL, 10);
+	if (errno == ERANGE)
+		return false;
 	if (v < min || v > max)
 		return false;
 	*result = v;

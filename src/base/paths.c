@@ -22,23 +22,7 @@
 #include "base/text_encoding.h"
 #include "base/vocabulary.h"
 
-static bool zk_char_refused(pg_wchar c);
 static char *zk_path_for_message(const char *path, size_t len);
-
-/*
- * zk_char_refused
- *		Characters ZooKeeper's server refuses in a path (its PathUtils check
- *		works on UTF-16 units, so anything beyond U+FFFF, which needs a
- *		surrogate pair, is refused as well).
- */
-static bool
-zk_char_refused(pg_wchar c)
-{
-	return c <= 0x1F ||
-		(c >= 0x7F && c <= 0x9F) ||
-		(c >= 0xD800 && c <= 0xF8FF) ||
-		c >= 0xFFF0;
-}
 
 /*
  * ZkLockPathProblem
@@ -78,7 +62,12 @@ ZkLockPathProblem(const char *path)
 
 			if (c <= 0x1F || (c >= 0x7F && c <= 0x9F))
 				return _("The path contains a control character.");
-			if (zk_char_refused(c))
+			/*
+			 * other characters ZooKeeper's server refuses in a path (its
+			 * PathUtils check works on UTF-16 units, so anything beyond
+			 * U+FFFF, which needs a surrogate pair, is refused as well)
+			 */
+			if ((c >= 0xD800 && c <= 0xF8FF) || c >= 0xFFF0)
 				return psprintf(_("The path contains the character U+%04X, which ZooKeeper does not accept."),
 								(unsigned int) c);
 		}

@@ -94,7 +94,6 @@ static Size zk_stat_size(void);
 static void zk_stat_shmem_request(void);
 static void zk_stat_shmem_startup(void);
 static void zk_stat_bucket_add(pg_atomic_uint64 *buckets, int64 us);
-static void zk_stat_zero(void);
 
 static Size
 zk_stat_size(void)
@@ -313,15 +312,6 @@ ZkStatRead(ZkStatSnapshot *snap)
 	snap->stats_reset = (TimestampTz) pg_atomic_read_u64(&zk_stat->stats_reset);
 }
 
-static void
-zk_stat_zero(void)
-{
-	pg_atomic_uint64 *c = (pg_atomic_uint64 *) zk_stat;
-
-	for (Size i = 0; i < offsetof(ZkStatShared, stats_reset) / sizeof(pg_atomic_uint64); i++)
-		pg_atomic_write_u64(&c[i], 0);
-}
-
 /*
  * ZkStatReset
  *		Zero every counter and histogram (not the pending gauge, which is
@@ -330,7 +320,10 @@ zk_stat_zero(void)
 void
 ZkStatReset(void)
 {
+	pg_atomic_uint64 *c = (pg_atomic_uint64 *) zk_stat;
+
 	Assert(zk_stat != NULL);
-	zk_stat_zero();
+	for (Size i = 0; i < offsetof(ZkStatShared, stats_reset) / sizeof(pg_atomic_uint64); i++)
+		pg_atomic_write_u64(&c[i], 0);
 	pg_atomic_write_u64(&zk_stat->stats_reset, (uint64) GetCurrentTimestamp());
 }

@@ -11,7 +11,7 @@
  * pid.  For each such node, the nodes ahead that conflict with it (for a
  * writer every node ahead, for a reader every writer ahead; for a
  * semaphore acquirer the acquirers ahead, or every permit but its own when
- * it is first) are read once more: one row per blocker.  A node of the
+ * it is first) are read once more: one row per blocker.  A writer of the
  * waiter's own session ahead of its reader means that the reader was
  * granted by a downgrade and waits for nothing: its rows are left out.
  *
@@ -200,8 +200,8 @@ zk_blocker_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	ZkBlockerInfo *row;
 	MemoryContext old;
 
-	if (op->rc != ZOK && !ZkScanSkip(scan, op->rc))
-		ZkScanRaise(scan, op->rc);
+	if (op->rc != ZOK)
+		ZkScanFailed(scan, op->rc);
 	if (op->rc != ZOK ||
 		(br->lease && zk_is_me(bs, op->value, op->value_len)))
 	{
@@ -293,8 +293,9 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 							 (long long) (ZkNowMs() - start))));
 
 	/*
-	 * A node of the waiter's own session ahead of its reader means that
+	 * A writer of the waiter's own session ahead of its reader means that
 	 * the reader was granted by a downgrade: that node waits for nothing.
+	 * (Its own reader ahead of its writer is an upgrade, which waits.)
 	 */
 	ZkScanReportRefused(scan);
 	*blockers = palloc(sizeof(ZkBlockerInfo) * Max(list_length(bs.rows), 1));
@@ -310,6 +311,7 @@ ZkClusterBlockers(const char *root, int pid, ZkBlockerInfo **blockers)
 
 			if (o->waiter_session != 0 &&
 				o->blocker_session == o->waiter_session &&
+				strcmp(o->info.mode, ZkLockModeName(ZK_MODE_EXCLUSIVE)) == 0 &&
 				strcmp(o->info.path, r->info.path) == 0 &&
 				strcmp(o->info.waiter_znode, r->info.waiter_znode) == 0)
 				downgrade = true;

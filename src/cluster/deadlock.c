@@ -177,7 +177,7 @@ static bool zk_check_incomplete = false;
 
 static int	zk_search(ZkSearch *s, ZkCycleMember *cycle);
 static ZkQueueRead *zk_queue_of(ZkSearch *s, const char *target_node);
-static void zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n);
+static void zk_read_queues(ZkSearch *s);
 static int	zk_queue_position(ZkSearch *s, const char *target_node,
 							  ZkQueueRead **q);
 static void zk_emit(ZkSearch *s, ZkWork *w);
@@ -240,53 +240,32 @@ zk_search(ZkSearch *s, ZkCycleMember *cycle)
 
 	for (int round = 0; round < ZK_MAX_ROUNDS && nwork > 0; round++)
 	{
-		ZkQueueRead **qs = palloc(sizeof(ZkQueueRead *) * nwork);
-		int			nq = 0;
 		int			first_member = s->nmembers;
 		ZkWork	   *next;
 		int			nnext = 0;
 		int			maxnext;
 
-		/* the queues this round needs, read together */
-		for (int i = 0; i < nwork; i++)
-		{
-			const ZkWaitRecord *rec = s->members[work[i].member].rec;
-			ZkQueueRead *q;
-
-			if (!rec->targets[work[i].target].queued)
-				continue;
-			q = zk_queue_of(s, rec->targets[work[i].target].node);
-			if (q != NULL && !q->read && !q->asked)
-			{
-				q->asked = true;
-				qs[nq++] = q;
-			}
-		}
-		zk_read_queues(s, qs, nq);
-		/* a set's other queues, for the rule that leaves out its nodes */
-		nq = 0;
+		/*
+		 * The queues this round needs, and a set's other queues (for the
+		 * rule that leaves out its nodes), read together.
+		 */
 		for (int i = 0; i < nwork; i++)
 		{
 			const ZkWaitRecord *rec = s->members[work[i].member].rec;
 
-			if (rec->ntargets < 2 || work[i].from != -1)
-				continue;
 			for (int t = 0; t < rec->ntargets; t++)
 			{
 				ZkQueueRead *q;
 
-				if (!rec->targets[t].queued)
+				if (!rec->targets[t].queued ||
+					(t != work[i].target && work[i].from != -1))
 					continue;
 				q = zk_queue_of(s, rec->targets[t].node);
-				if (q != NULL && !q->read && !q->asked)
-				{
+				if (q != NULL && !q->read)
 					q->asked = true;
-					qs[nq++] = q;
-				}
 			}
 		}
-		zk_read_queues(s, qs, nq);
-		pfree(qs);
+		zk_read_queues(s);
 
 		/* the nodes that block each piece of work, their owners read */
 		s->ncands = 0;
@@ -387,27 +366,34 @@ zk_queue_of(ZkSearch *s, const char *target_node)
 
 /*
  * zk_read_queues
- *		Read n queues in one pipelined round trip: each one's contenders in
- *		queue order, the shape each name claims and whether each holds the
- *		lock by its place (a writer first in the queue, a reader with no
- *		writer before it).  A queue that is gone has no contenders.
+ *		Read the queues asked for in one pipelined round trip: each one's
+ *		contenders in queue order, the shape each name claims and whether
+ *		each holds the lock by its place (a writer first in the queue, a
+ *		reader with no writer before it).  A queue that is gone has no
+ *		contenders.
  */
 static void
-zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n)
+zk_read_queues(ZkSearch *s)
 {
-	ZkOp	  **ops;
+	long		max = Max(hash_get_num_entries(s->queues), 1);
+	ZkQueueRead **qs = palloc(sizeof(ZkQueueRead *) * max);
+	ZkOp	  **ops = palloc(sizeof(ZkOp *) * max);
+	HASH_SEQ_STATUS seq;
+	ZkQueueRead *asked;
+	int			n = 0;
 
-	if (n == 0)
-		return;
-	ops = palloc(sizeof(ZkOp *) * n);
-	for (int i = 0; i < n; i++)
-		ops[i] = ZkGetChildren(qs[i]->node);
+	hash_seq_init(&seq, s->queues);
+	while ((asked = hash_seq_search(&seq)) != NULL)
+	{
+		if (!asked->asked)
+			continue;
+		qs[n] = asked;
+		ops[n++] = ZkGetChildren(asked->node);
+	}
 	for (int i = 0; i < n; i++)
 	{
 		ZkQueueRead *q = qs[i];
 		ZkOp	   *op = ops[i];
-		char	  **names;
-		bool		writer_before = false;
 
 		ZkOpWait(op);
 		q->asked = false;
@@ -421,11 +407,10 @@ zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n)
 			ZkOpFree(op);
 			continue;
 		}
-		names = palloc(sizeof(char *) * Max(op->nchildren, 1));
-		for (int k = 0; k < op->nchildren; k++)
-			names[k] = pstrdup(op->children[k]);
 		q->c = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
-		q->n = ZkSortContenders(names, op->nchildren, q->c);
+		q->n = ZkSortContenders(op->children, op->nchildren, q->c);
+		for (int k = 0; k < q->n; k++)
+			q->c[k].name = pstrdup(q->c[k].name);
 		ZkOpFree(op);
 		q->shape = palloc(sizeof(int) * Max(q->n, 1));
 		q->granted = palloc(sizeof(bool) * Max(q->n, 1));
@@ -435,12 +420,10 @@ zk_read_queues(ZkSearch *s, ZkQueueRead **qs, int n)
 		for (int k = 0; k < q->n; k++)
 		{
 			q->shape[k] = ZkPrefixShape(q->c[k].name);
-			q->granted[k] = k == 0 ||
-				(q->c[k].mode == ZK_MODE_SHARED && !writer_before);
-			if (q->c[k].mode != ZK_MODE_SHARED)
-				writer_before = true;
+			q->granted[k] = ZkBlockingContender(q->c, k, q->c[k].mode) < 0;
 		}
 	}
+	pfree(qs);
 	pfree(ops);
 }
 
@@ -858,7 +841,6 @@ ZkDeadlockCheck(const ZkWaitDesc *wait)
 							&ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.keysize = ZK_MAX_ZNODE_BYTES + 1;
 	ctl.entrysize = sizeof(ZkQueueRead);
-	ctl.hcxt = cxt;
 	s.queues = hash_create("zklock deadlock check queues", 16,
 						   &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	s.start = self->session;

@@ -198,10 +198,10 @@ ZkScanRun(ZkScan *scan)
 
 		if (ZkIsConnectionLoss(op->rc))
 		{
+			scan->reconnect = op->rc;
 			ZkOpFree(op);
 			req->op = NULL;
 			dlist_push_head(&scan->tosend, &req->node);
-			scan->reconnect = op->rc;
 			continue;
 		}
 		req->done(scan, req, op);
@@ -213,33 +213,20 @@ ZkScanRun(ZkScan *scan)
 }
 
 /*
- * ZkScanRaise
- *		An answer the scan cannot go on with: zklock's documented ERROR for it.
+ * ZkScanFailed
+ *		An answer that is not ZOK.  The node is left out rather than failing
+ *		the scan if it vanished, or (except for the one queue of
+ *		zk_lock_queue) if its ACL does not let us read it, which is counted
+ *		for the WARNING at the end (ZkScanReportRefused).  Any other answer
+ *		the scan cannot go on with: zklock's documented ERROR for it.
  */
 void
-ZkScanRaise(ZkScan *scan, int rc)
+ZkScanFailed(ZkScan *scan, int rc)
 {
-	ZkRaiseForRc(rc);
-}
-
-/*
- * ZkScanSkip
- *		An answer that leaves a node out rather than failing the scan: the
- *		node vanished, or (except for the one queue of zk_lock_queue) its
- *		ACL does not let us read it, which is counted for the WARNING at
- *		the end (ZkScanReportRefused).
- */
-bool
-ZkScanSkip(ZkScan *scan, int rc)
-{
-	if (rc == ZNONODE)
-		return true;
 	if (rc == ZNOAUTH && scan->goal != ZK_GOAL_QUEUE)
-	{
 		scan->nrefused++;
-		return true;
-	}
-	return false;
+	else if (rc != ZNONODE)
+		ZkRaiseForRc(rc);
 }
 
 /*
@@ -309,12 +296,11 @@ void
 ZkPathScanQueue(ZkPathScan *ps, char **names, int nnames)
 {
 	MemoryContext old = MemoryContextSwitchTo(ps->cxt);
-	char	  **copy = palloc(sizeof(char *) * Max(nnames, 1));
 
-	for (int i = 0; i < nnames; i++)
-		copy[i] = pstrdup(names[i]);
 	ps->queue = palloc(sizeof(ZkContender) * Max(nnames, 1));
-	ps->n = ZkSortContenders(copy, nnames, ps->queue);
+	ps->n = ZkSortContenders(names, nnames, ps->queue);
+	for (int i = 0; i < ps->n; i++)
+		ps->queue[i].name = pstrdup(ps->queue[i].name);
 	ps->info = palloc0(sizeof(ZkNodeInfo) * Max(ps->n, 1));
 	MemoryContextSwitchTo(old);
 }
@@ -448,8 +434,7 @@ ZkNodeStore(ZkScan *scan, ZkPathScan *ps, ZkNodeInfo *ni, ZkOp *op,
 {
 	if (op->rc != ZOK)
 	{
-		if (!ZkScanSkip(scan, op->rc))
-			ZkScanRaise(scan, op->rc);
+		ZkScanFailed(scan, op->rc);
 		ni->gone = true;
 		return;
 	}

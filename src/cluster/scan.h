@@ -125,8 +125,7 @@ extern void ZkScanInit(ZkScan *scan, ZkScanGoal goal, const char *root,
 extern void ZkScanPush(ZkScan *scan, ZkReqKind kind, char *znode,
 					   ZkReqDone done, void *target, int index);
 extern void ZkScanRun(ZkScan *scan);
-extern void ZkScanRaise(ZkScan *scan, int rc) pg_attribute_noreturn();
-extern bool ZkScanSkip(ZkScan *scan, int rc);
+extern void ZkScanFailed(ZkScan *scan, int rc);
 extern void ZkScanReportRefused(ZkScan *scan);
 
 /* cluster/scan.c: the lock paths being read */

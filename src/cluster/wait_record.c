@@ -71,7 +71,6 @@ static MemoryContext zk_self_cxt = NULL;
 /* this backend's published record, if any */
 static char *zk_record_path = NULL;		/* TopMemoryContext */
 
-static char *zk_waits_parent(void);
 static char *zk_record_path_of(int64 session);
 static char *zk_build_record(const ZkWaitDesc *wait, ZkWaitRecordBlocker *b,
 							 int nb);
@@ -80,17 +79,7 @@ static ZkWaitRecord *zk_parse_record(const char *data, int len, int64 session,
 static int	zk_find_blockers(const ZkWaitDesc *wait, int64 self,
 							 ZkWaitRecordBlocker **out);
 
-/*
- * zk_waits_parent
- *		Where records live: beside the lock tree, never inside it.
- */
-static char *
-zk_waits_parent(void)
-{
-	return psprintf("%s.waits", zklock_root);
-}
-
-/* the record of a session */
+/* the record of a session (records live beside the lock tree, never in it) */
 static char *
 zk_record_path_of(int64 session)
 {
@@ -357,7 +346,7 @@ ZkWaitRecordPublish(const ZkWaitDesc *wait)
 			 * The records' parent: persistent, one node for good, and open
 			 * to every identity (each record is protected like a queue node).
 			 */
-			char	   *parent = zk_waits_parent();
+			char	   *parent = psprintf("%s.waits", zklock_root);
 
 			op = ZkCreate(parent, "", 0, ZOO_PERSISTENT, false);
 			ZkOpWait(op);

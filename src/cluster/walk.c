@@ -71,8 +71,7 @@ ZkWalkChildren(ZkScan *scan, ZkReq *req, ZkOp *op)
 
 	if (op->rc != ZOK)
 	{
-		if (!ZkScanSkip(scan, op->rc))
-			ZkScanRaise(scan, op->rc);
+		ZkScanFailed(scan, op->rc);
 		pfree(path);
 		return;
 	}
@@ -252,8 +251,8 @@ zk_sem_list_done(ZkScan *scan, ZkReq *req, ZkOp *op)
 	const char *list = req->index == 0 ? "leases" : "locks";
 	bool		foreign = false;
 
-	if (op->rc != ZOK && !ZkScanSkip(scan, op->rc))
-		ZkScanRaise(scan, op->rc);
+	if (op->rc != ZOK)
+		ZkScanFailed(scan, op->rc);
 
 	/*
 	 * Anything but leases in "leases", or anything but "-lock-" nodes in

@@ -3,7 +3,7 @@
 # a kazoo lock and a Curator-style semaphore with NULL owners),
 # zk_blocking_pids (a reader blocked by a writer, a writer blocked by
 # several readers, a reader blocked by a waiting writer, a kazoo holder,
-# pids that wait for nothing), zk_lock_queue with max_rows, the error
+# pids that wait for nothing, an upgrading writer), zk_lock_queue with max_rows, the error
 # paths, and the upgrade from 1.0.
 use strict;
 use warnings;
@@ -384,6 +384,27 @@ $bd->query_safe(q{SELECT zk_unlock_all()});
 is(client_ask($k, 'release lock'), 'released lock', 'kazoo releases');
 bg_finish($ak, 'ak_got');
 $ak->query_safe(q{SELECT zk_unlock_all()});
+# --- an upgrade (zk_advisory): A's two sessions share key 7, one of them
+# asks for it exclusive and waits for the other; zk_blocking_pids judges by
+# the queue rule and names both shared nodes ahead, its own among them
+my ($au, $au_pid) = session($na, 'a_upgrader');
+my ($ao, $ao_pid) = session($na, 'a_other_reader');
+$_->query_safe(q{SELECT zk_advisory.pg_advisory_lock_shared(7)}) for ($au, $ao);
+bg_begin($au, q{SELECT zk_advisory.pg_advisory_lock(7) IS NOT NULL}, 'au_got');
+ok(wait_for(sub { waiters('/pg_advisory/postgres/7') eq '1' }, 10, 'upgrader queued'),
+	'the upgrader waits for the other reader');
+{
+	my $want = join(',', map { "shared:t:$_" } sort { $a <=> $b } ($au_pid, $ao_pid));
+	is(blockers_of($na, qq{
+		SELECT string_agg(concat_ws(':', blocker_mode, blocker_granted, blocker_pid),
+		                  ',' ORDER BY blocker_pid)
+		FROM zk_blocking_pids($au_pid)}, $want), $want,
+		'an upgrading writer is blocked by the shared nodes ahead, its own among them');
+}
+$ao->query_safe(q{SELECT zk_advisory.pg_advisory_unlock_all()});
+bg_finish($au, 'au_got');
+$au->query_safe(q{SELECT zk_advisory.pg_advisory_unlock_all()});
+
 ok( wait_for(
 		sub {
 			$nb->safe_psql('postgres', q{SELECT count(*) FROM zk_cluster_locks})
@@ -407,7 +428,7 @@ is( $na->safe_psql(
 	"0\n0\n0\n4",
 	'ALTER EXTENSION UPDATE from 1.0 adds them, each with a comment');
 
-$_->quit for ($bw, $ar, $br1, $br2, $ar3, $aw, $br4, $bo, $ad, $bd, $ak, $as);
+$_->quit for ($bw, $ar, $br1, $br2, $ar3, $aw, $br4, $bo, $ad, $bd, $ak, $as, $au, $ao);
 client_stop($k);
 $na->stop;
 $nb->stop;
