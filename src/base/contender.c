@@ -262,6 +262,26 @@ ZkBlockingContender(const ZkContender *c, int me, ZkLockMode mode)
 }
 
 /*
+ * ZkGrantedByPlace
+ *		For each of the n contenders of a queue, whether it holds the lock
+ *		by its place (ZkBlockingContender finds no node it must wait for),
+ *		in one pass over the queue.
+ */
+void
+ZkGrantedByPlace(const ZkContender *c, int n, bool *granted)
+{
+	bool		writer_before = false;
+
+	for (int i = 0; i < n; i++)
+	{
+		granted[i] = i == 0 ||
+			(c[i].mode == ZK_MODE_SHARED && !writer_before);
+		if (c[i].mode != ZK_MODE_SHARED)
+			writer_before = true;
+	}
+}
+
+/*
  * ZkUpgradeLimit
  *		For an upgrade, our exclusive node at position 'me' while our own
  *		shared node ahead of it is granted: the position of the first

@@ -62,6 +62,7 @@ extern int	ZkSortContenders(char **names, int nnames, ZkContender *out);
 extern int	ZkFindContender(const ZkContender *c, int n, const char *name);
 extern int	ZkBlockingContender(const ZkContender *c, int me,
 								ZkLockMode mode);
+extern void ZkGrantedByPlace(const ZkContender *c, int n, bool *granted);
 extern int	ZkUpgradeLimit(const ZkContender *c, int me);
 extern int	ZkUpgradeBlockingContender(const ZkContender *c, int me, int own);
 extern int	ZkPrefixShape(const char *name);

@@ -417,11 +417,9 @@ zk_read_queues(ZkSearch *s)
 		q->resolved = palloc0(sizeof(bool) * Max(q->n, 1));
 		q->owner = palloc0(sizeof(int64) * Max(q->n, 1));
 		q->edge = palloc0(sizeof(char *) * Max(q->n, 1));
+		ZkGrantedByPlace(q->c, q->n, q->granted);
 		for (int k = 0; k < q->n; k++)
-		{
 			q->shape[k] = ZkPrefixShape(q->c[k].name);
-			q->granted[k] = ZkBlockingContender(q->c, k, q->c[k].mode) < 0;
-		}
 	}
 	pfree(qs);
 	pfree(ops);

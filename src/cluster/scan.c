@@ -313,9 +313,15 @@ ZkPathScanQueue(ZkPathScan *ps, char **names, int nnames)
 void
 ZkPathScanStart(ZkScan *scan, ZkPathScan *ps)
 {
-	for (int i = 0; !ps->semaphore && i < ps->n; i++)
-		ps->info[i].granted =
-			ZkBlockingContender(ps->queue, i, ps->queue[i].mode) < 0;
+	if (!ps->semaphore)
+	{
+		bool	   *granted = palloc(sizeof(bool) * Max(ps->n, 1));
+
+		ZkGrantedByPlace(ps->queue, ps->n, granted);
+		for (int i = 0; i < ps->n; i++)
+			ps->info[i].granted = granted[i];
+		pfree(granted);
+	}
 	scan->path_found(scan, ps);
 }
 
