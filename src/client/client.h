@@ -183,7 +183,6 @@ extern ZkOp *ZkCreateSet(int n, const char *const *paths,
 						 const char *const *parents);
 extern const char *ZkCreateSetResult(const ZkOp *op, int i,
 									 int32 *parent_children);
-extern int	ZkCreateSetFailure(const ZkOp *op);
 extern ZkOp *ZkMulti(int n, const ZkMultiReq *reqs);
 extern int	ZkMultiFailure(const ZkOp *op, int *err);
 extern ZkOp *ZkGetChildren(const char *path);

@@ -263,29 +263,6 @@ ZkCreateSetResult(const ZkOp *op, int i, int32 *parent_children)
 }
 
 /*
- * ZkCreateSetFailure
- *		After a failed ZkCreateSet: the index of the node whose create or
- *		setData the server refused (the others report only that the
- *		transaction was rolled back), or -1 if none says (the multi was
- *		not applied at all: a lost connection, say).
- */
-int
-ZkCreateSetFailure(const ZkOp *op)
-{
-	ZkMultiAux *aux = op->multi;
-	int			per = aux->counted ? 2 : 1;
-
-	for (int i = 0; i < aux->n * per; i++)
-	{
-		int			err = aux->results[i].err;
-
-		if (err != ZOK && err != ZRUNTIMEINCONSISTENCY)
-			return i / per;
-	}
-	return -1;
-}
-
-/*
  * ZkMulti
  *		Start a ZooKeeper multi of setData, delete, check and create requests
  *		(a create makes a persistent node, protected like ZkCreate's): all
@@ -332,9 +309,10 @@ ZkMulti(int n, const ZkMultiReq *reqs)
 
 /*
  * ZkMultiFailure
- *		After a failed ZkMulti: the index of the request the server refused
- *		(the others report only that the transaction was rolled back), or
- *		-1 if none says.  *err is that request's result code.
+ *		After a failed ZkMulti or ZkCreateSet: the index of the request the
+ *		server refused (the others report only that the transaction was
+ *		rolled back), or -1 if none says (the multi was not applied at
+ *		all: a lost connection, say).  *err is that request's result code.
  */
 int
 ZkMultiFailure(const ZkOp *op, int *err)

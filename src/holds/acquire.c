@@ -5,7 +5,7 @@
  *		counted in the statistics.
  *
  * Every way the backend takes something calls its recipe from here: a lock in
- * one mode (recipes/rwlock.c), a set of locks at once (recipes/lock_set.c), a
+ * one mode or a set of locks at once (recipes/lock_set.c), a
  * semaphore's permit (recipes/semaphore.c), a lease (recipes/lease.c) and a
  * double barrier's membership (recipes/double_barrier.c). What is granted is
  * entered in the table (holds/table.c), except a lease, which belongs to no
@@ -31,7 +31,6 @@
 
 #include "recipes/barrier.h"
 #include "recipes/lease.h"
-#include "recipes/rwlock.h"
 #include "holds/holds.h"
 #include "holds/internal.h"
 #include "recipes/lock_set.h"
@@ -46,7 +45,7 @@
 /* Which recipe a counted acquisition runs. */
 typedef enum ZkRecipe
 {
-	ZK_RECIPE_LOCK,				/* ZkAcquire(args, result) */
+	ZK_RECIPE_LOCK,				/* ZkAcquireSet(args, 1, result) */
 	ZK_RECIPE_SET,				/* ZkAcquireSet(args, n, result) */
 	ZK_RECIPE_SEMAPHORE,		/* ZkSemaphoreAcquire(args, result) */
 	ZK_RECIPE_LEASE,			/* ZkLeaseAcquire(args, result) */
@@ -192,7 +191,7 @@ zk_run_recipe(const ZkCountedCall *c)
 	switch (c->recipe)
 	{
 		case ZK_RECIPE_LOCK:
-			return ZkAcquire(c->args, c->result);
+			return ZkAcquireSet(c->args, 1, c->result);
 		case ZK_RECIPE_SET:
 			return ZkAcquireSet(c->args, c->n, c->result);
 		case ZK_RECIPE_SEMAPHORE:

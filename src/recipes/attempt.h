@@ -8,11 +8,11 @@
  *		recipes/long_wait.c).
  *
  * Every recipe on a queue creates its nodes with ZkAttemptCreate, which
- * says how (ZkCreateOpts).  ZkAcquire (recipes/rwlock.c) runs one attempt
- * from start to end.  The multi-lock recipe (recipes/lock_set.c) creates
- * the nodes of several attempts in one ZooKeeper transaction and then
- * waits with each; an attempt that is one of a set ('group') reports the
- * whole set's remaining targets to deadlock detection.  A lease
+ * says how (ZkCreateOpts).  The lock recipe (recipes/lock_set.c) runs one
+ * attempt from start to end for each lock of a set: it creates their
+ * nodes in one ZooKeeper transaction and then waits with each (a lock
+ * alone is a set of one); an attempt that is one of a set ('group')
+ * reports the whole set's remaining targets to deadlock detection.  A lease
  * (recipes/lease.c) creates its TTL node and waits with ZkAttemptWait.  The
  * semaphore (recipes/semaphore.c) holds its mutex node and its permit node
  * as two attempts under one prefix: it creates both in one multi, waits in

@@ -285,8 +285,11 @@ static void
 zk_create_refused(ZkCreateLoop *cl, int rc)
 {
 	const ZkCreateOpts *o = cl->o;
-	int			failed = cl->create->kind == ZKOP_CREATE_COUNTED ?
-	ZkCreateSetFailure(cl->create) : 0;
+	int			err;
+	/* the refused request (a counted multi: a create and a setData a node) */
+	int			req = cl->create->kind == ZKOP_CREATE_COUNTED ?
+	ZkMultiFailure(cl->create, &err) : 0;
+	int			failed = req > 0 && cl->counted ? req / 2 : req;	/* its node */
 	int			k = o->nabove + failed; /* its lock node, among the fresh */
 
 	ZkOpFree(cl->create);

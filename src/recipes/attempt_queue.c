@@ -38,7 +38,7 @@
 #include "client/client.h"
 
 static void zk_forget(ZkAttempt *at, int i);
-static void zk_queue_alone(ZkAttempt *at);
+static void zk_queue_take(ZkAttempt *at, char *const *names, int n);
 static void zk_queue_unknown(ZkAttempt *at);
 
 /*
@@ -54,6 +54,27 @@ ZkLastComponent(const char *path)
 }
 
 /*
+ * zk_queue_take
+ *		Our copy of the queue is now these n node names (copied).
+ */
+static void
+zk_queue_take(ZkAttempt *at, char *const *names, int n)
+{
+	MemoryContext old;
+
+	MemoryContextReset(at->cxt);
+	old = MemoryContextSwitchTo(at->cxt);
+	at->names = palloc(sizeof(char *) * Max(n, 1));
+	at->queue = palloc(sizeof(ZkContender) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		at->names[i] = pstrdup(names[i]);
+	at->nnames = n;
+	at->nqueue = ZkSortContenders(at->names, n, at->queue);
+	at->queue_known = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * ZkAttemptTakeQueue
  *		Replace our copy of the queue by a getChildren answer.  False if the
  *		answer is a lost connection (the caller reads again).
@@ -61,46 +82,14 @@ ZkLastComponent(const char *path)
 bool
 ZkAttemptTakeQueue(ZkAttempt *at, ZkOp *op)
 {
-	MemoryContext old;
 	int			rc = op->rc;
 
 	if (ZkIsConnectionLoss(rc))
 		return false;
 	if (rc != ZOK && rc != ZNONODE)
 		ZkRaiseForRc(rc);
-
-	MemoryContextReset(at->cxt);
-	old = MemoryContextSwitchTo(at->cxt);
-	at->nqueue = 0;
-	at->names = palloc(sizeof(char *) * Max(op->nchildren, 1));
-	at->queue = palloc(sizeof(ZkContender) * Max(op->nchildren, 1));
-	for (int i = 0; i < op->nchildren; i++)
-		at->names[i] = pstrdup(op->children[i]);
-	at->nnames = op->nchildren;
-	at->nqueue = ZkSortContenders(at->names, op->nchildren, at->queue);
-	at->queue_known = true;
-	MemoryContextSwitchTo(old);
+	zk_queue_take(at, op->children, op->nchildren);
 	return true;
-}
-
-/*
- * zk_queue_alone
- *		Our node is the lock node's only child: the queue is just us.
- */
-static void
-zk_queue_alone(ZkAttempt *at)
-{
-	MemoryContext old;
-
-	MemoryContextReset(at->cxt);
-	old = MemoryContextSwitchTo(at->cxt);
-	at->names = palloc(sizeof(char *));
-	at->queue = palloc(sizeof(ZkContender));
-	at->names[0] = pstrdup(at->name);
-	at->nnames = 1;
-	at->nqueue = ZkSortContenders(at->names, 1, at->queue);
-	at->queue_known = true;
-	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -230,8 +219,9 @@ ZkAttemptCreated(ZkAttempt *at, const char *znode, int64 token, bool alone)
 	at->znode = pstrdup(znode);
 	at->name = ZkLastComponent(at->znode);
 	at->token = token;
+	/* alone: the queue is just us */
 	if (alone)
-		zk_queue_alone(at);
+		zk_queue_take(at, (char *const *) &at->name, 1);
 	else
 		zk_queue_unknown(at);
 }

@@ -1,15 +1,38 @@
 /*-------------------------------------------------------------------------
  *
  * recipes/lock_set.c
- *		The atomic multi-lock: several locks taken at once, all or none.
+ *		The ZooKeeper read/write lock recipe, for one lock or for several
+ *		taken at once, all or none (a lock alone is a set of one).
+ *
+ * A lock "/a/b" is the node <zklock.root>/a/b (created, with its parents,
+ * as container nodes, which the server reaps once empty).  To take it, a
+ * backend creates an ephemeral-sequential child named like Apache
+ * Curator's InterProcessReadWriteLock nodes with its protection prefix:
+ *
+ *		_c_<uuid>-__WRIT__<seq>		exclusive
+ *		_c_<uuid>-__READ__<seq>		shared
+ *
+ * where <uuid> is fresh for every attempt.  With zklock.exclusive_node_style
+ * = 'mutex' an exclusive node is named like Curator's InterProcessMutex
+ * nodes instead, _c_<uuid>-lock-<seq>, so that zklock and InterProcessMutex
+ * wait in one queue (a mutex queue has no readers).
+ *
+ * The children of the lock node, ordered by sequence, are the queue
+ * (base/contender.c says which children count and what each one's mode is).
+ * Waiting in it, deadlock detection, the recovery of a create whose
+ * answer was lost and the removal of an abandoned attempt's node are the
+ * attempt steps every recipe on this queue shares (recipes/attempt.c).
  *
  * The queue nodes of every lock of the set are created in one ZooKeeper
- * multi (ZkCreateSet), each with a setData of its lock node that tells,
- * in the same answer, whether the node is alone in its queue.  One
- * transaction puts the whole set into every queue at the same point of
- * ZooKeeper's total order, so whatever order two sets list their locks
- * in, one of them is ahead of the other in every queue they share: sets
- * never deadlock with each other.  Every node of the set has the same
+ * multi (ZkCreateSet), each with an (empty) setData of its lock node,
+ * whose answer carries the lock node's child count right after our create
+ * (ZkAttemptCreateLocks).  A count of one means our node is alone: the
+ * lock is ours, and an uncontended acquire costs one write and no read.
+ * Otherwise the queue is read once.  One transaction puts the whole set
+ * into every queue at the same point of ZooKeeper's total order, so
+ * whatever order two sets list their locks in, one of them is ahead of
+ * the other in every queue they share: sets never deadlock with each
+ * other.  Every node of the set has the same
  * czxid, the transaction's zxid: the set's one fencing token.
  *
  * Then the backend waits with each node in turn (recipes/attempt.c's wait,
@@ -18,8 +41,12 @@
  * as soon as the last of them is.  While waiting, deadlock detection sees
  * the set as one wait for all of its nodes not granted yet.
  *
- * Round trips, uncontended: one write for the set, one for its release
- * (the batch of released nodes, holds/batch.c, deletes them in one multi).
+ * Release.  The nodes of released locks are deleted together
+ * (ZkDeleteNodes: one delete, or multis of deletes however many they
+ * are; holds/batch.c batches them), and ZkReleaseWait waits until
+ * ZooKeeper applied them (synchronous release); the deletes are retried
+ * after a lost connection until done.  Uncontended, a set costs one write
+ * to take and one to release.
  *
  * However an attempt ends without the locks (a try that gives up, a
  * timeout, cancel, an error) every node of the set goes (ZkAttemptAbandon):
@@ -100,11 +127,12 @@ zk_verify_set(ZkAttempt **at, int n)
 /*
  * ZkAcquireSet
  *		Take n locks (args[i], on distinct lock nodes) all at once.  Waits
- *		as ZkAcquire does (args[0].wait_ms for all); returns false if a try
- *		did not get every one of them, leaving no node behind.  On success
- *		grants[i] holds node i, and every grant has the same token.  Errors
- *		name the set's first lock as acquired, and each lock as it is
- *		waited for.
+ *		at most args[0].wait_ms for all (then returns false), or with
+ *		wait_ms < 0 as long as needed, bounded by lock_timeout if set (then
+ *		ERROR 55P03).  However it ends without the locks (false, timeout,
+ *		cancel, any ERROR), no node is left behind.  On success grants[i]
+ *		holds node i, and every grant has the same token.  Errors name the
+ *		set's first lock as acquired, and each lock as it is waited for.
  */
 bool
 ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
@@ -156,9 +184,13 @@ ZkAcquireSet(const ZkAcquireArgs *args, int n, ZkGrant *grants)
 			ZkOperationSet(&oc, ZK_OPER_WAIT_LOCK, args[i].lock_path);
 			granted = ZkAttemptWait(at[i], &grants[i]);
 		}
-		ZkOperationSet(&oc, ZK_OPER_ACQUIRE_LOCK, args[0].lock_path);
-		if (granted && ZkWatchWaitCount() != waits_before)
-			zk_verify_set(at, n);
+		/* a lock alone stays waited for; a set verifies its nodes */
+		if (n > 1)
+		{
+			ZkOperationSet(&oc, ZK_OPER_ACQUIRE_LOCK, args[0].lock_path);
+			if (granted && ZkWatchWaitCount() != waits_before)
+				zk_verify_set(at, n);
+		}
 	}
 	PG_CATCH();
 	{

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * recipes/lock_set.h
- *		Several locks taken at once, all or none (recipes/lock_set.c).
+ *		The read/write lock recipe: one lock, or several taken at once, all
+ *		or none (recipes/lock_set.c).
  *
  *-------------------------------------------------------------------------
  */

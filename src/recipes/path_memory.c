@@ -15,7 +15,7 @@
  * A wrong guess either way costs a refused request (the lock node's create,
  * within the same round trip; or the queue node's, which is then sent
  * again with the lock node's) and is corrected by the attempt
- * (recipes/rwlock.c and its siblings), so a guess only ever decides speed,
+ * (recipes/lock_set.c and its siblings), so a guess only ever decides speed,
  * never correctness.
  *
  * Guesses come from two-bit saturating counters, as a branch predictor

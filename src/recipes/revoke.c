@@ -48,9 +48,10 @@
 typedef struct ZkRevokeScan
 {
 	const char *path;			/* the lock path revoked */
+	const char *lock_node;		/* its node */
 	bool		force;
-	MemoryContext cxt;			/* where the names go */
-	List	   *znodes;			/* the nodes' names below the lock's node */
+	MemoryContext cxt;			/* where the paths go */
+	List	   *znodes;			/* the nodes' paths */
 } ZkRevokeScan;
 
 /*
@@ -74,7 +75,8 @@ zk_revoke_collect(const ZkClusterLock *lock, void *arg)
 
 		if (h->ttl_node && !rs->force)
 			continue;			/* a lease: nobody listens */
-		rs->znodes = lappend(rs->znodes, pstrdup(h->znode));
+		rs->znodes = lappend(rs->znodes,
+							 psprintf("%s/%s", rs->lock_node, h->znode));
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -107,7 +109,6 @@ ZkRevokeHolders(const char *lock_node, const char *path, bool force,
 	ZkRevokeScan rs;
 	ZkOperationContext oc;
 	ZkOp	  **ops;
-	char	  **nodes;
 	int			n;
 	int			done = 0;
 	ListCell   *lc;
@@ -116,26 +117,22 @@ ZkRevokeHolders(const char *lock_node, const char *path, bool force,
 	ZkOperationPush(&oc, ZK_OPER_REVOKE_LOCK, path);
 	memset(&rs, 0, sizeof(rs));
 	rs.path = path;
+	rs.lock_node = lock_node;
 	rs.force = force;
 	rs.cxt = CurrentMemoryContext;
 	ZkClusterScan(zklock_root, path, true, zk_revoke_collect, &rs);
 
 	n = list_length(rs.znodes);
 	ops = palloc0(sizeof(ZkOp *) * Max(n, 1));
-	nodes = palloc(sizeof(char *) * Max(n, 1));
-	foreach(lc, rs.znodes)
-	{
-		int			i = foreach_current_index(lc);
-
-		nodes[i] = psprintf("%s/%s", lock_node, (char *) lfirst(lc));
-	}
 
 	/* all at once; after a lost connection, the unanswered ones again */
-	for (int i = 0; i < n; i++)
-		ops[i] = zk_revoke_send(nodes[i], force);
+	foreach(lc, rs.znodes)
+		ops[foreach_current_index(lc)] = zk_revoke_send(lfirst(lc), force);
 	initStringInfo(&asked);
-	for (int i = 0; i < n; i++)
+	foreach(lc, rs.znodes)
 	{
+		const char *node = lfirst(lc);
+		int			i = foreach_current_index(lc);
 		bool		resent = false;
 		int			rc;
 
@@ -144,7 +141,7 @@ ZkRevokeHolders(const char *lock_node, const char *path, bool force,
 		ops[i] = NULL;
 		while (ZkAwaitReconnect(rc))
 		{
-			rc = ZkOpResult(zk_revoke_send(nodes[i], force));
+			rc = ZkOpResult(zk_revoke_send(node, force));
 			resent = true;
 		}
 		if (rc == ZNONODE && !(force && resent))
@@ -152,7 +149,7 @@ ZkRevokeHolders(const char *lock_node, const char *path, bool force,
 		if (rc != ZOK && rc != ZNONODE)
 			ZkRaiseForRc(rc);
 		appendStringInfo(&asked, "%s\"%s\"", done > 0 ? ", " : "",
-						 ZkUtf8ForMessage(nodes[i] + strlen(lock_node) + 1));
+						 ZkUtf8ForMessage(node + strlen(lock_node) + 1));
 		done++;
 	}
 	*holders = asked.data;
