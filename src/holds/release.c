@@ -32,7 +32,6 @@
 
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit, bool *dropped);
-static bool zk_release_paths(const char *const *paths, int n, bool permit);
 static void zk_flush_releasing(const char *const *paths, int n);
 static void zk_release_session_holds(bool members);
 static void zk_depart_members(int64 deadline_ms);
@@ -116,15 +115,16 @@ zk_flush_releasing(const char *const *paths, int n)
 }
 
 /*
- * zk_release_paths
+ * ZkLockRelease
  *		Release one session hold on each of n paths (zk_release_one; a path
- *		given twice, twice), all the nodes that go in one batch, and wait
+ *		given twice, twice), of a semaphore's permit if 'permit', all the
+ *		nodes that go in one batch, and wait
  *		for the release as zklock.synchronous_release says.  False, after a
  *		WARNING for each, if some path had no session hold left; the others
  *		are released all the same.
  */
-static bool
-zk_release_paths(const char *const *paths, int n, bool permit)
+bool
+ZkLockRelease(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
 	bool		sent;
@@ -157,36 +157,6 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 		ZkReportReleasedLost(dropped_paths, ndropped);
 	pfree(dropped_paths);
 	return all;
-}
-
-/*
- * ZkLockRelease
- *		Release one session hold on a path (zk_release_paths).
- */
-bool
-ZkLockRelease(const char *path)
-{
-	return zk_release_paths(&path, 1, false);
-}
-
-/*
- * ZkLockReleasePermit
- *		Release one session hold of a semaphore's permit (zk_release_paths).
- */
-bool
-ZkLockReleasePermit(const char *path)
-{
-	return zk_release_paths(&path, 1, true);
-}
-
-/*
- * ZkLockReleaseSet
- *		Release one session hold on each of n paths (zk_release_paths).
- */
-bool
-ZkLockReleaseSet(const char *const *paths, int n)
-{
-	return zk_release_paths(paths, n, false);
 }
 
 /*
