@@ -50,8 +50,7 @@ extern bool ZkLockAcquirePermit(const char *path, int max_leases,
 							   ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockRelease(const char *const *paths, int n, bool permit);
 extern bool ZkLockReleaseMode(const char *path, ZkLockMode mode);
-extern void ZkLockReleaseUnder(const char *prefix);
-extern void ZkLockReleaseAll(void);
+extern void ZkLockReleaseAll(const char *prefix);
 extern void ZkLockDiscardAll(void);
 extern bool ZkLockBarrierSet(const char *path);
 extern bool ZkLockBarrierRemove(const char *path);

@@ -33,7 +33,7 @@
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit, bool *dropped);
 static void zk_flush_releasing(const char *const *paths, int n);
-static void zk_release_session_holds(bool members);
+static void zk_release_session_holds(bool members, const char *prefix);
 static void zk_depart_members(int64 deadline_ms);
 static void zk_members_at_exit(int code, Datum arg);
 
@@ -184,54 +184,28 @@ ZkLockReleaseMode(const char *path, ZkLockMode mode)
 }
 
 /*
- * ZkLockReleaseUnder
- *		Release every session hold of a lock (exclusive or shared) whose
- *		path starts with 'prefix', as pg_advisory_unlock_all releases the
- *		session's advisory locks and no other: semaphore permits and double
- *		barrier memberships are left alone.  One batch of deletes.
- */
-void
-ZkLockReleaseUnder(const char *prefix)
-{
-	HASH_SEQ_STATUS status;
-	ZkLockEntry *entry;
-	size_t		len = strlen(prefix);
-
-	ZkLockReportExpiry();
-	(void) ZkLockAbsorbLosses();
-	if (ZkHeldLocks == NULL)
-		return;
-	hash_seq_init(&status, ZkHeldLocks);
-	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
-	{
-		if (entry->session_holds > 0 &&
-			(entry->key.mode == ZK_MODE_EXCLUSIVE ||
-			 entry->key.mode == ZK_MODE_SHARED) &&
-			strncmp(entry->key.path, prefix, len) == 0)
-		{
-			entry->session_holds = 0;
-			zk_maybe_drop(entry);
-		}
-	}
-	ZkFlushReleases();
-}
-
-/*
  * zk_release_session_holds
  *		Drop every session hold of the backend, of double barrier
- *		memberships too if 'members', and send the nodes that go.
+ *		memberships too if 'members', and send the nodes that go, in one
+ *		batch of deletes.  With a prefix, only the session holds of a lock
+ *		(exclusive or shared) whose path starts with it.
  */
 static void
-zk_release_session_holds(bool members)
+zk_release_session_holds(bool members, const char *prefix)
 {
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *entry;
+	size_t		len = prefix ? strlen(prefix) : 0;
 
 	hash_seq_init(&status, ZkHeldLocks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
 		if (entry->session_holds > 0 &&
-			(members || entry->key.mode != ZK_MODE_MEMBER))
+			(members || entry->key.mode != ZK_MODE_MEMBER) &&
+			(prefix == NULL ||
+			 ((entry->key.mode == ZK_MODE_EXCLUSIVE ||
+			   entry->key.mode == ZK_MODE_SHARED) &&
+			  strncmp(entry->key.path, prefix, len) == 0)))
 		{
 			entry->session_holds = 0;
 			zk_maybe_drop(entry);
@@ -243,16 +217,19 @@ zk_release_session_holds(bool members)
 /*
  * ZkLockReleaseAll
  *		Release every session hold of the backend (zk_unlock_all).  A double
- *		barrier is left with zk_double_barrier_leave.
+ *		barrier is left with zk_double_barrier_leave.  With a prefix, every
+ *		session hold of a lock (exclusive or shared) whose path starts with
+ *		it, as pg_advisory_unlock_all releases the session's advisory locks
+ *		and no other: semaphore permits are left alone too.
  */
 void
-ZkLockReleaseAll(void)
+ZkLockReleaseAll(const char *prefix)
 {
 	ZkLockReportExpiry();
 	(void) ZkLockAbsorbLosses();
 	if (ZkHeldLocks == NULL)
 		return;
-	zk_release_session_holds(false);
+	zk_release_session_holds(false, prefix);
 }
 
 /*
@@ -295,7 +272,7 @@ ZkLockDiscardAll(void)
 
 	(void) ZkLockAbsorbLosses();
 	zk_depart_members(ZkNowMs() + zklock_connect_timeout);
-	zk_release_session_holds(true);
+	zk_release_session_holds(true, NULL);
 }
 
 /*

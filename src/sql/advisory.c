@@ -257,6 +257,6 @@ zk_advisory_unlock_shared(PG_FUNCTION_ARGS)
 Datum
 zk_advisory_unlock_all(PG_FUNCTION_ARGS)
 {
-	ZkLockReleaseUnder(database_prefix());
+	ZkLockReleaseAll(database_prefix());
 	PG_RETURN_VOID();
 }

@@ -396,7 +396,7 @@ zk_semaphore_release(PG_FUNCTION_ARGS)
 Datum
 zk_unlock_all(PG_FUNCTION_ARGS)
 {
-	ZkLockReleaseAll();
+	ZkLockReleaseAll(NULL);
 	PG_RETURN_VOID();
 }
 
