@@ -238,8 +238,7 @@ zk_counted(ZkCountedCall *call)
 static void
 zk_acquire_begin(void)
 {
-	ZkHoldsInit();
-	ZkSessionEnsure();
+	ZkHoldsEnsureSession();
 	(void) ZkLockAbsorbLosses();
 }
 

@@ -26,7 +26,7 @@
  * expiry by a WARNING instead (holds/release.c).
  *
  * The session's hooks, ZkLocksLost and the table's ZkLockCount, are set
- * here as the table is made (ZkHoldsInit): the table (holds/table.c) and the
+ * here as the table is made (ZkHoldsEnsureSession): the table (holds/table.c) and the
  * batch of releases (holds/batch.c) call nothing of this file.
  *
  *-------------------------------------------------------------------------
@@ -401,20 +401,24 @@ ZkLocksLost(void)
 }
 
 /*
- * ZkHoldsInit
- *		Make the lock table (ZkLockTableInit) and set the session's hooks:
+ * ZkHoldsEnsureSession
+ *		What every zklock call that talks to ZooKeeper does first.  Make the
+ *		lock table (ZkLockTableInit) and set the session's hooks:
  *		ZkLocksLost, and ZkLockCount (a session cannot be replaced while
  *		locks are held); once per backend, at the first zklock call that
  *		needs them.  Set here rather than by the table, so that the table
- *		calls nothing of this file.
+ *		calls nothing of this file.  Then open the session if needed,
+ *		reporting an expired one first (the ERROR naming the lost locks).
  */
 void
-ZkHoldsInit(void)
+ZkHoldsEnsureSession(void)
 {
-	if (ZkHeldLocks != NULL)
-		return;
-	ZkLockTableInit();
-	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
+	if (ZkHeldLocks == NULL)
+	{
+		ZkLockTableInit();
+		ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
+	}
+	ZkSessionEnsure();
 }
 
 /*

@@ -149,8 +149,8 @@ zk_key_copy(void *dest, const void *src, Size keysize)
 /*
  * ZkLockTableInit
  *		Create the memory context and the table, once per backend, at the
- *		first zklock call that needs them (ZkHoldsInit, holds/lost.c, which
- *		then sets the session's hooks).
+ *		first zklock call that needs them (ZkHoldsEnsureSession,
+ *		holds/lost.c, which then sets the session's hooks).
  */
 void
 ZkLockTableInit(void)
