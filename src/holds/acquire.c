@@ -253,19 +253,16 @@ zk_acquire_begin(void)
 static void
 zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 {
+	bool		mutex = zklock_exclusive_node_style == ZK_STYLE_MUTEX;
+
 	if (mode == ZK_MODE_SHARED &&
-		zklock_exclusive_node_style == ZK_STYLE_MUTEX)
+		(mutex || zklock_exclusive_node_style == ZK_STYLE_LATCH))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
-				 errdetail("A Curator InterProcessMutex queue has no readers."),
-				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
-	if (mode == ZK_MODE_SHARED &&
-		zklock_exclusive_node_style == ZK_STYLE_LATCH)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'latch'"),
-				 errdetail("A Curator LeaderLatch election has no readers."),
+				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = '%s'",
+						mutex ? "mutex" : "latch"),
+				 errdetail(mutex ? "A Curator InterProcessMutex queue has no readers." :
+						   "A Curator LeaderLatch election has no readers."),
 				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
 	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
 		ereport(ERROR,

@@ -74,16 +74,12 @@ zk_release_one(const char *path, bool permit, bool *dropped)
 	}
 	if (entry == NULL || entry->session_holds == 0)
 	{
-		if (permit)
-			ereport(WARNING,
-					(errcode(ERRCODE_WARNING),
-					 errmsg("you don't own a session permit of ZooKeeper semaphore \"%s\"",
-							ZkUtf8ForMessage(path))));
-		else
-			ereport(WARNING,
-					(errcode(ERRCODE_WARNING),
-					 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
-							ZkUtf8ForMessage(path))));
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg(permit ?
+						"you don't own a session permit of ZooKeeper semaphore \"%s\"" :
+						"you don't own a session lock on ZooKeeper path \"%s\"",
+						ZkUtf8ForMessage(path))));
 		return false;
 	}
 	entry->session_holds--;
@@ -105,13 +101,11 @@ zk_flush_releasing(const char *const *paths, int n)
 	{
 		ZkFlushReleases();
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
 		ZkNoteReleasing(NULL, 0);
-		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ZkNoteReleasing(NULL, 0);
 }
 
 /*
@@ -384,16 +378,12 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 		result = ZkDoubleBarrierLeave(ZkLockNodePath(path), path, znode,
 									  wait_ms);
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
 		entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
 		if (entry != NULL)
 			ZkEntryDrop(entry, false);
-		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
-	if (entry != NULL)
-		ZkEntryDrop(entry, false);
 	return result;
 }
