@@ -567,13 +567,7 @@ ZkCheckRoom(int more)
 char *
 ZkLockNodePath(const char *path)
 {
-	size_t		rootlen = strlen(zklock_root);
-	size_t		pathlen = strlen(path);
-	char	   *node = palloc(rootlen + pathlen + 1);
-
-	memcpy(node, zklock_root, rootlen);
-	memcpy(node + rootlen, path, pathlen + 1);
-	return node;
+	return psprintf("%s%s", zklock_root, path);
 }
 
 /*
