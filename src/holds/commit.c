@@ -27,7 +27,6 @@
 
 #include "access/xact.h"
 #include "common/int.h"
-#include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
 #include "recipes/lease.h"
@@ -443,17 +442,12 @@ zk_locks_pre_commit(void)
 			}
 		}
 		if (!ZkVerifyHeld(znodes, n, gone, zklock_connect_timeout))
-		{
-			StringInfoData held;
-
-			initStringInfo(&held);
-			ZkDescribeHeld(&held);
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("could not confirm ZooKeeper locks before commit"),
 					 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms); these locks may be lost: %s.",
-							   zklock_connect_timeout, held.data)));
-		}
+							   zklock_connect_timeout,
+							   ZkDescribeHeld(NULL, 0))));
 		for (int i = 0; i < n; i++)
 		{
 			if (gone[i])
@@ -474,18 +468,12 @@ zk_locks_pre_commit(void)
 				elog(ERROR, "expired ZooKeeper session was not reported");
 				break;
 			case ZK_SESSION_UNCONFIRMED:
-				{
-					StringInfoData held;
-
-					initStringInfo(&held);
-					ZkDescribeHeld(&held);
-					ereport(ERROR,
-							(errcode(ERRCODE_CONNECTION_FAILURE),
-							 errmsg("could not confirm the ZooKeeper session before commit"),
-							 errdetail("ZooKeeper did not answer before the session could have expired; these locks may be lost: %s. The transaction is rolled back.",
-									   held.data),
-							 errhint("Check zk_session() and the connection to ZooKeeper.")));
-				}
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("could not confirm the ZooKeeper session before commit"),
+						 errdetail("ZooKeeper did not answer before the session could have expired; these locks may be lost: %s. The transaction is rolled back.",
+								   ZkDescribeHeld(NULL, 0)),
+						 errhint("Check zk_session() and the connection to ZooKeeper.")));
 		}
 		/* held-node deletions notified before the answers that renewed the lease */
 		(void) ZkLockAbsorbLosses();

@@ -105,7 +105,7 @@ extern void ZkPromoteXactHolds(int level);
 extern void ZkCheckRoot(void);
 extern void ZkCheckRoom(int more);
 extern char *ZkLockNodePath(const char *path);
-extern void ZkDescribeHeld(StringInfo buf);
+extern char *ZkDescribeHeld(const char *const *released, int n);
 
 /*
  * holds/lost.c: locks found lost, the transaction that lost them, and the

@@ -667,18 +667,25 @@ ZkLockRevokeRequested(const char *path)
 
 /*
  * ZkDescribeHeld
- *		Append the locks this backend holds, as error messages name them:
- *		"/a" (exclusive, session), "/b" (shared, transaction), ...
+ *		The locks this backend holds, as error messages name them (palloc'd),
+ *		after the n paths 'released' (named by path alone): "/r", "/a"
+ *		(exclusive, session), "/b" (shared, transaction), ...
  */
-void
-ZkDescribeHeld(StringInfo buf)
+char *
+ZkDescribeHeld(const char *const *released, int n)
 {
+	StringInfoData buf;
 	ZkLockInfo *rows;
-	int			n = ZkLockList(&rows);
+	int			nheld = ZkLockList(&rows);
 
+	initStringInfo(&buf);
 	for (int i = 0; i < n; i++)
-		appendStringInfo(buf, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 ZkUtf8ForMessage(released[i]));
+	for (int i = 0; i < nheld; i++)
+		appendStringInfo(&buf, "%s\"%s\" (%s, %s)", n + i > 0 ? ", " : "",
 						 ZkUtf8ForMessage(rows[i].path), ZkLockModeName(rows[i].mode),
 
 						 ZkLockScopeName(rows[i].scope));
+	return buf.data;
 }
