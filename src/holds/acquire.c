@@ -15,7 +15,7 @@
  * increment, with no ZooKeeper round trip.  Downgrade is taken by the
  * recipe and kept safe by the table.  Upgrade (write while holding only
  * read) is an ERROR for zklock's own functions; zk_advisory's take it as
- * PostgreSQL does (ZkLockAcquireAdvisory), waiting for the other readers
+ * PostgreSQL does (ZkLockAcquire), waiting for the other readers
  * only (recipes/attempt.c).
  *
  * Each acquisition is counted in the statistics (base/stats.c): how it ended
@@ -237,8 +237,7 @@ zk_counted(ZkCountedCall *call)
 static void
 zk_acquire_begin(void)
 {
-	ZkHoldsInit();
-	ZkSessionEnsure();
+	ZkHoldsEnsureSession();
 	(void) ZkLockAbsorbLosses();
 }
 
@@ -253,19 +252,16 @@ zk_acquire_begin(void)
 static void
 zk_check_mode_allowed(const char *path, ZkLockMode mode, ZkLockEntry *other)
 {
+	bool		mutex = zklock_exclusive_node_style == ZK_STYLE_MUTEX;
+
 	if (mode == ZK_MODE_SHARED &&
-		zklock_exclusive_node_style == ZK_STYLE_MUTEX)
+		(mutex || zklock_exclusive_node_style == ZK_STYLE_LATCH))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'mutex'"),
-				 errdetail("A Curator InterProcessMutex queue has no readers."),
-				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
-	if (mode == ZK_MODE_SHARED &&
-		zklock_exclusive_node_style == ZK_STYLE_LATCH)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = 'latch'"),
-				 errdetail("A Curator LeaderLatch election has no readers."),
+				 errmsg("shared ZooKeeper locks are not available with zklock.exclusive_node_style = '%s'",
+						mutex ? "mutex" : "latch"),
+				 errdetail(mutex ? "A Curator InterProcessMutex queue has no readers." :
+						   "A Curator LeaderLatch election has no readers."),
 				 errhint("Use zklock.exclusive_node_style = 'rwlock' for paths that need shared locks.")));
 	if (mode == ZK_MODE_EXCLUSIVE && other != NULL)
 		ereport(ERROR,
@@ -349,14 +345,21 @@ zk_acquire_args(ZkAcquireArgs *args, const char *path, ZkLockMode mode,
 }
 
 /*
- * zk_lock_acquire
- *		ZkLockAcquire; with 'upgrade', an exclusive lock on a path this
- *		backend holds shared is taken as PostgreSQL's lock manager takes
- *		it (ZkLockAcquireAdvisory) instead of refused.
+ * ZkLockAcquire
+ *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
+ *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
+ *		false if a try did not get the lock; sets *token on success.  An
+ *		exclusive lock on a path this backend holds shared is refused,
+ *		unless 'upgrade': then it is taken as PostgreSQL's advisory locks
+ *		take it (zk_advisory), as an upgrade, which waits only for the
+ *		other sessions' holds (recipes/attempt.c), and a try of it fails
+ *		while another session shares the path.  The shared node stays; if
+ *		contenders queued between it and the new exclusive node, it
+ *		outlives the exclusive node (holds/table.c).
  */
-static bool
-zk_lock_acquire(const char *path, ZkLockMode mode, ZkLockScope scope,
-				int64 wait_ms, int64 *token, bool upgrade)
+bool
+ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
+			  int64 wait_ms, int64 *token, bool upgrade)
 {
 	ZkLockEntry *entry;
 	ZkLockEntry *other;
@@ -390,36 +393,6 @@ zk_lock_acquire(const char *path, ZkLockMode mode, ZkLockScope scope,
 	ZkEntryAddHold(entry, scope);
 	*token = entry->token;
 	return true;
-}
-
-/*
- * ZkLockAcquire
- *		Take one hold of a lock.  wait_ms: 0 try once, > 0 wait at most that
- *		long, < 0 wait as long as needed (bounded by lock_timeout).  Returns
- *		false if a try did not get the lock; sets *token on success.  An
- *		exclusive lock on a path this backend holds shared is refused.
- */
-bool
-ZkLockAcquire(const char *path, ZkLockMode mode, ZkLockScope scope,
-			  int64 wait_ms, int64 *token)
-{
-	return zk_lock_acquire(path, mode, scope, wait_ms, token, false);
-}
-
-/*
- * ZkLockAcquireAdvisory
- *		ZkLockAcquire as PostgreSQL's advisory locks behave (zk_advisory): an
- *		exclusive lock on a path this backend holds shared is an upgrade,
- *		which waits only for the other sessions' holds (recipes/attempt.c),
- *		and a try of it fails while another session shares the path.  The
- *		shared node stays; if contenders queued between it and the new
- *		exclusive node, it outlives the exclusive node (holds/table.c).
- */
-bool
-ZkLockAcquireAdvisory(const char *path, ZkLockMode mode, ZkLockScope scope,
-					  int64 wait_ms, int64 *token)
-{
-	return zk_lock_acquire(path, mode, scope, wait_ms, token, true);
 }
 
 /*

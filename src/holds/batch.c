@@ -86,13 +86,7 @@ ZkBatchRelease(char *znode)
 {
 	/* our own delete is no loss (client/loss_watch.c) */
 	ZkLossWatchRelease(znode);
-	if (zk_nreleased == zk_maxreleased)
-	{
-		/* no room (never expected): delete it alone rather than allocate */
-		ZkDeleteInBackground(znode);
-		pfree(znode);
-		return;
-	}
+	Assert(zk_nreleased < zk_maxreleased);
 	zk_released[zk_nreleased++] = znode;
 }
 

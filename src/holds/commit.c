@@ -27,7 +27,6 @@
 
 #include "access/xact.h"
 #include "common/int.h"
-#include "lib/stringinfo.h"
 #include "utils/hsearch.h"
 
 #include "recipes/lease.h"
@@ -54,11 +53,10 @@ typedef struct ZkLeaseTouch
 								 * or last renewed it */
 } ZkLeaseTouch;
 
-static ZkLeaseTouch *zk_leases_touched = NULL;
-static int	zk_nleases_touched = 0;
-static int	zk_maxleases_touched = 0;
+/* the ZkLeaseTouch entries, NIL when none */
+static List *zk_leases_touched = NIL;
 
-static int	zk_touched_lease(const char *path, int64 token);
+static ZkLeaseTouch *zk_touched_lease(const char *path, int64 token);
 static void zk_forget_touched_leases(void);
 static bool zk_lease_ran_out(const ZkLeaseTouch *t, int64 now);
 static int64 zk_lease_end(const ZkLeaseTouch *t);
@@ -77,31 +75,22 @@ void
 ZkTouchLease(const char *path, const ZkLeaseInfo *info)
 {
 	ZkLeaseTouch *t = NULL;
+	ListCell   *lc;
 
-	for (int i = 0; i < zk_nleases_touched && t == NULL; i++)
+	foreach(lc, zk_leases_touched)
 	{
-		if (strcmp(zk_leases_touched[i].znode, info->znode) == 0)
-			t = &zk_leases_touched[i];
+		if (strcmp(((ZkLeaseTouch *) lfirst(lc))->znode, info->znode) == 0)
+			t = lfirst(lc);
 	}
 	if (t == NULL)
 	{
-		if (zk_nleases_touched == zk_maxleases_touched)
-		{
-			int			newmax = Max(8, zk_maxleases_touched * 2);
+		MemoryContext old = MemoryContextSwitchTo(ZkLockContext);
 
-			if (zk_leases_touched == NULL)
-				zk_leases_touched = MemoryContextAlloc(ZkLockContext,
-													   sizeof(ZkLeaseTouch) * newmax);
-			else
-				zk_leases_touched = repalloc(zk_leases_touched,
-											 sizeof(ZkLeaseTouch) * newmax);
-			zk_maxleases_touched = newmax;
-		}
-		t = &zk_leases_touched[zk_nleases_touched];
-		t->path = MemoryContextStrdup(ZkLockContext, path);
-		t->znode = MemoryContextStrdup(ZkLockContext, info->znode);
-		t->sent_at = 0;
-		zk_nleases_touched++;
+		t = palloc0(sizeof(ZkLeaseTouch));
+		t->path = pstrdup(path);
+		t->znode = pstrdup(info->znode);
+		zk_leases_touched = lappend(zk_leases_touched, t);
+		MemoryContextSwitchTo(old);
 	}
 	t->token = info->token;
 	t->ttl_ms = info->ttl_ms;
@@ -114,18 +103,21 @@ ZkTouchLease(const char *path, const ZkLeaseInfo *info)
 
 /*
  * zk_touched_lease
- *		The index of the touched lease 'token' on a path, or -1.
+ *		The touched lease 'token' on a path, or NULL.
  */
-static int
+static ZkLeaseTouch *
 zk_touched_lease(const char *path, int64 token)
 {
-	for (int i = 0; i < zk_nleases_touched; i++)
+	ListCell   *lc;
+
+	foreach(lc, zk_leases_touched)
 	{
-		if (zk_leases_touched[i].token == token &&
-			strcmp(zk_leases_touched[i].path, path) == 0)
-			return i;
+		ZkLeaseTouch *t = lfirst(lc);
+
+		if (t->token == token && strcmp(t->path, path) == 0)
+			return t;
 	}
-	return -1;
+	return NULL;
 }
 
 /*
@@ -136,10 +128,10 @@ zk_touched_lease(const char *path, int64 token)
 void
 ZkUnwatchTouchedLease(const char *path, int64 token)
 {
-	int			i = zk_touched_lease(path, token);
+	ZkLeaseTouch *t = zk_touched_lease(path, token);
 
-	if (i >= 0)
-		ZkLossWatchRelease(zk_leases_touched[i].znode);
+	if (t != NULL)
+		ZkLossWatchRelease(t->znode);
 }
 
 /*
@@ -150,35 +142,37 @@ ZkUnwatchTouchedLease(const char *path, int64 token)
 void
 ZkForgetTouchedLease(const char *path, int64 token)
 {
-	int			i = zk_touched_lease(path, token);
+	ZkLeaseTouch *t = zk_touched_lease(path, token);
 
-	if (i < 0)
+	if (t == NULL)
 		return;
-	ZkLossWatchRelease(zk_leases_touched[i].znode);
-	pfree(zk_leases_touched[i].path);
-	pfree(zk_leases_touched[i].znode);
-	zk_leases_touched[i] = zk_leases_touched[--zk_nleases_touched];
+	ZkLossWatchRelease(t->znode);
+	pfree(t->path);
+	pfree(t->znode);
+	zk_leases_touched = list_delete_ptr(zk_leases_touched, t);
+	pfree(t);
 }
 
 /*
  * zk_forget_touched_leases
- *		The transaction ended: its leases need no more checking.  The array
+ *		The transaction ended: its leases need no more checking.  The list
  *		is freed, so that it never outgrows one transaction's leases.
  */
 static void
 zk_forget_touched_leases(void)
 {
-	for (int i = 0; i < zk_nleases_touched; i++)
+	ListCell   *lc;
+
+	foreach(lc, zk_leases_touched)
 	{
-		ZkLossWatchRelease(zk_leases_touched[i].znode);
-		pfree(zk_leases_touched[i].path);
-		pfree(zk_leases_touched[i].znode);
+		ZkLeaseTouch *t = lfirst(lc);
+
+		ZkLossWatchRelease(t->znode);
+		pfree(t->path);
+		pfree(t->znode);
 	}
-	if (zk_leases_touched != NULL)
-		pfree(zk_leases_touched);
-	zk_leases_touched = NULL;
-	zk_nleases_touched = 0;
-	zk_maxleases_touched = 0;
+	list_free_deep(zk_leases_touched);
+	zk_leases_touched = NIL;
 }
 
 /*
@@ -255,12 +249,14 @@ zk_leases_pre_commit(void)
 	int64		now = ZkNowMs();
 	int64		fresh_ms = zklock_session_timeout / 3;
 	bool		ask = zklock_verify_on_commit;
+	int			n = list_length(zk_leases_touched);
 	const char **znodes;
 	bool	   *gone;
+	ListCell   *lc;
 
-	for (int i = 0; i < zk_nleases_touched; i++)
+	foreach(lc, zk_leases_touched)
 	{
-		ZkLeaseTouch *t = &zk_leases_touched[i];
+		ZkLeaseTouch *t = lfirst(lc);
 
 		if (zk_lease_ran_out(t, now))
 			zk_lease_raise_ran_out(t, now);
@@ -271,12 +267,12 @@ zk_leases_pre_commit(void)
 		return;
 
 	ZkSessionEnsure();
-	znodes = palloc(sizeof(char *) * zk_nleases_touched);
-	gone = palloc(sizeof(bool) * zk_nleases_touched);
-	for (int i = 0; i < zk_nleases_touched; i++)
-		znodes[i] = zk_leases_touched[i].znode;
-	if (!ZkVerifyHeld(znodes, zk_nleases_touched, gone,
-					  zklock_connect_timeout))
+	znodes = palloc(sizeof(char *) * n);
+	gone = palloc(sizeof(bool) * n);
+	foreach(lc, zk_leases_touched)
+		znodes[foreach_current_index(lc)] =
+			((ZkLeaseTouch *) lfirst(lc))->znode;
+	if (!ZkVerifyHeld(znodes, n, gone, zklock_connect_timeout))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not confirm ZooKeeper leases before commit"),
@@ -284,11 +280,11 @@ zk_leases_pre_commit(void)
 						   zklock_connect_timeout)));
 	(void) ZkLockAbsorbLosses();
 	now = ZkNowMs();
-	for (int i = 0; i < zk_nleases_touched; i++)
+	foreach(lc, zk_leases_touched)
 	{
-		ZkLeaseTouch *t = &zk_leases_touched[i];
+		ZkLeaseTouch *t = lfirst(lc);
 
-		if (gone[i])
+		if (gone[foreach_current_index(lc)])
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("cannot commit: the ZooKeeper lease on lock \"%s\" is gone",
@@ -417,7 +413,7 @@ zk_locks_pre_commit(void)
 
 	ZkCheckXactLostLocks();
 
-	if (zk_nleases_touched > 0)
+	if (zk_leases_touched != NIL)
 		zk_leases_pre_commit();
 
 	if (ZkHeldLocks == NULL || hash_get_num_entries(ZkHeldLocks) == 0)
@@ -446,17 +442,12 @@ zk_locks_pre_commit(void)
 			}
 		}
 		if (!ZkVerifyHeld(znodes, n, gone, zklock_connect_timeout))
-		{
-			StringInfoData held;
-
-			initStringInfo(&held);
-			ZkDescribeHeld(&held);
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("could not confirm ZooKeeper locks before commit"),
 					 errdetail("ZooKeeper did not answer for zklock.connect_timeout (%d ms); these locks may be lost: %s.",
-							   zklock_connect_timeout, held.data)));
-		}
+							   zklock_connect_timeout,
+							   ZkDescribeHeld(NULL, 0))));
 		for (int i = 0; i < n; i++)
 		{
 			if (gone[i])
@@ -477,18 +468,12 @@ zk_locks_pre_commit(void)
 				elog(ERROR, "expired ZooKeeper session was not reported");
 				break;
 			case ZK_SESSION_UNCONFIRMED:
-				{
-					StringInfoData held;
-
-					initStringInfo(&held);
-					ZkDescribeHeld(&held);
-					ereport(ERROR,
-							(errcode(ERRCODE_CONNECTION_FAILURE),
-							 errmsg("could not confirm the ZooKeeper session before commit"),
-							 errdetail("ZooKeeper did not answer before the session could have expired; these locks may be lost: %s. The transaction is rolled back.",
-									   held.data),
-							 errhint("Check zk_session() and the connection to ZooKeeper.")));
-				}
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("could not confirm the ZooKeeper session before commit"),
+						 errdetail("ZooKeeper did not answer before the session could have expired; these locks may be lost: %s. The transaction is rolled back.",
+								   ZkDescribeHeld(NULL, 0)),
+						 errhint("Check zk_session() and the connection to ZooKeeper.")));
 		}
 		/* held-node deletions notified before the answers that renewed the lease */
 		(void) ZkLockAbsorbLosses();
@@ -550,7 +535,7 @@ ZkLockXactCallback(XactEvent event, void *arg)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that holds ZooKeeper transaction locks")));
 			/* the leases it took or renewed must still be held */
-			if (zk_nleases_touched > 0)
+			if (zk_leases_touched != NIL)
 				zk_leases_pre_commit();
 			break;
 		case XACT_EVENT_ABORT:

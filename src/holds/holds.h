@@ -42,20 +42,15 @@ typedef struct ZkLockInfo
 } ZkLockInfo;
 
 extern bool ZkLockAcquire(const char *path, ZkLockMode mode,
-						  ZkLockScope scope, int64 wait_ms, int64 *token);
-extern bool ZkLockAcquireAdvisory(const char *path, ZkLockMode mode,
-								  ZkLockScope scope, int64 wait_ms,
-								  int64 *token);
+						  ZkLockScope scope, int64 wait_ms, int64 *token,
+						  bool upgrade);
 extern bool ZkLockAcquireSet(const char *const *paths, int n, ZkLockMode mode,
 							 ZkLockScope scope, int64 wait_ms, int64 *token);
 extern bool ZkLockAcquirePermit(const char *path, int max_leases,
 							   ZkLockScope scope, int64 wait_ms, int64 *token);
-extern bool ZkLockRelease(const char *path);
-extern bool ZkLockReleasePermit(const char *path);
+extern bool ZkLockRelease(const char *const *paths, int n, bool permit);
 extern bool ZkLockReleaseMode(const char *path, ZkLockMode mode);
-extern void ZkLockReleaseUnder(const char *prefix);
-extern bool ZkLockReleaseSet(const char *const *paths, int n);
-extern void ZkLockReleaseAll(void);
+extern void ZkLockReleaseAll(const char *prefix);
 extern void ZkLockDiscardAll(void);
 extern bool ZkLockBarrierSet(const char *path);
 extern bool ZkLockBarrierRemove(const char *path);

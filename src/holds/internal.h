@@ -105,13 +105,13 @@ extern void ZkPromoteXactHolds(int level);
 extern void ZkCheckRoot(void);
 extern void ZkCheckRoom(int more);
 extern char *ZkLockNodePath(const char *path);
-extern void ZkDescribeHeld(StringInfo buf);
+extern char *ZkDescribeHeld(const char *const *released, int n);
 
 /*
  * holds/lost.c: locks found lost, the transaction that lost them, and the
- * session's hooks (ZkHoldsInit makes the table and sets them)
+ * session's hooks (ZkHoldsEnsureSession makes the table and sets them)
  */
-extern void ZkHoldsInit(void);
+extern void ZkHoldsEnsureSession(void);
 extern void ZkRaiseLost(ZkLockEntry *entry, int nlost,
 						ZkOperation oper) pg_attribute_noreturn();
 extern void ZkReportExpiredLocks(int elevel, int nlocks);

@@ -26,7 +26,7 @@
  * expiry by a WARNING instead (holds/release.c).
  *
  * The session's hooks, ZkLocksLost and the table's ZkLockCount, are set
- * here as the table is made (ZkHoldsInit): the table (holds/table.c) and the
+ * here as the table is made (ZkHoldsEnsureSession): the table (holds/table.c) and the
  * batch of releases (holds/batch.c) call nothing of this file.
  *
  *-------------------------------------------------------------------------
@@ -188,17 +188,15 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail, bool *session)
 		case ZK_LOSS_EXPIRED:
 		case ZK_LOSS_OUT_OF_TOUCH:
 			{
-				StringInfoData held;
 				ZkLockInfo *rows;
 				int			nlocks = ZkLockList(&rows);
+				char	   *held = ZkDescribeHeld(NULL, 0);
 
-				initStringInfo(&held);
-				ZkDescribeHeld(&held);
 				/* named already, and forgotten: the cancel's own node */
 				if (nlocks == 0)
 				{
 					nlocks = 1;
-					appendStringInfo(&held, "\"%s\"", ZkUtf8ForMessage(path));
+					held = psprintf("\"%s\"", ZkUtf8ForMessage(path));
 				}
 				*session = true;
 				*message = psprintf(ngettext("ZooKeeper session expired: %d lock was lost",
@@ -206,9 +204,9 @@ ZkLockDescribeLosses(bool cause, char **message, char **detail, bool *session)
 											 nlocks), nlocks);
 				if (kind == ZK_LOSS_OUT_OF_TOUCH)
 					*detail = psprintf(_("Lost: %s. No ZooKeeper server answered for longer than the session timeout. %s"),
-									   held.data, why);
+									   held, why);
 				else
-					*detail = psprintf(_("Lost: %s. %s"), held.data, why);
+					*detail = psprintf(_("Lost: %s. %s"), held, why);
 				break;
 			}
 		case ZK_LOSS_TTL:
@@ -322,10 +320,8 @@ zk_forget_expired(void)
 void
 ZkReportExpiredLocks(int elevel, int nlocks)
 {
-	StringInfoData list;
+	char	   *list = ZkDescribeHeld(NULL, 0);
 
-	initStringInfo(&list);
-	ZkDescribeHeld(&list);
 	zk_forget_expired();
 	ereport(elevel,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -333,7 +329,7 @@ ZkReportExpiredLocks(int elevel, int nlocks)
 						   "ZooKeeper session expired: %d locks were lost",
 						   nlocks, nlocks),
 			 errdetail("Lost: %s. The next zklock call opens a new session.",
-					   list.data)));
+					   list)));
 }
 
 /*
@@ -346,19 +342,10 @@ ZkReportExpiredLocks(int elevel, int nlocks)
 void
 ZkReportReleasedLost(const char *const *paths, int n)
 {
-	StringInfoData list;
 	ZkLockInfo *rows;
 	int			nheld = ZkLockList(&rows);
+	char	   *list = ZkDescribeHeld(paths, n);
 
-	initStringInfo(&list);
-	for (int i = 0; i < n; i++)
-		appendStringInfo(&list, "%s\"%s\"", i > 0 ? ", " : "",
-						 ZkUtf8ForMessage(paths[i]));
-	for (int i = 0; i < nheld; i++)
-		appendStringInfo(&list, ", \"%s\" (%s, %s)",
-						 ZkUtf8ForMessage(rows[i].path),
-						 ZkLockModeName(rows[i].mode),
-						 ZkLockScopeName(rows[i].scope));
 	ZkNoteReleasing(NULL, 0);
 	ZkStatCount(ZK_STAT_LOCKS_LOST, n);
 	zk_forget_expired();
@@ -369,7 +356,7 @@ ZkReportReleasedLost(const char *const *paths, int n)
 						   "ZooKeeper session expired: %d locks were lost",
 						   n + nheld, n + nheld),
 			 errdetail("Lost: %s. The session expired before ZooKeeper applied their release. The next zklock call opens a new session.",
-					   list.data)));
+					   list)));
 }
 
 /*
@@ -401,20 +388,24 @@ ZkLocksLost(void)
 }
 
 /*
- * ZkHoldsInit
- *		Make the lock table (ZkLockTableInit) and set the session's hooks:
+ * ZkHoldsEnsureSession
+ *		What every zklock call that talks to ZooKeeper does first.  Make the
+ *		lock table (ZkLockTableInit) and set the session's hooks:
  *		ZkLocksLost, and ZkLockCount (a session cannot be replaced while
  *		locks are held); once per backend, at the first zklock call that
  *		needs them.  Set here rather than by the table, so that the table
- *		calls nothing of this file.
+ *		calls nothing of this file.  Then open the session if needed,
+ *		reporting an expired one first (the ERROR naming the lost locks).
  */
 void
-ZkHoldsInit(void)
+ZkHoldsEnsureSession(void)
 {
-	if (ZkHeldLocks != NULL)
-		return;
-	ZkLockTableInit();
-	ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
+	if (ZkHeldLocks == NULL)
+	{
+		ZkLockTableInit();
+		ZkSessionSetHooks(ZkLocksLost, ZkLockCount);
+	}
+	ZkSessionEnsure();
 }
 
 /*

@@ -32,9 +32,8 @@
 
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit, bool *dropped);
-static bool zk_release_paths(const char *const *paths, int n, bool permit);
 static void zk_flush_releasing(const char *const *paths, int n);
-static void zk_release_session_holds(bool members);
+static void zk_release_session_holds(bool members, const char *prefix);
 static void zk_depart_members(int64 deadline_ms);
 static void zk_members_at_exit(int code, Datum arg);
 
@@ -75,16 +74,12 @@ zk_release_one(const char *path, bool permit, bool *dropped)
 	}
 	if (entry == NULL || entry->session_holds == 0)
 	{
-		if (permit)
-			ereport(WARNING,
-					(errcode(ERRCODE_WARNING),
-					 errmsg("you don't own a session permit of ZooKeeper semaphore \"%s\"",
-							ZkUtf8ForMessage(path))));
-		else
-			ereport(WARNING,
-					(errcode(ERRCODE_WARNING),
-					 errmsg("you don't own a session lock on ZooKeeper path \"%s\"",
-							ZkUtf8ForMessage(path))));
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg(permit ?
+						"you don't own a session permit of ZooKeeper semaphore \"%s\"" :
+						"you don't own a session lock on ZooKeeper path \"%s\"",
+						ZkUtf8ForMessage(path))));
 		return false;
 	}
 	entry->session_holds--;
@@ -106,25 +101,24 @@ zk_flush_releasing(const char *const *paths, int n)
 	{
 		ZkFlushReleases();
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
 		ZkNoteReleasing(NULL, 0);
-		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ZkNoteReleasing(NULL, 0);
 }
 
 /*
- * zk_release_paths
+ * ZkLockRelease
  *		Release one session hold on each of n paths (zk_release_one; a path
- *		given twice, twice), all the nodes that go in one batch, and wait
+ *		given twice, twice), of a semaphore's permit if 'permit', all the
+ *		nodes that go in one batch, and wait
  *		for the release as zklock.synchronous_release says.  False, after a
  *		WARNING for each, if some path had no session hold left; the others
  *		are released all the same.
  */
-static bool
-zk_release_paths(const char *const *paths, int n, bool permit)
+bool
+ZkLockRelease(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
 	bool		sent;
@@ -160,36 +154,6 @@ zk_release_paths(const char *const *paths, int n, bool permit)
 }
 
 /*
- * ZkLockRelease
- *		Release one session hold on a path (zk_release_paths).
- */
-bool
-ZkLockRelease(const char *path)
-{
-	return zk_release_paths(&path, 1, false);
-}
-
-/*
- * ZkLockReleasePermit
- *		Release one session hold of a semaphore's permit (zk_release_paths).
- */
-bool
-ZkLockReleasePermit(const char *path)
-{
-	return zk_release_paths(&path, 1, true);
-}
-
-/*
- * ZkLockReleaseSet
- *		Release one session hold on each of n paths (zk_release_paths).
- */
-bool
-ZkLockReleaseSet(const char *const *paths, int n)
-{
-	return zk_release_paths(paths, n, false);
-}
-
-/*
  * ZkLockReleaseMode
  *		Release one session hold of a path in exactly this mode, as
  *		PostgreSQL's pg_advisory_unlock and pg_advisory_unlock_shared do:
@@ -214,54 +178,28 @@ ZkLockReleaseMode(const char *path, ZkLockMode mode)
 }
 
 /*
- * ZkLockReleaseUnder
- *		Release every session hold of a lock (exclusive or shared) whose
- *		path starts with 'prefix', as pg_advisory_unlock_all releases the
- *		session's advisory locks and no other: semaphore permits and double
- *		barrier memberships are left alone.  One batch of deletes.
- */
-void
-ZkLockReleaseUnder(const char *prefix)
-{
-	HASH_SEQ_STATUS status;
-	ZkLockEntry *entry;
-	size_t		len = strlen(prefix);
-
-	ZkLockReportExpiry();
-	(void) ZkLockAbsorbLosses();
-	if (ZkHeldLocks == NULL)
-		return;
-	hash_seq_init(&status, ZkHeldLocks);
-	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
-	{
-		if (entry->session_holds > 0 &&
-			(entry->key.mode == ZK_MODE_EXCLUSIVE ||
-			 entry->key.mode == ZK_MODE_SHARED) &&
-			strncmp(entry->key.path, prefix, len) == 0)
-		{
-			entry->session_holds = 0;
-			zk_maybe_drop(entry);
-		}
-	}
-	ZkFlushReleases();
-}
-
-/*
  * zk_release_session_holds
  *		Drop every session hold of the backend, of double barrier
- *		memberships too if 'members', and send the nodes that go.
+ *		memberships too if 'members', and send the nodes that go, in one
+ *		batch of deletes.  With a prefix, only the session holds of a lock
+ *		(exclusive or shared) whose path starts with it.
  */
 static void
-zk_release_session_holds(bool members)
+zk_release_session_holds(bool members, const char *prefix)
 {
 	HASH_SEQ_STATUS status;
 	ZkLockEntry *entry;
+	size_t		len = prefix ? strlen(prefix) : 0;
 
 	hash_seq_init(&status, ZkHeldLocks);
 	while ((entry = (ZkLockEntry *) hash_seq_search(&status)) != NULL)
 	{
 		if (entry->session_holds > 0 &&
-			(members || entry->key.mode != ZK_MODE_MEMBER))
+			(members || entry->key.mode != ZK_MODE_MEMBER) &&
+			(prefix == NULL ||
+			 ((entry->key.mode == ZK_MODE_EXCLUSIVE ||
+			   entry->key.mode == ZK_MODE_SHARED) &&
+			  strncmp(entry->key.path, prefix, len) == 0)))
 		{
 			entry->session_holds = 0;
 			zk_maybe_drop(entry);
@@ -273,16 +211,19 @@ zk_release_session_holds(bool members)
 /*
  * ZkLockReleaseAll
  *		Release every session hold of the backend (zk_unlock_all).  A double
- *		barrier is left with zk_double_barrier_leave.
+ *		barrier is left with zk_double_barrier_leave.  With a prefix, every
+ *		session hold of a lock (exclusive or shared) whose path starts with
+ *		it, as pg_advisory_unlock_all releases the session's advisory locks
+ *		and no other: semaphore permits are left alone too.
  */
 void
-ZkLockReleaseAll(void)
+ZkLockReleaseAll(const char *prefix)
 {
 	ZkLockReportExpiry();
 	(void) ZkLockAbsorbLosses();
 	if (ZkHeldLocks == NULL)
 		return;
-	zk_release_session_holds(false);
+	zk_release_session_holds(false, prefix);
 }
 
 /*
@@ -325,7 +266,7 @@ ZkLockDiscardAll(void)
 
 	(void) ZkLockAbsorbLosses();
 	zk_depart_members(ZkNowMs() + zklock_connect_timeout);
-	zk_release_session_holds(true);
+	zk_release_session_holds(true, NULL);
 }
 
 /*
@@ -437,16 +378,12 @@ ZkLockDoubleBarrierLeave(const char *path, int64 wait_ms)
 		result = ZkDoubleBarrierLeave(ZkLockNodePath(path), path, znode,
 									  wait_ms);
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
 		entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
 		if (entry != NULL)
 			ZkEntryDrop(entry, false);
-		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	entry = ZkEntryLookup(path, ZK_MODE_MEMBER);
-	if (entry != NULL)
-		ZkEntryDrop(entry, false);
 	return result;
 }

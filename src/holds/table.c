@@ -149,8 +149,8 @@ zk_key_copy(void *dest, const void *src, Size keysize)
 /*
  * ZkLockTableInit
  *		Create the memory context and the table, once per backend, at the
- *		first zklock call that needs them (ZkHoldsInit, holds/lost.c, which
- *		then sets the session's hooks).
+ *		first zklock call that needs them (ZkHoldsEnsureSession,
+ *		holds/lost.c, which then sets the session's hooks).
  */
 void
 ZkLockTableInit(void)
@@ -567,13 +567,7 @@ ZkCheckRoom(int more)
 char *
 ZkLockNodePath(const char *path)
 {
-	size_t		rootlen = strlen(zklock_root);
-	size_t		pathlen = strlen(path);
-	char	   *node = palloc(rootlen + pathlen + 1);
-
-	memcpy(node, zklock_root, rootlen);
-	memcpy(node + rootlen, path, pathlen + 1);
-	return node;
+	return psprintf("%s%s", zklock_root, path);
 }
 
 /*
@@ -673,18 +667,25 @@ ZkLockRevokeRequested(const char *path)
 
 /*
  * ZkDescribeHeld
- *		Append the locks this backend holds, as error messages name them:
- *		"/a" (exclusive, session), "/b" (shared, transaction), ...
+ *		The locks this backend holds, as error messages name them (palloc'd),
+ *		after the n paths 'released' (named by path alone): "/r", "/a"
+ *		(exclusive, session), "/b" (shared, transaction), ...
  */
-void
-ZkDescribeHeld(StringInfo buf)
+char *
+ZkDescribeHeld(const char *const *released, int n)
 {
+	StringInfoData buf;
 	ZkLockInfo *rows;
-	int			n = ZkLockList(&rows);
+	int			nheld = ZkLockList(&rows);
 
+	initStringInfo(&buf);
 	for (int i = 0; i < n; i++)
-		appendStringInfo(buf, "%s\"%s\" (%s, %s)", i > 0 ? ", " : "",
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 ZkUtf8ForMessage(released[i]));
+	for (int i = 0; i < nheld; i++)
+		appendStringInfo(&buf, "%s\"%s\" (%s, %s)", n + i > 0 ? ", " : "",
 						 ZkUtf8ForMessage(rows[i].path), ZkLockModeName(rows[i].mode),
 
 						 ZkLockScopeName(rows[i].scope));
+	return buf.data;
 }

@@ -28,22 +28,9 @@
 #include "base/vocabulary.h"
 #include "client/client.h"
 
-static void zk_ensure_session(void);
 static void zk_raise_no_lease(const char *path, int64 token)
 			pg_attribute_noreturn();
 static bool zk_holds_node(const char *path, const char *znode);
-
-/*
- * zk_ensure_session
- *		Open the session if needed, reporting an expired one first.  For
- *		the calls that hold nothing themselves.
- */
-static void
-zk_ensure_session(void)
-{
-	ZkHoldsInit();
-	ZkSessionEnsure();
-}
 
 /*
  * zk_raise_no_lease
@@ -87,7 +74,7 @@ ZkLockLeaseRenew(const char *path, int64 token)
 	ZkLeaseInfo info;
 	char	   *lock_node;
 
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	/* events of watches left on lease nodes: taken, so they do not pile up */
 	(void) ZkLockAbsorbLosses();
 	lock_node = ZkLockNodePath(path);
@@ -125,7 +112,7 @@ ZkLockLeaseRelease(const char *path, int64 token)
 	char	   *lock_node;
 	ZkLeaseStatus st;
 
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	(void) ZkLockAbsorbLosses();
 	lock_node = ZkLockNodePath(path);
 	/* our own delete is no loss of a lease this transaction touched */
@@ -151,21 +138,21 @@ ZkLockLeaseRelease(const char *path, int64 token)
 bool
 ZkLockBarrierSet(const char *path)
 {
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	return ZkBarrierSet(ZkLockNodePath(path), path);
 }
 
 bool
 ZkLockBarrierRemove(const char *path)
 {
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	return ZkBarrierRemove(ZkLockNodePath(path), path);
 }
 
 bool
 ZkLockBarrierWait(const char *path, int64 wait_ms)
 {
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	return ZkBarrierWait(ZkLockNodePath(path), path, wait_ms);
 }
 
@@ -204,7 +191,7 @@ ZkLockReadQueue(const char *path, int max_rows, bool synced,
 	char	   *lock_node;
 	int			n;
 
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	lock_node = ZkLockNodePath(path);
 	n = ZkReadQueueHead(lock_node, path, max_rows, synced, entries);
 	for (int i = 0; i < n; i++)
@@ -232,7 +219,7 @@ ZkLockRevoke(const char *path, bool force, char **holders)
 	char	   *lock_node;
 	int			n;
 
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	lock_node = ZkLockNodePath(path);
 	n = ZkRevokeHolders(lock_node, path, force, holders);
 	pfree(lock_node);
@@ -258,7 +245,7 @@ ZkLockSessionStatus(ZkSessionStatus *status)
 void
 ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb, void *arg)
 {
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	ZkClusterScan(zklock_root, prefix, false, cb, arg);
 }
 
@@ -271,6 +258,6 @@ ZkLockClusterScan(const char *prefix, ZkClusterLockCallback cb, void *arg)
 int
 ZkLockBlockers(int pid, ZkBlockerInfo **blockers)
 {
-	zk_ensure_session();
+	ZkHoldsEnsureSession();
 	return ZkClusterBlockers(zklock_root, pid, blockers);
 }

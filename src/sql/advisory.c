@@ -157,8 +157,8 @@ advisory_acquire(FunctionCallInfo fcinfo, ZkLockMode mode, ZkLockScope scope,
 	int64		token;
 	bool		granted;
 
-	granted = ZkLockAcquireAdvisory(path, mode, scope, try_only ? 0 : -1,
-									&token);
+	granted = ZkLockAcquire(path, mode, scope, try_only ? 0 : -1, &token,
+							true);
 	if (try_only)
 		PG_RETURN_BOOL(granted);
 	PG_RETURN_VOID();
@@ -257,6 +257,6 @@ zk_advisory_unlock_shared(PG_FUNCTION_ARGS)
 Datum
 zk_advisory_unlock_all(PG_FUNCTION_ARGS)
 {
-	ZkLockReleaseUnder(database_prefix());
+	ZkLockReleaseAll(database_prefix());
 	PG_RETURN_VOID();
 }

@@ -186,16 +186,12 @@ verify_holder(const char *path, const char *utf8_path, int64 token)
 	if (n >= 1 && entries[0].mode == ZK_MODE_EXCLUSIVE &&
 		entries[0].granted && entries[0].token == token)
 		return;
-	if (n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("fencing token %lld no longer holds lock path \"%s\"",
-						(long long) token, path),
-				 errdetail("The lock's queue in ZooKeeper is empty.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("fencing token %lld no longer holds lock path \"%s\"",
 					(long long) token, path),
+			 n == 0 ?
+			 errdetail("The lock's queue in ZooKeeper is empty.") :
 			 errdetail("The head of the lock's queue in ZooKeeper is %s node \"%s\" with token %lld.",
 					   entries[0].granted ?
 					   (entries[0].mode == ZK_MODE_EXCLUSIVE ?

@@ -85,6 +85,7 @@ static int64 wait_ms_arg(FunctionCallInfo fcinfo, int argno, int64 absent);
 static int	path_array(ArrayType *array, const char ***paths);
 static Datum acquire(FunctionCallInfo fcinfo, AcquireTarget target,
 					 ZkLockMode mode, ZkLockScope scope, bool try_only);
+static bool release_path(FunctionCallInfo fcinfo, bool permit);
 static void require_args(FunctionCallInfo fcinfo);
 static int64 ttl_ms_arg(FunctionCallInfo fcinfo, int argno);
 static char *lease_args(FunctionCallInfo fcinfo, int64 *token);
@@ -187,7 +188,7 @@ acquire(FunctionCallInfo fcinfo, AcquireTarget target, ZkLockMode mode,
 	switch (target)
 	{
 		case ONE_PATH:
-			granted = ZkLockAcquire(path, mode, scope, wait_ms, &token);
+			granted = ZkLockAcquire(path, mode, scope, wait_ms, &token, false);
 			break;
 		case PATH_SET:
 			granted = ZkLockAcquireSet(paths, n, mode, scope, wait_ms, &token);
@@ -343,13 +344,26 @@ zk_try_xact_semaphore_acquire(PG_FUNCTION_ARGS)
 }
 
 /*
+ * release_path
+ *		Release one session hold on the path argument: of the semaphore's
+ *		permit there if 'permit'.
+ */
+static bool
+release_path(FunctionCallInfo fcinfo, bool permit)
+{
+	const char *path = ZkPathArg(fcinfo, 0);
+
+	return ZkLockRelease(&path, 1, permit);
+}
+
+/*
  * zk_unlock
  *		Release one session hold on a path.
  */
 Datum
 zk_unlock(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ZkLockRelease(ZkPathArg(fcinfo, 0)));
+	PG_RETURN_BOOL(release_path(fcinfo, false));
 }
 
 /*
@@ -362,7 +376,7 @@ zk_unlock_array(PG_FUNCTION_ARGS)
 	const char **paths;
 	int			n = path_array(PG_GETARG_ARRAYTYPE_P(0), &paths);
 
-	PG_RETURN_BOOL(ZkLockReleaseSet(paths, n));
+	PG_RETURN_BOOL(ZkLockRelease(paths, n, false));
 }
 
 /*
@@ -372,7 +386,7 @@ zk_unlock_array(PG_FUNCTION_ARGS)
 Datum
 zk_semaphore_release(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ZkLockReleasePermit(ZkPathArg(fcinfo, 0)));
+	PG_RETURN_BOOL(release_path(fcinfo, true));
 }
 
 /*
@@ -382,7 +396,7 @@ zk_semaphore_release(PG_FUNCTION_ARGS)
 Datum
 zk_unlock_all(PG_FUNCTION_ARGS)
 {
-	ZkLockReleaseAll();
+	ZkLockReleaseAll(NULL);
 	PG_RETURN_VOID();
 }
 

@@ -45,12 +45,6 @@ PG_FUNCTION_INFO_V1(zk_cluster_locks);
 PG_FUNCTION_INFO_V1(zk_blocking_pids);
 PG_FUNCTION_INFO_V1(zk_session);
 
-/* Where zk_cluster_locks' rows go. */
-typedef struct ClusterLocksState
-{
-	ReturnSetInfo *rsinfo;
-} ClusterLocksState;
-
 static Interval *us_to_interval(int64 us);
 static Datum zk_text_datum(const char *utf8);
 static void set_owner_columns(Datum *values, bool *nulls, int k,
@@ -197,13 +191,13 @@ set_owner_columns(Datum *values, bool *nulls, int k, const char *data,
 /*
  * cluster_locks_row
  *		The rows of one lock path: one per holder, or one with empty holder
- *		columns when nobody holds it (all its nodes wait).
+ *		columns when nobody holds it (all its nodes wait).  'arg' is
+ *		zk_cluster_locks' ReturnSetInfo, where the rows go.
  */
 static void
 cluster_locks_row(const ZkClusterLock *lock, void *arg)
 {
-	ClusterLocksState *state = (ClusterLocksState *) arg;
-	ReturnSetInfo *rsinfo = state->rsinfo;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
 
 	for (int h = 0; h < Max(lock->nholders, 1); h++)
 	{
@@ -247,14 +241,12 @@ Datum
 zk_cluster_locks(PG_FUNCTION_ARGS)
 {
 	char	   *prefix = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ClusterLocksState state;
 
 	/* "/" is every lock; anything else is a lock path */
 	prefix = strcmp(prefix, "/") == 0 ? "" : ZkCheckLockPath(prefix);
 
 	InitMaterializedSRF(fcinfo, 0);
-	state.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ZkLockClusterScan(prefix, cluster_locks_row, &state);
+	ZkLockClusterScan(prefix, cluster_locks_row, fcinfo->resultinfo);
 	return (Datum) 0;
 }
 
