@@ -220,7 +220,6 @@ extern uint64 ZkWatchWaitCount(void);
 /* releases in the background (client/jobs.c), their waits
  * (client/release_wait.c), the guard (client/guard.c) */
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
-extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
 extern bool ZkReleaseWait(ZkOp *op);
 extern void ZkDeleteInBackground(const char *path);
 extern void ZkSweepInBackground(const char *parent, const char *prefix);

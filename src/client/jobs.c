@@ -15,7 +15,7 @@
  * persistent job (the guard's) is carried over to the next session.  A
  * backend that wants to know when its releases are applied (synchronous
  * release) waits for a ZKOP_RELEASE op that the last of the batch's jobs
- * completes (ZkOpWaitQuiet, client/release_wait.c).
+ * completes (ZkReleaseWait, client/release_wait.c).
  *
  * The functions under "Client threads" run on the completion thread too,
  * under the thread rules stated in client/bridge.c: plain memory only, and the
@@ -74,7 +74,6 @@ static bool zk_session_gone(int rc);
 static void zk_job_ended(ZkJob *job, int rc);
 static void zk_job_carry(ZkJob *job);
 static void zk_job_retry_later(ZkJob *job);
-static bool zk_job_done_ok(int rc);
 static bool zk_job_answered(ZkJob *job, int rc);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_multi_done(int rc, const void *data);
@@ -112,9 +111,7 @@ zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 	job->prefix = prefix ? strdup(prefix) : NULL;
 	if (job->path == NULL || (prefix && job->prefix == NULL))
 	{
-		free(job->path);
-		free(job->prefix);
-		free(job);
+		zk_job_free_memory(job);
 		return NULL;
 	}
 	zk_job_counted(job, waiter);
@@ -267,7 +264,9 @@ zk_session_gone(int rc)
  * zk_job_ended
  *		A job got its final answer (not a lost connection).  A persistent
  *		job whose session ended is carried over to the next session: the
- *		end of the session deleted nothing of it.
+ *		end of the session deleted nothing of it.  Otherwise it succeeded
+ *		if done, or if nothing is left to do because the node or the whole
+ *		session is gone.
  */
 static void
 zk_job_ended(ZkJob *job, int rc)
@@ -275,7 +274,7 @@ zk_job_ended(ZkJob *job, int rc)
 	if (job->persistent && zk_session_gone(rc))
 		zk_job_carry(job);
 	else
-		zk_job_free(job, zk_job_done_ok(rc));
+		zk_job_free(job, rc == ZOK || rc == ZNONODE || zk_session_gone(rc));
 }
 
 /*
@@ -303,19 +302,6 @@ zk_job_retry_later(ZkJob *job)
 {
 	if (ZkBridgeJobDefer(&job->node))
 		zk_job_issue(job);
-}
-
-/*
- * zk_job_done_ok
- *		Is a job's outcome final and harmless?  Done, or nothing to do any
- *		more because the node or the whole session is gone.
- */
-static bool
-zk_job_done_ok(int rc)
-{
-	return rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED ||
-		rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZAUTHFAILED ||
-		rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
 }
 
 /*
@@ -531,7 +517,7 @@ ZkReleaseOpNew(void)
  *		ends, whether or not anyone waits.
  *
  * With want_answer, returns a ZKOP_RELEASE op that completes when every
- * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else, or if memory
+ * delete has (ZkReleaseWait, which frees it); else, or if memory
  * for that op ran out, NULL.  Never raises an ERROR, so it is safe in
  * abort paths.  Without a session there is nothing to delete: the nodes
  * went with it.
