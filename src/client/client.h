@@ -201,7 +201,6 @@ extern bool ZkOpIsDone(ZkOp *op);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
 extern void ZkOpFree(ZkOp *op);
 extern void ZkOpsAbandon(int nest_level);
-extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
 extern bool ZkAwaitReconnect(int rc);
 extern ZkOp *ZkGetChildrenAnswered(const char *path);
