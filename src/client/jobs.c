@@ -79,8 +79,6 @@ static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_multi_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
-static void zk_background_start(ZkJobKind kind, const char *path,
-								const char *prefix);
 
 /* ------------------------------------------------------------------------
  * Client threads (and the backend, which starts the jobs).
@@ -191,7 +189,7 @@ ZkJobStart(ZkJobKind kind, const char *path, const char *prefix,
 static void
 zk_job_free(ZkJob *job, bool succeeded)
 {
-	ZkBridgeJobEnded(job->waiter, succeeded);
+	ZkBridgeJobEnded(job->waiter, succeeded, NULL);
 	zk_job_free_memory(job);
 }
 
@@ -289,7 +287,7 @@ zk_job_carry(ZkJob *job)
 	ZkOp	   *waiter = job->waiter;
 
 	job->waiter = NULL;
-	ZkBridgeJobCarry(&job->node, waiter);
+	ZkBridgeJobEnded(waiter, true, &job->node);
 }
 
 /*
@@ -398,33 +396,16 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 /*
  * ZkJobsSend
  *		Send the jobs of a list (taken from the bridge) again: the
- *		connection is back.  Runs on the completion thread.
+ *		connection is back (on the completion thread).  Or the handle is
+ *		being closed (on the backend), when no job can be sent
+ *		(zk_job_issue): persistent ones are carried over to the next
+ *		session, the others end (the close deleted their nodes).
  */
 void
 ZkJobsSend(slist_head *jobs)
 {
 	while (!slist_is_empty(jobs))
 		zk_job_issue(zk_job_pop(jobs));
-}
-
-/*
- * ZkJobsDrop
- *		The session of the jobs of a list (taken from the bridge) is
- *		closed: persistent ones are carried over to the next session, the
- *		others end (the close deleted their nodes).
- */
-void
-ZkJobsDrop(slist_head *jobs)
-{
-	while (!slist_is_empty(jobs))
-	{
-		ZkJob	   *job = zk_job_pop(jobs);
-
-		if (job->persistent)
-			zk_job_carry(job);
-		else
-			zk_job_free(job, true);
-	}
 }
 
 /*
@@ -453,42 +434,33 @@ ZkJobsResendCarried(void)
  */
 
 /*
- * zk_background_start
- *		Create and send a background job.  Never raises an ERROR, so it is
- *		safe in abort paths; without a session there is nothing to do (the
- *		nodes went with it), and out of memory the node goes with the
- *		session (counted as a failed release).
- */
-static void
-zk_background_start(ZkJobKind kind, const char *path, const char *prefix)
-{
-	if (ZkBridgeHandle() == NULL)
-		return;
-	ZkJobStart(kind, path, prefix, NULL, false);
-}
-
-/*
  * ZkDeleteInBackground
  *		Delete a node without waiting for the answer; retried after a lost
- *		connection until it succeeds or the session ends.
+ *		connection until it succeeds or the session ends.  Never raises an
+ *		ERROR, so it is safe in abort paths; without a session there is
+ *		nothing to do (the nodes went with it), and out of memory the node
+ *		goes with the session (counted as a failed release).
  */
 void
 ZkDeleteInBackground(const char *path)
 {
-	zk_background_start(ZKJOB_DELETE, path, NULL);
+	if (ZkBridgeHandle() != NULL)
+		ZkJobStart(ZKJOB_DELETE, path, NULL, NULL, false);
 }
 
 /*
  * ZkSweepInBackground
  *		Delete, in the background, every child of 'parent' whose name starts
- *		with 'prefix'.  Used for an attempt abandoned before its create
- *		answered: the sweep is sent after the create on the same session, so
- *		it sees the node if the create made one.
+ *		with 'prefix', as ZkDeleteInBackground deletes one node.  Used for
+ *		an attempt abandoned before its create answered: the sweep is sent
+ *		after the create on the same session, so it sees the node if the
+ *		create made one.
  */
 void
 ZkSweepInBackground(const char *parent, const char *prefix)
 {
-	zk_background_start(ZKJOB_SWEEP, parent, prefix);
+	if (ZkBridgeHandle() != NULL)
+		ZkJobStart(ZKJOB_SWEEP, parent, prefix, NULL, false);
 }
 
 /*
