@@ -455,7 +455,8 @@ zk_jobs_take(slist_head *from, slist_head *into)
 
 /*
  * ZkBridgeJobAdded
- *		A new job is pending, and counts for its waiter (if any).
+ *		A new job is pending, and counts for its waiter (if any) until it
+ *		ends (ZkBridgeJobEnded).
  */
 void
 ZkBridgeJobAdded(ZkOp *waiter)

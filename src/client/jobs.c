@@ -66,7 +66,6 @@ static ZkJob *zk_job_pop(slist_head *list);
 static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 						 ZkOp *waiter);
 static ZkJob *zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter);
-static void zk_job_counted(ZkJob *job, ZkOp *waiter);
 static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_free_memory(ZkJob *job);
 static void zk_job_issue(ZkJob *job);
@@ -112,7 +111,8 @@ zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 		zk_job_free_memory(job);
 		return NULL;
 	}
-	zk_job_counted(job, waiter);
+	job->waiter = waiter;
+	ZkBridgeJobAdded(waiter);
 	return job;
 }
 
@@ -146,20 +146,9 @@ zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
 		zk_job_free_memory(job);
 		return NULL;
 	}
-	zk_job_counted(job, waiter);
-	return job;
-}
-
-/*
- * zk_job_counted
- *		A new job is pending, and counts for its waiter (if any) until it
- *		is freed.
- */
-static void
-zk_job_counted(ZkJob *job, ZkOp *waiter)
-{
 	job->waiter = waiter;
 	ZkBridgeJobAdded(waiter);
+	return job;
 }
 
 /*
@@ -423,7 +412,7 @@ ZkJobsResendCarried(void)
 	{
 		ZkJob	   *job = zk_job_pop(&carried);
 
-		zk_job_counted(job, NULL);
+		ZkBridgeJobAdded(NULL);	/* carried, it was taken off its waiter */
 		zk_job_issue(job);
 	}
 }
