@@ -455,7 +455,8 @@ zk_jobs_take(slist_head *from, slist_head *into)
 
 /*
  * ZkBridgeJobAdded
- *		A new job is pending, and counts for its waiter (if any).
+ *		A new job is pending, and counts for its waiter (if any) until it
+ *		ends (ZkBridgeJobEnded).
  */
 void
 ZkBridgeJobAdded(ZkOp *waiter)
@@ -482,11 +483,15 @@ ZkBridgeJobsFailed(int n)
 
 /*
  * ZkBridgeJobEnded
- *		A job is over, done or given up: it no longer counts, and the last
- *		job of a waiter completes it with ZOK.
+ *		A job is over, done or given up; or, with 'carry' (its list node), a
+ *		persistent job is kept for the next session, its waiter taken off
+ *		it by the caller.  It no longer counts as pending, nor for its
+ *		waiter: the last job of a waiter completes it, with ZOK, or with
+ *		ZSESSIONEXPIRED for a carried job, as whoever waited learns that the
+ *		session ended.
  */
 void
-ZkBridgeJobEnded(ZkOp *waiter, bool succeeded)
+ZkBridgeJobEnded(ZkOp *waiter, bool succeeded, slist_node *carry)
 {
 	ZkOp	   *finished = NULL;
 
@@ -496,34 +501,14 @@ ZkBridgeJobEnded(ZkOp *waiter, bool succeeded)
 		bridge.jobs_failed++;
 	if (waiter != NULL && --waiter->pending == 0)
 		finished = waiter;
+	if (carry != NULL)
+		slist_push_head(&bridge.carried, carry);
 	pthread_mutex_unlock(&bridge.mutex);
 
 	/* the last delete of a batch completes the op its backend waits for */
 	if (finished != NULL)
-		zk_op_finish(finished, ZOK, NULL, NULL, 0, NULL, 0);
-}
-
-/*
- * ZkBridgeJobCarry
- *		Keep a persistent job (its list node) for the next session.  It no
- *		longer counts as pending, nor for its waiter (which the caller has
- *		taken off the job): the last job of a waiter completes it with
- *		ZSESSIONEXPIRED, as whoever waited learns that the session ended.
- */
-void
-ZkBridgeJobCarry(slist_node *job, ZkOp *waiter)
-{
-	ZkOp	   *finished = NULL;
-
-	pthread_mutex_lock(&bridge.mutex);
-	bridge.jobs_pending--;
-	if (waiter != NULL && --waiter->pending == 0)
-		finished = waiter;
-	slist_push_head(&bridge.carried, job);
-	pthread_mutex_unlock(&bridge.mutex);
-
-	if (finished != NULL)
-		zk_op_finish(finished, ZSESSIONEXPIRED, NULL, NULL, 0, NULL, 0);
+		zk_op_finish(finished, carry != NULL ? ZSESSIONEXPIRED : ZOK,
+					 NULL, NULL, 0, NULL, 0);
 }
 
 /*

@@ -96,8 +96,8 @@ extern bool ZkRcFromServer(int rc);
 /* the shared state of background jobs (client/jobs.c) */
 extern void ZkBridgeJobAdded(ZkOp *waiter);
 extern void ZkBridgeJobsFailed(int n);
-extern void ZkBridgeJobEnded(ZkOp *waiter, bool succeeded);
-extern void ZkBridgeJobCarry(slist_node *job, ZkOp *waiter);
+extern void ZkBridgeJobEnded(ZkOp *waiter, bool succeeded,
+							 slist_node *carry);
 extern zhandle_t *ZkBridgeJobHandle(void);
 extern bool ZkBridgeJobDefer(slist_node *job);
 extern void ZkBridgeNoteAnswer(int64 sent_at, int rc);

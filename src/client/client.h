@@ -200,7 +200,6 @@ extern bool ZkOpIsDone(ZkOp *op);
 extern bool ZkOpWaitUntil(ZkOp *op, int64 deadline_ms);
 extern void ZkOpFree(ZkOp *op);
 extern void ZkOpsAbandon(int nest_level);
-extern void ZkWaitConnected(void);
 extern bool ZkWaitConnectedUntil(int64 deadline_ms);
 extern bool ZkAwaitReconnect(int rc);
 extern ZkOp *ZkGetChildrenAnswered(const char *path);
@@ -219,7 +218,6 @@ extern uint64 ZkWatchWaitCount(void);
 /* releases in the background (client/jobs.c), their waits
  * (client/release_wait.c), the guard (client/guard.c) */
 extern ZkOp *ZkDeleteNodes(const char *const *paths, int n, bool want_answer);
-extern bool ZkOpWaitQuiet(ZkOp *op, int64 connect_ms);
 extern bool ZkReleaseWait(ZkOp *op);
 extern void ZkDeleteInBackground(const char *path);
 extern void ZkSweepInBackground(const char *parent, const char *prefix);

@@ -424,7 +424,7 @@ zk_close_handle(bool given_up)
 	/* the watchdog sends requests: it ends before the handle does */
 	ZkLossWatchStop();
 	expired = ZkBridgeClose(&deferred);
-	ZkJobsDrop(&deferred);
+	ZkJobsSend(&deferred);		/* closing: carried over, or ended */
 	ZkBridgeForget();
 	ZkLossWatchForget();
 	if (expired || given_up)

@@ -39,15 +39,13 @@ static char *zk_guard_prefix = NULL;
 static char *zk_guard_nodes[2];	/* the node once created, then its child */
 static int	zk_guard_nnodes = 0;
 
-static void zk_guard_clear(void);
-static void zk_guard_issue(ZkOp *waiter);
-
 /*
- * zk_guard_clear
- *		Forget the guarded attempt.
+ * ZkGuardRelease
+ *		Forget the guarded attempt: its node was handed on (a lease was
+ *		granted), or removed, and there is nothing to remove any more.
  */
-static void
-zk_guard_clear(void)
+void
+ZkGuardRelease(void)
 {
 	if (zk_guard_parent)
 		pfree(zk_guard_parent);
@@ -67,7 +65,7 @@ zk_guard_clear(void)
 void
 ZkGuardBegin(const char *parent, const char *prefix)
 {
-	zk_guard_clear();
+	ZkGuardRelease();
 	zk_guard_parent = MemoryContextStrdup(TopMemoryContext, parent);
 	zk_guard_prefix = MemoryContextStrdup(TopMemoryContext, prefix);
 }
@@ -95,45 +93,12 @@ ZkGuardNode(const char *path)
 }
 
 /*
- * ZkGuardRelease
- *		The guarded node was handed on (a lease was granted): nothing to
- *		remove any more.
- */
-void
-ZkGuardRelease(void)
-{
-	zk_guard_clear();
-}
-
-/*
- * zk_guard_issue
- *		Send the persistent jobs that remove the guarded nodes (the last
- *		known first), or sweep the prefix if none is known, counting for
- *		'waiter' if given.  ZooKeeper applies them in the order sent.
- *		Without a session, the jobs are carried over to the next one.
- */
-static void
-zk_guard_issue(ZkOp *waiter)
-{
-	int			n = Max(zk_guard_nnodes, 1);
-
-	for (int i = n - 1; i >= 0; i--)
-	{
-		if (zk_guard_nnodes > 0)
-			ZkJobStart(ZKJOB_DELETE, zk_guard_nodes[i], NULL, waiter, true);
-		else
-			ZkJobStart(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
-						 waiter, true);
-	}
-}
-
-/*
  * ZkGuardRemove
  *		The guarded attempt was abandoned: delete its nodes (or sweep its
  *		prefix) and forget them.  The deletes are retried after a lost
  *		connection and carried over to the next session if this one ends
- *		first.  With want_answer, returns an op for ZkOpWaitQuiet (free it
- *		with ZkOpFree) that completes when the deletes have, or when the
+ *		first.  With want_answer, returns an op for ZkReleaseWait (which
+ *		frees it) that completes when the deletes have, or when the
  *		session ended; else (or out of memory) NULL.  Raises no ERROR, so
  *		that it may run in PG_CATCH.
  */
@@ -141,12 +106,27 @@ ZkOp *
 ZkGuardRemove(bool want_answer)
 {
 	ZkOp	   *op;
+	int			n = Max(zk_guard_nnodes, 1);
 
 	if (zk_guard_parent == NULL)
 		return NULL;
 	op = want_answer ? ZkReleaseOpNew() : NULL;
-	zk_guard_issue(op);
-	zk_guard_clear();
+
+	/*
+	 * Persistent jobs remove the guarded nodes (the last known first), or
+	 * sweep the prefix if none is known, counting for the op if any.
+	 * ZooKeeper applies them in the order sent.  Without a session, the
+	 * jobs are carried over to the next one.
+	 */
+	for (int i = n - 1; i >= 0; i--)
+	{
+		if (zk_guard_nnodes > 0)
+			ZkJobStart(ZKJOB_DELETE, zk_guard_nodes[i], NULL, op, true);
+		else
+			ZkJobStart(ZKJOB_SWEEP, zk_guard_parent, zk_guard_prefix,
+					   op, true);
+	}
+	ZkGuardRelease();
 	if (op != NULL)
 		ZkReleaseOpIssued(op);
 	return op;

@@ -15,7 +15,7 @@
  * persistent job (the guard's) is carried over to the next session.  A
  * backend that wants to know when its releases are applied (synchronous
  * release) waits for a ZKOP_RELEASE op that the last of the batch's jobs
- * completes (ZkOpWaitQuiet, client/release_wait.c).
+ * completes (ZkReleaseWait, client/release_wait.c).
  *
  * The functions under "Client threads" run on the completion thread too,
  * under the thread rules stated in client/bridge.c: plain memory only, and the
@@ -66,7 +66,6 @@ static ZkJob *zk_job_pop(slist_head *list);
 static ZkJob *zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 						 ZkOp *waiter);
 static ZkJob *zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter);
-static void zk_job_counted(ZkJob *job, ZkOp *waiter);
 static void zk_job_free(ZkJob *job, bool succeeded);
 static void zk_job_free_memory(ZkJob *job);
 static void zk_job_issue(ZkJob *job);
@@ -74,14 +73,11 @@ static bool zk_session_gone(int rc);
 static void zk_job_ended(ZkJob *job, int rc);
 static void zk_job_carry(ZkJob *job);
 static void zk_job_retry_later(ZkJob *job);
-static bool zk_job_done_ok(int rc);
 static bool zk_job_answered(ZkJob *job, int rc);
 static void zk_job_delete_done(int rc, const void *data);
 static void zk_job_multi_done(int rc, const void *data);
 static void zk_job_sweep_done(int rc, const struct String_vector *strings,
 							  const void *data);
-static void zk_background_start(ZkJobKind kind, const char *path,
-								const char *prefix);
 
 /* ------------------------------------------------------------------------
  * Client threads (and the backend, which starts the jobs).
@@ -112,12 +108,11 @@ zk_job_new(ZkJobKind kind, const char *path, const char *prefix,
 	job->prefix = prefix ? strdup(prefix) : NULL;
 	if (job->path == NULL || (prefix && job->prefix == NULL))
 	{
-		free(job->path);
-		free(job->prefix);
-		free(job);
+		zk_job_free_memory(job);
 		return NULL;
 	}
-	zk_job_counted(job, waiter);
+	job->waiter = waiter;
+	ZkBridgeJobAdded(waiter);
 	return job;
 }
 
@@ -151,20 +146,9 @@ zk_job_new_multi(const char *const *paths, int n, ZkOp *waiter)
 		zk_job_free_memory(job);
 		return NULL;
 	}
-	zk_job_counted(job, waiter);
-	return job;
-}
-
-/*
- * zk_job_counted
- *		A new job is pending, and counts for its waiter (if any) until it
- *		is freed.
- */
-static void
-zk_job_counted(ZkJob *job, ZkOp *waiter)
-{
 	job->waiter = waiter;
 	ZkBridgeJobAdded(waiter);
+	return job;
 }
 
 /*
@@ -194,7 +178,7 @@ ZkJobStart(ZkJobKind kind, const char *path, const char *prefix,
 static void
 zk_job_free(ZkJob *job, bool succeeded)
 {
-	ZkBridgeJobEnded(job->waiter, succeeded);
+	ZkBridgeJobEnded(job->waiter, succeeded, NULL);
 	zk_job_free_memory(job);
 }
 
@@ -267,7 +251,9 @@ zk_session_gone(int rc)
  * zk_job_ended
  *		A job got its final answer (not a lost connection).  A persistent
  *		job whose session ended is carried over to the next session: the
- *		end of the session deleted nothing of it.
+ *		end of the session deleted nothing of it.  Otherwise it succeeded
+ *		if done, or if nothing is left to do because the node or the whole
+ *		session is gone.
  */
 static void
 zk_job_ended(ZkJob *job, int rc)
@@ -275,7 +261,7 @@ zk_job_ended(ZkJob *job, int rc)
 	if (job->persistent && zk_session_gone(rc))
 		zk_job_carry(job);
 	else
-		zk_job_free(job, zk_job_done_ok(rc));
+		zk_job_free(job, rc == ZOK || rc == ZNONODE || zk_session_gone(rc));
 }
 
 /*
@@ -290,7 +276,7 @@ zk_job_carry(ZkJob *job)
 	ZkOp	   *waiter = job->waiter;
 
 	job->waiter = NULL;
-	ZkBridgeJobCarry(&job->node, waiter);
+	ZkBridgeJobEnded(waiter, true, &job->node);
 }
 
 /*
@@ -303,19 +289,6 @@ zk_job_retry_later(ZkJob *job)
 {
 	if (ZkBridgeJobDefer(&job->node))
 		zk_job_issue(job);
-}
-
-/*
- * zk_job_done_ok
- *		Is a job's outcome final and harmless?  Done, or nothing to do any
- *		more because the node or the whole session is gone.
- */
-static bool
-zk_job_done_ok(int rc)
-{
-	return rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED ||
-		rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZAUTHFAILED ||
-		rc == ZSESSIONCLOSEDREQUIRESASLAUTH;
 }
 
 /*
@@ -412,33 +385,16 @@ zk_job_sweep_done(int rc, const struct String_vector *strings,
 /*
  * ZkJobsSend
  *		Send the jobs of a list (taken from the bridge) again: the
- *		connection is back.  Runs on the completion thread.
+ *		connection is back (on the completion thread).  Or the handle is
+ *		being closed (on the backend), when no job can be sent
+ *		(zk_job_issue): persistent ones are carried over to the next
+ *		session, the others end (the close deleted their nodes).
  */
 void
 ZkJobsSend(slist_head *jobs)
 {
 	while (!slist_is_empty(jobs))
 		zk_job_issue(zk_job_pop(jobs));
-}
-
-/*
- * ZkJobsDrop
- *		The session of the jobs of a list (taken from the bridge) is
- *		closed: persistent ones are carried over to the next session, the
- *		others end (the close deleted their nodes).
- */
-void
-ZkJobsDrop(slist_head *jobs)
-{
-	while (!slist_is_empty(jobs))
-	{
-		ZkJob	   *job = zk_job_pop(jobs);
-
-		if (job->persistent)
-			zk_job_carry(job);
-		else
-			zk_job_free(job, true);
-	}
 }
 
 /*
@@ -456,7 +412,7 @@ ZkJobsResendCarried(void)
 	{
 		ZkJob	   *job = zk_job_pop(&carried);
 
-		zk_job_counted(job, NULL);
+		ZkBridgeJobAdded(NULL);	/* carried, it was taken off its waiter */
 		zk_job_issue(job);
 	}
 }
@@ -467,42 +423,33 @@ ZkJobsResendCarried(void)
  */
 
 /*
- * zk_background_start
- *		Create and send a background job.  Never raises an ERROR, so it is
- *		safe in abort paths; without a session there is nothing to do (the
- *		nodes went with it), and out of memory the node goes with the
- *		session (counted as a failed release).
- */
-static void
-zk_background_start(ZkJobKind kind, const char *path, const char *prefix)
-{
-	if (ZkBridgeHandle() == NULL)
-		return;
-	ZkJobStart(kind, path, prefix, NULL, false);
-}
-
-/*
  * ZkDeleteInBackground
  *		Delete a node without waiting for the answer; retried after a lost
- *		connection until it succeeds or the session ends.
+ *		connection until it succeeds or the session ends.  Never raises an
+ *		ERROR, so it is safe in abort paths; without a session there is
+ *		nothing to do (the nodes went with it), and out of memory the node
+ *		goes with the session (counted as a failed release).
  */
 void
 ZkDeleteInBackground(const char *path)
 {
-	zk_background_start(ZKJOB_DELETE, path, NULL);
+	if (ZkBridgeHandle() != NULL)
+		ZkJobStart(ZKJOB_DELETE, path, NULL, NULL, false);
 }
 
 /*
  * ZkSweepInBackground
  *		Delete, in the background, every child of 'parent' whose name starts
- *		with 'prefix'.  Used for an attempt abandoned before its create
- *		answered: the sweep is sent after the create on the same session, so
- *		it sees the node if the create made one.
+ *		with 'prefix', as ZkDeleteInBackground deletes one node.  Used for
+ *		an attempt abandoned before its create answered: the sweep is sent
+ *		after the create on the same session, so it sees the node if the
+ *		create made one.
  */
 void
 ZkSweepInBackground(const char *parent, const char *prefix)
 {
-	zk_background_start(ZKJOB_SWEEP, parent, prefix);
+	if (ZkBridgeHandle() != NULL)
+		ZkJobStart(ZKJOB_SWEEP, parent, prefix, NULL, false);
 }
 
 /*
@@ -531,7 +478,7 @@ ZkReleaseOpNew(void)
  *		ends, whether or not anyone waits.
  *
  * With want_answer, returns a ZKOP_RELEASE op that completes when every
- * delete has (ZkOpWaitQuiet; free it with ZkOpFree); else, or if memory
+ * delete has (ZkReleaseWait, which frees it); else, or if memory
  * for that op ran out, NULL.  Never raises an ERROR, so it is safe in
  * abort paths.  Without a session there is nothing to delete: the nodes
  * went with it.

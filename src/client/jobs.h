@@ -37,7 +37,6 @@ extern void ZkGuardRemoveAtExit(void);
 
 /* the jobs a reconnection or a close frees (client/jobs.c) */
 extern void ZkJobsSend(slist_head *jobs);
-extern void ZkJobsDrop(slist_head *jobs);
 extern void ZkJobsResendCarried(void);
 
 /* the session's watcher (client/session_watcher.c) */

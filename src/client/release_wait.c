@@ -23,24 +23,23 @@ static ZkWaitResult zk_quiet_check(const ZkBridgeView *view, int64 now,
 								   void *arg, int64 *wake_at);
 
 /*
- * A release op's quiet wait (ZkOpWaitQuiet): when it began, and the
+ * A release op's quiet wait (ZkReleaseWait): when it began, and the
  * progress of the answers.
  */
 typedef struct ZkQuietWait
 {
 	int64		start;
-	int64		connect_ms;
 	uint64		seen;			/* answers counted at the last progress */
 	int64		last_progress;	/* when answers last came */
 } ZkQuietWait;
 
 /*
  * zk_quiet_check
- *		ZkWaitCheck of ZkOpWaitQuiet: ready once the op completed, the
+ *		ZkWaitCheck of ZkReleaseWait: ready once the op completed, the
  *		handle is gone or the session is lost (an expired session took
  *		every node with it); ZK_WAIT_DEADLINE once the connection stayed
- *		down for connect_ms since the start (or for the session timeout in
- *		all), or, connected, no answer came for the session timeout (a
+ *		down for zklock.connect_timeout since the start (or for the session
+ *		timeout in all), or, connected, no answer came for the session timeout (a
  *		server slow to apply a large batch is not a lost connection; one
  *		that answers nothing at all, the client library itself drops after
  *		two thirds of the session timeout).
@@ -60,7 +59,8 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 		qw->last_progress = now;
 	}
 	if (view->disconnected_at != 0)
-		give_up = Min(Max(view->disconnected_at, qw->start) + qw->connect_ms,
+		give_up = Min(Max(view->disconnected_at, qw->start) +
+					  zklock_connect_timeout,
 					  ZkSessionOutOfTouchAt(view));
 	else
 		give_up = qw->last_progress + ZkSessionTimeout();
@@ -71,14 +71,16 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
 }
 
 /*
- * ZkOpWaitQuiet
- *		Wait for a release op without raising an ERROR of ours: true once
- *		it completed (or the session ended, which deleted the nodes too),
- *		false when the connection stayed down for connect_ms since the wait
+ * ZkReleaseWait
+ *		Wait until ZooKeeper applied the deletes of a release op
+ *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted), without
+ *		raising an ERROR of ours, and free the op: true once it completed
+ *		(or the session, which owned the nodes, ended); false when the
+ *		connection stayed down for zklock.connect_timeout since the wait
  *		began (or for the session timeout in all), or when, connected,
  *		ZooKeeper answered nothing for the session timeout.  A large batch
- *		takes as long as it needs while answers keep coming.  On false the caller
- *		reports the release as unconfirmed; its deletes go on in the
+ *		takes as long as it needs while answers keep coming.  On false the
+ *		caller reports the release as unconfirmed; its deletes go on in the
  *		background.
  *
  * A cancel ends the wait with its ERROR (the deletes go on), except where
@@ -89,44 +91,27 @@ zk_quiet_check(const ZkBridgeView *view, int64 now, void *arg,
  * it returns false at once.
  */
 bool
-ZkOpWaitQuiet(ZkOp *op, int64 connect_ms)
+ZkReleaseWait(ZkOp *op)
 {
 	ZkQuietWait qw;
 	ZkBridgeView view;
+	bool		confirmed;
 
 	if (op == NULL)
 		return false;			/* out of memory: sent, not waited for */
 	if (proc_exit_inprogress)
-		return true;
+		confirmed = true;
 	/* a silence waited out once already is not waited out again */
-	if (ZkSessionSilent())
-		return false;
-
-	ZkBridgeLook(NULL, &view);
-	qw.start = ZkNowMs();
-	qw.connect_ms = connect_ms;
-	qw.seen = view.answers;
-	qw.last_progress = qw.start;
-	return ZkLatchWait(op, zk_quiet_check, &qw, true) == ZK_WAIT_READY;
-}
-
-/*
- * ZkReleaseWait
- *		Wait until ZooKeeper applied the deletes of a release op
- *		(ZkDeleteNodes' or ZkGuardRemove's, with an answer wanted): true
- *		once it has (or the session, which owned the nodes, ended); false
- *		if the connection stayed down for
- *		zklock.connect_timeout (see ZkOpWaitQuiet), the deletes then going
- *		on in the background.  A cancel ends the wait with its ERROR (the
- *		deletes go on), except where PostgreSQL holds interrupts.  Frees
- *		the op.
- */
-bool
-ZkReleaseWait(ZkOp *op)
-{
-	bool		confirmed;
-
-	confirmed = ZkOpWaitQuiet(op, zklock_connect_timeout);
+	else if (ZkSessionSilent())
+		confirmed = false;
+	else
+	{
+		ZkBridgeLook(NULL, &view);
+		qw.start = ZkNowMs();
+		qw.seen = view.answers;
+		qw.last_progress = qw.start;
+		confirmed = ZkLatchWait(op, zk_quiet_check, &qw, true) == ZK_WAIT_READY;
+	}
 	ZkOpFree(op);
 	return confirmed;
 }

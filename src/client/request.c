@@ -590,19 +590,10 @@ ZkOpWaitUntil(ZkOp *op, int64 deadline_ms)
 }
 
 /*
- * ZkWaitConnected
- *		Wait until the session is connected again (bounded by the session
- *		timeout, see ZkWaitOrRaise).
- */
-void
-ZkWaitConnected(void)
-{
-	(void) ZkWaitOrRaise(ZK_FOR_CONNECTED, NULL, 0);
-}
-
-/*
  * ZkWaitConnectedUntil
- *		As ZkWaitConnected, but give up at deadline_ms; false if it passed.
+ *		Wait until the session is connected again (bounded by the session
+ *		timeout, see ZkWaitOrRaise), or give up at deadline_ms (0: none);
+ *		false if it passed.
  */
 bool
 ZkWaitConnectedUntil(int64 deadline_ms)
@@ -613,17 +604,17 @@ ZkWaitConnectedUntil(int64 deadline_ms)
 /*
  * ZkAwaitReconnect
  *		If 'rc' is a lost connection, wait until the session is connected
- *		again (bounded as ZkWaitConnected is) and return true: the caller
- *		then sends its requests again, after whatever recovery they need
- *		(a create's, by its protection prefix).  False for any other 'rc',
- *		at once.
+ *		again (ZkWaitConnectedUntil, with no deadline) and return true: the
+ *		caller then sends its requests again, after whatever recovery they
+ *		need (a create's, by its protection prefix).  False for any other
+ *		'rc', at once.
  */
 bool
 ZkAwaitReconnect(int rc)
 {
 	if (!ZkIsConnectionLoss(rc))
 		return false;
-	ZkWaitConnected();
+	(void) ZkWaitConnectedUntil(0);
 	return true;
 }
 
@@ -699,7 +690,7 @@ zk_send_answered(const ZkRepeat *r, bool *resent)
 		ZkOpFree(op);
 		if (resent != NULL)
 			*resent = true;
-		ZkWaitConnected();
+		(void) ZkWaitConnectedUntil(0);
 	}
 }
 
@@ -773,7 +764,7 @@ ZkGetChildrenSynced(const char *path)
 		if (rc == ZOK && !ZkIsConnectionLoss(list->rc))
 			return list;
 		ZkOpFree(list);
-		ZkWaitConnected();
+		(void) ZkWaitConnectedUntil(0);
 	}
 }
 

@@ -159,7 +159,6 @@ ZkWaitResult
 ZkWaitStatus(ZkWaitFor goal, ZkOp *op, int64 deadline_ms, int flags)
 {
 	ZkWaitGoal	wg;
-
 	ZkWaitResult result;
 
 	wg.goal = goal;

@@ -360,8 +360,7 @@ ZkWaitRecordPublish(const ZkWaitDesc *wait)
 		{
 			/* ours, from an earlier wait or a create whose answer was lost */
 			op = ZkDeleteNodes((const char *const *) &path, 1, true);
-			(void) ZkOpWaitQuiet(op, zklock_connect_timeout);
-			ZkOpFree(op);
+			(void) ZkReleaseWait(op);
 		}
 		else
 			ZkRaiseForRc(rc);
