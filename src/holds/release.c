@@ -32,7 +32,7 @@
 
 static void zk_maybe_drop(ZkLockEntry *entry);
 static bool zk_release_one(const char *path, bool permit, bool *dropped);
-static void zk_flush_releasing(const char *const *paths, int n);
+static void zk_send_releases(const char *const *paths, int n);
 static void zk_release_session_holds(bool members, const char *prefix);
 static void zk_depart_members(int64 deadline_ms);
 static void zk_members_at_exit(int code, Datum arg);
@@ -89,13 +89,24 @@ zk_release_one(const char *path, bool permit, bool *dropped)
 }
 
 /*
- * zk_flush_releasing
- *		Send the batch of releases of 'paths' and wait for it, an expiry
- *		found meanwhile naming them as lost (ZkNoteReleasing).
+ * zk_send_releases
+ *		Send the batch of releases, whose last holds of 'paths' it drops,
+ *		and wait for it as zklock.synchronous_release says; an expiry found
+ *		meanwhile names them as lost (ZkNoteReleasing).
+ *
+ * The session expired before ZooKeeper applied the deletes (a backend
+ * frozen past the session timeout, whose library heard of the expiry only
+ * when the deletes were sent): the locks were lost before their release,
+ * and the caller must not be told they were released.
  */
 static void
-zk_flush_releasing(const char *const *paths, int n)
+zk_send_releases(const char *const *paths, int n)
 {
+	if (!ZkHasBatchedReleases() || !zklock_synchronous_release)
+	{
+		ZkFlushReleases();
+		return;
+	}
 	ZkNoteReleasing(paths, n);
 	PG_TRY();
 	{
@@ -106,6 +117,8 @@ zk_flush_releasing(const char *const *paths, int n)
 		ZkNoteReleasing(NULL, 0);
 	}
 	PG_END_TRY();
+	if (ZkSessionIsExpired())
+		ZkReportReleasedLost(paths, n);
 }
 
 /*
@@ -121,7 +134,6 @@ bool
 ZkLockRelease(const char *const *paths, int n, bool permit)
 {
 	bool		all = true;
-	bool		sent;
 	const char **dropped_paths = palloc(sizeof(char *) * Max(n, 1));
 	int			ndropped = 0;
 
@@ -135,20 +147,7 @@ ZkLockRelease(const char *const *paths, int n, bool permit)
 		if (dropped)
 			dropped_paths[ndropped++] = paths[i];
 	}
-	sent = ZkHasBatchedReleases();
-	if (sent && zklock_synchronous_release)
-		zk_flush_releasing(dropped_paths, ndropped);
-	else
-		ZkFlushReleases();
-
-	/*
-	 * The session expired before ZooKeeper applied the deletes (a backend
-	 * frozen past the session timeout, whose library heard of the expiry
-	 * only when the deletes were sent): the locks were lost before their
-	 * release, and the caller must not be told they were released.
-	 */
-	if (sent && zklock_synchronous_release && ZkSessionIsExpired())
-		ZkReportReleasedLost(dropped_paths, ndropped);
+	zk_send_releases(dropped_paths, ndropped);
 	pfree(dropped_paths);
 	return all;
 }
@@ -164,6 +163,7 @@ bool
 ZkLockReleaseMode(const char *path, ZkLockMode mode)
 {
 	ZkLockEntry *entry = NULL;
+	bool		dropped;
 
 	ZkLockReportExpiry();
 	(void) ZkLockAbsorbLosses();
@@ -172,8 +172,9 @@ ZkLockReleaseMode(const char *path, ZkLockMode mode)
 	if (entry == NULL || entry->session_holds == 0)
 		return false;
 	entry->session_holds--;
+	dropped = (entry->session_holds == 0 && entry->xact_holds == 0);
 	zk_maybe_drop(entry);
-	ZkFlushReleases();
+	zk_send_releases(&path, dropped ? 1 : 0);
 	return true;
 }
 

@@ -22,7 +22,8 @@
 #   finds the session expired, and it fails with 08006 naming the lost
 #   locks; the next zklock call works on a new session.  A release of
 #   several paths names the locks whose last hold it dropped and those
-#   still held, never a path it did not hold.
+#   still held, never a path it did not hold.  The same for
+#   pg_advisory_unlock of the zk_advisory schema.
 # - A live session: DISCARD ALL releases without a WARNING (the control).
 use strict;
 use warnings;
@@ -101,6 +102,27 @@ for my $held ([ '/discard/u' ], [ '/discard/u', '/discard/v' ])
 	is($out, 't', "$case: the next zklock call works");
 	is($s->query_safe(q{SELECT string_agg(path, ',') FROM zk_locks}),
 		'/discard/u', "$case: holding only what it took since");
+	$s->query_safe('SELECT zk_unlock_all()');
+	$s->quit;
+}
+
+# pg_advisory_unlock (the zk_advisory schema's) in the same way: the
+# advisory release of a lock lost before ZooKeeper applied it is not
+# reported released either
+{
+	my $case = 'pg_advisory_unlock after the expiry';
+	my $s = verbose_session($a);
+	# (the loss watch does not stop the statement: the release finds the
+	# expiry)
+	$s->query_safe(q{SET zklock.on_lock_loss = error});
+	$s->query_safe(q{SELECT zk_advisory.pg_advisory_lock(7)});
+	my ($out, $err) = discard_after_freeze($s, '/pg_advisory/postgres/7',
+		'at once', q{SELECT zk_advisory.pg_advisory_unlock(7)});
+	isnt($out, 't', "$case: not reported released");
+	note("$case: $err");
+	error_is($err, '08006',
+		qr{ZooKeeper (?:session expired: 1 lock was lost|lock "/pg_advisory/postgres/7" was lost)},
+		"$case: 08006 naming the lost lock");
 	$s->query_safe('SELECT zk_unlock_all()');
 	$s->quit;
 }
