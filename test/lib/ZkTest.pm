@@ -69,6 +69,20 @@ $ENV{ZKCTL_FORCE_SYNC} //= 'no';
 	};
 }
 
+# A background psql session's timer (PostgreSQL::Test::Utils'
+# timeout_default) bounds each query, not the session's whole life: a
+# session opened at a test's start and used at its end would otherwise die
+# once the test runs longer than the timer, as a loaded machine makes it.
+{
+	no warnings 'redefine';
+	my $background_psql = \&PostgreSQL::Test::Cluster::background_psql;
+	*PostgreSQL::Test::Cluster::background_psql = sub {
+		my $s = $background_psql->(@_);
+		$s->set_query_timer_restart();
+		return $s;
+	};
+}
+
 # zkctl(ARGS...): run test/zkctl, die on failure, return its output.
 sub zkctl
 {
