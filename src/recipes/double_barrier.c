@@ -82,10 +82,7 @@ typedef struct ZkBarrierView
 	int			version;		/* the barrier node's data version */
 } ZkBarrierView;
 
-static void zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children,
-						 ZkOp *data);
-static int	zk_view_read(const char *node, const char *ready,
-						 ZkBarrierView *view);
+static void zk_view_take(ZkBarrierView *view, ZkBarrierLook *look);
 static void zk_view_look(const char *node, const char *ready,
 						 ZkBarrierView *view);
 static int64 zk_enter_create(const char *node, const char *path,
@@ -127,14 +124,16 @@ zk_round_data(const ZkBarrierView *view, int *len)
 
 /*
  * zk_view_take
- *		Fill a view from the answers of an exists of "ready", a getChildren
- *		and a getData of the barrier node (all ZOK, or "ready" ZNONODE).
+ *		Fill a view from a look whose read of "ready" was an exists, and
+ *		free the look's answers.
  */
 static void
-zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
+zk_view_take(ZkBarrierView *view, ZkBarrierLook *look)
 {
-	view->ready = (ready->rc == ZOK);
-	view->ready_czxid = view->ready ? ready->stat.czxid : 0;
+	ZkOp	   *children = look->children;
+
+	view->ready = (look->ready->rc == ZOK);
+	view->ready_czxid = view->ready ? look->ready->stat.czxid : 0;
 	view->n = 0;
 	view->names = palloc(sizeof(char *) * Max(children->nchildren, 1));
 	for (int i = 0; i < children->nchildren; i++)
@@ -144,50 +143,34 @@ zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
 		else
 			view->names[view->n++] = pstrdup(children->children[i]);
 	}
-	view->version = data->stat.version;
-}
-
-/*
- * zk_view_read
- *		One round of reads of the barrier, leaving a watch on "ready" for
- *		the path armed with ZkWatchArm (the caller arms it).  Returns ZOK,
- *		or a lost connection (the caller reads again once it is back).
- */
-static int
-zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
-{
-	ZkOp	   *ex = ZkExistsWatched(ready);
-	ZkOp	   *ch = ZkGetChildren(node);
-	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-	int			rc;
-
-	ZkOpWait(gd);
-	/* the first answer that is not what we expect decides */
-	if (ZkIsConnectionLoss(ex->rc) || (ex->rc != ZOK && ex->rc != ZNONODE))
-		rc = ex->rc;
-	else
-		rc = ch->rc != ZOK ? ch->rc : gd->rc;
-	if (rc == ZOK)
-		zk_view_take(view, ex, ch, gd);
-	ZkOpFree(ex);
-	ZkOpFree(ch);
-	ZkOpFree(gd);
-	if (rc != ZOK && !ZkIsConnectionLoss(rc))
-		ZkRaiseForRc(rc);
-	return rc;
+	view->version = look->version;
+	ZkOpFree(look->ready);
+	ZkOpFree(children);
 }
 
 /*
  * zk_view_look
- *		Arm the watch on "ready" and read the barrier (zk_view_read) until
- *		the reads are answered, riding out lost connections.
+ *		Look at the barrier (ZkDoubleBarrierLook), leaving a watch on
+ *		"ready" (armed here with ZkWatchArm), until the reads are answered,
+ *		riding out lost connections.
  */
 static void
 zk_view_look(const char *node, const char *ready, ZkBarrierView *view)
 {
+	ZkBarrierLook look;
+
 	ZkWatchArm(ready, ZK_WATCH_BLOCKER);
-	while (ZkAwaitReconnect(zk_view_read(node, ready, view)))
-		;
+	for (;;)
+	{
+		int			rc = ZkDoubleBarrierLook(node, ZkExistsWatched(ready), 0,
+											 &look);
+
+		if (rc == ZOK)
+			break;
+		if (!ZkAwaitReconnect(rc))
+			ZkRaiseForRc(rc);
+	}
+	zk_view_take(view, &look);
 }
 
 /*
@@ -271,33 +254,26 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 	{
 		ZkOp	   *ex;
 		ZkOp	   *cr;
-		ZkOp	   *ch;
-		ZkOp	   *gd;
+		ZkBarrierLook look;
+		int			look_rc;
 		int			rc;
 		int64		token = 0;
-		bool		have_view = false;
+		bool		have_view;
 
 		CHECK_FOR_INTERRUPTS();
 		ZkWatchArm(ready, ZK_WATCH_BLOCKER);
 		ex = ZkExistsWatched(ready);
 		*created = true;		/* from here on it may exist */
 		cr = ZkCreate(ours, data, datalen, ZOO_EPHEMERAL, true);
-		ch = ZkGetChildren(node);
-		gd = ZkGetData(node, ZK_NO_WATCH);
-		ZkOpWait(gd);
+		/* the look's answers come after the create's */
+		look_rc = ZkDoubleBarrierLook(node, ex, 0, &look);
 		rc = cr->rc;
 		if (rc == ZOK)
 			token = cr->stat.czxid;
-		if (rc == ZOK && ch->rc == ZOK && gd->rc == ZOK &&
-			(ex->rc == ZOK || ex->rc == ZNONODE))
-		{
-			zk_view_take(view, ex, ch, gd);
-			have_view = true;
-		}
-		ZkOpFree(ex);
 		ZkOpFree(cr);
-		ZkOpFree(ch);
-		ZkOpFree(gd);
+		if (look_rc == ZOK)
+			zk_view_take(view, &look);
+		have_view = (look_rc == ZOK && rc == ZOK);
 
 		if (rc == ZNONODE)
 		{

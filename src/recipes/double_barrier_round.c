@@ -3,6 +3,7 @@
  * recipes/double_barrier_round.c
  *		What entering and leaving a double barrier share
  *		(recipes/double_barrier.c, recipes/double_barrier_leave.c): the
+ *		look at the barrier, the
  *		participants of a round as its "ready" node lists them, the multis
  *		that write the barrier node on the version read, the removal of an
  *		old round's "ready", and the ERROR of a participant another client
@@ -22,6 +23,47 @@
 #include "base/node_data.h"
 #include "base/text_encoding.h"
 #include "client/client.h"
+
+/*
+ * ZkDoubleBarrierLook
+ *		One look at the barrier node 'node': after 'rd', the caller's read
+ *		of "ready" (an exists or a getData), the reads of the participants
+ *		and of the barrier node's version, sent back to back, their answers
+ *		awaited until deadline_ms (0: as long as needed).  Returns ZOK with
+ *		the answers in *look (the caller frees ready and children); else,
+ *		every answer freed, ZOPERATIONTIMEOUT when the deadline passed, or
+ *		the first answer that is not what a look expects: "ready" neither
+ *		there nor missing, then the children's, then the version's.
+ */
+int
+ZkDoubleBarrierLook(const char *node, ZkOp *rd, int64 deadline_ms,
+					ZkBarrierLook *look)
+{
+	ZkOp	   *ch = ZkGetChildren(node);
+	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	int			rc;
+
+	/* answers come in order: once the last is in, so are the others */
+	if (!ZkOpWaitUntil(gd, deadline_ms))
+		rc = ZOPERATIONTIMEOUT;
+	else if (rd->rc != ZOK && rd->rc != ZNONODE)
+		rc = rd->rc;
+	else
+		rc = ch->rc != ZOK ? ch->rc : gd->rc;
+	if (rc == ZOK)
+	{
+		look->ready = rd;
+		look->children = ch;
+		look->version = gd->stat.version;
+	}
+	else
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+	}
+	ZkOpFree(gd);
+	return rc;
+}
 
 /*
  * ZkDoubleBarrierRoundParse

@@ -14,6 +14,17 @@
 /* the child whose creation opens a double barrier */
 #define READY_NODE		"ready"
 
+/* One look at a double barrier (ZkDoubleBarrierLook). */
+typedef struct ZkBarrierLook
+{
+	ZkOp	   *ready;			/* the caller's read of "ready" */
+	ZkOp	   *children;		/* the barrier node's children */
+	int			version;		/* the barrier node's data version */
+} ZkBarrierLook;
+
+extern int	ZkDoubleBarrierLook(const char *node, ZkOp *rd, int64 deadline_ms,
+								ZkBarrierLook *look);
+
 extern int	ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd,
 									  char ***names);
 extern void ZkDoubleBarrierRaiseMemberGone(const char *znode)
