@@ -94,8 +94,6 @@ static int	zk_open(const char *node, const char *ready,
 static bool zk_withdraw(const char *node, const char *ours,
 						const char *ready);
 static bool zk_view_has(const ZkBarrierView *view, const char *name);
-static bool zk_round_over(const char *node, const char *our_name,
-						  int64 round);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 
 /*
@@ -189,56 +187,6 @@ zk_view_has(const ZkBarrierView *view, const char *name)
 }
 
 /*
- * zk_round_over
- *		Is no participant of the round whose "ready" has czxid 'round' left
- *		(ours aside)?  One pipelined read of every participant.
- */
-static bool
-zk_round_over(const char *node, const char *our_name, int64 round)
-{
-	for (;;)
-	{
-		ZkOp	   *ch = ZkGetChildrenAnswered(node);
-		ZkOp	  **ages;
-		bool		over = true;
-		int			lost = ZOK; /* a lost connection, if one was met */
-		int			rc = ch->rc;
-
-		if (rc != ZOK)
-		{
-			ZkOpFree(ch);
-			if (rc == ZNONODE)
-				return true;
-			ZkRaiseForRc(rc);
-		}
-		ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			if (strcmp(ch->children[i], READY_NODE) != 0 &&
-				strcmp(ch->children[i], our_name) != 0)
-				ages[i] = ZkExists(psprintf("%s/%s", node, ch->children[i]));
-		}
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			if (ages[i] == NULL)
-				continue;
-			ZkOpWait(ages[i]);
-			if (ZkIsConnectionLoss(ages[i]->rc))
-				lost = ages[i]->rc;
-			else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
-				over = false;
-			else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
-				ZkRaiseForRc(ages[i]->rc);
-			ZkOpFree(ages[i]);
-		}
-		pfree(ages);
-		ZkOpFree(ch);
-		if (!ZkAwaitReconnect(lost))
-			return over;
-	}
-}
-
-/*
  * zk_enter_create
  *		Create our participant node, in one round trip with the reads of the
  *		barrier (see the file header), and return its czxid; *created is
@@ -312,8 +260,8 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 		 */
 		while (view->ready && view->ready_czxid != 0 &&
 			   view->ready_czxid < token &&
-			   zk_round_over(node, ours + strlen(node) + 1,
-							 view->ready_czxid))
+			   ZkDoubleBarrierRoundOver(node, ours + strlen(node) + 1,
+										view->ready_czxid))
 		{
 			ZkDoubleBarrierClearReady(node, ready, view->ready_czxid);
 			zk_view_look(node, ready, view);

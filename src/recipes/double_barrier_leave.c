@@ -157,6 +157,39 @@ zk_leave_participants(ZkLeave *lv, const ZkOp *ch)
 }
 
 /*
+ * ZkDoubleBarrierRoundOver
+ *		Is no participant of the round whose "ready" has czxid 'round' left
+ *		in the barrier node 'node' (ours, 'our_name', aside)?  Those older
+ *		than "ready" count, as for a leave whose "ready" lists none: one
+ *		pipelined read of their ages (zk_leave_participants).
+ */
+bool
+ZkDoubleBarrierRoundOver(const char *node, const char *our_name, int64 round)
+{
+	ZkLeave    *lv = palloc0(sizeof(ZkLeave));
+
+	lv->node = node;
+	lv->our_name = our_name;
+	lv->round = round;
+	lv->nlisted = -1;
+	for (;;)
+	{
+		ZkOp	   *ch = ZkGetChildrenAnswered(node);
+		int			rc = ch->rc;
+
+		if (rc == ZOK)
+			rc = zk_leave_participants(lv, ch);
+		ZkOpFree(ch);
+		if (rc == ZOK)
+			return lv->n == (lv->listed_ours ? 1 : 0);
+		if (rc == ZNONODE)
+			return true;		/* no barrier node: no participant */
+		if (!ZkAwaitReconnect(rc))
+			ZkRaiseForRc(rc);
+	}
+}
+
+/*
  * zk_leave_look
  *		One look at the barrier: "ready" (the first time its data, which
  *		lists the round; then whether it is still there), the participants

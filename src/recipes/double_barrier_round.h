@@ -33,6 +33,8 @@ extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which);
 extern int	ZkDoubleBarrierDeleteVersioned(const char *node, int version,
 										   const char *first,
 										   const char *second, int *which);
+extern bool ZkDoubleBarrierRoundOver(const char *node, const char *our_name,
+									 int64 round);
 extern void ZkDoubleBarrierClearReady(const char *node, const char *ready,
 									  int64 round);
 
