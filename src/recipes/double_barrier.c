@@ -240,8 +240,6 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 				continue;		/* not made: create it again */
 			if (rc != ZOK)
 				ZkRaiseForRc(rc);
-			zk_view_look(node, ready, view);
-			have_view = true;
 		}
 		else if (rc != ZOK)
 			ZkRaiseForRc(rc);
