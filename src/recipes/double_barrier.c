@@ -13,8 +13,8 @@
  *
  * Entering.  One round trip: an exists of "ready" that leaves a watch on
  * it (its creation is the opening: a waiter returns on that event), the
- * create of our node, and reads of the participants and of the barrier
- * node's version, sent back to back.  A "ready" found there means
+ * create of our node, and reads of the barrier node's version and of the
+ * participants, sent back to back.  A "ready" found there means
  * a round is under way: a member can enter only before the barrier opens,
  * so our node is deleted and the call fails.  Unless no participant of that
  * round (older than "ready") remains: then the round is over, but its

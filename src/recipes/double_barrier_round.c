@@ -27,24 +27,28 @@
 /*
  * ZkDoubleBarrierLook
  *		One look at the barrier node 'node': after 'rd', the caller's read
- *		of "ready" (an exists or a getData), the reads of the participants
- *		and of the barrier node's version, sent back to back, their answers
- *		awaited until deadline_ms (0: as long as needed).  Returns ZOK with
- *		the answers in *look (the caller frees ready and children); else,
- *		every answer freed, ZOPERATIONTIMEOUT when the deadline passed, or
- *		the first answer that is not what a look expects: "ready" neither
- *		there nor missing, then the children's, then the version's.
+ *		of "ready" (an exists or a getData), the reads of the barrier node's
+ *		version and of the participants, sent back to back, their answers
+ *		awaited until deadline_ms (0: as long as needed).  The version is
+ *		read first: a multi on it then succeeds only if no write on the
+ *		barrier node (an opening, a withdrawal, a departure) landed after
+ *		it, so none between it and the read of the participants.  Returns
+ *		ZOK with the answers in *look (the caller frees ready and
+ *		children); else, every answer freed, ZOPERATIONTIMEOUT when the
+ *		deadline passed, or the first answer that is not what a look
+ *		expects: "ready" neither there nor missing, then the children's,
+ *		then the version's.
  */
 int
 ZkDoubleBarrierLook(const char *node, ZkOp *rd, int64 deadline_ms,
 					ZkBarrierLook *look)
 {
-	ZkOp	   *ch = ZkGetChildren(node);
 	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	ZkOp	   *ch = ZkGetChildren(node);
 	int			rc;
 
 	/* answers come in order: once the last is in, so are the others */
-	if (!ZkOpWaitUntil(gd, deadline_ms))
+	if (!ZkOpWaitUntil(ch, deadline_ms))
 		rc = ZOPERATIONTIMEOUT;
 	else if (rd->rc != ZOK && rd->rc != ZNONODE)
 		rc = rd->rc;
