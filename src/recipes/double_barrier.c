@@ -324,14 +324,14 @@ zk_withdraw(const char *node, const char *ours, const char *ready)
 {
 	for (;;)
 	{
-		ZkOp	   *ex = ZkExists(ready);
 		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+		ZkOp	   *ex = ZkExists(ready);
 		int			rc;
 		int			err;
 		int			which;
 		int			version;
 
-		ZkOpWait(gd);
+		ZkOpWait(ex);
 		rc = ZkIsConnectionLoss(ex->rc) ? ex->rc : gd->rc;
 		if (ex->rc == ZOK)
 		{
