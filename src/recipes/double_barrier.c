@@ -20,7 +20,8 @@
  * round (older than "ready") remains: then the round is over, but its
  * members went without leaving (they exited, or their leave timed out),
  * and the arriving member removes its "ready"
- * (ZkDoubleBarrierClearReady, recipes/double_barrier_round.c) and goes on.
+ * (ZkDoubleBarrierDeleteIfReady, recipes/double_barrier_round.c) and
+ * goes on.
  * Otherwise, if the participants are as many as `members', this member
  * opens the barrier with one multi: a setData of the barrier node on the
  * version read, a check of every participant counted (each still exists),
@@ -33,8 +34,9 @@
  * (55000).
  *
  * A member whose wait ends (wait_ms, lock_timeout) withdraws with one
- * multi: a setData of the barrier node on the version read, and the delete
- * of its node, if "ready" does not exist yet.  Opening and withdrawing both
+ * multi: a setData of the barrier node on the version read before "ready",
+ * and the delete of its node, if "ready" does not exist yet
+ * (ZkDoubleBarrierDeleteIfReady).  Opening and withdrawing both
  * write the barrier node on a version they read, so of an opening that
  * counted this member and its withdrawal only one succeeds: a member that
  * timed out is never counted by whoever opens after it, and a member whose
@@ -91,8 +93,6 @@ static int64 zk_enter_create(const char *node, const char *path,
 							 ZkBarrierView *view, volatile bool *created);
 static int	zk_open(const char *node, const char *ready,
 					const ZkBarrierView *view);
-static bool zk_withdraw(const char *node, const char *ours,
-						const char *ready);
 static bool zk_view_has(const ZkBarrierView *view, const char *name);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 
@@ -261,7 +261,8 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 			   ZkDoubleBarrierRoundOver(node, ours + strlen(node) + 1,
 										view->ready_czxid))
 		{
-			ZkDoubleBarrierClearReady(node, ready, view->ready_czxid);
+			(void) ZkDoubleBarrierDeleteIfReady(node, ready, view->ready_czxid,
+												ready);
 			zk_view_look(node, ready, view);
 		}
 		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
@@ -311,55 +312,6 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 		pfree((char *) reqs[i + 1].path);
 	pfree(reqs);
 	return err;
-}
-
-/*
- * zk_withdraw
- *		Our wait to enter ended: delete our node, on the version of the
- *		barrier node read with "ready" absent (see the file header).  True
- *		if the barrier opened first, counting us: we have entered.
- */
-static bool
-zk_withdraw(const char *node, const char *ours, const char *ready)
-{
-	for (;;)
-	{
-		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-		ZkOp	   *ex = ZkExists(ready);
-		int			rc;
-		int			err;
-		int			which;
-		int			version;
-
-		ZkOpWait(ex);
-		rc = ZkIsConnectionLoss(ex->rc) ? ex->rc : gd->rc;
-		if (ex->rc == ZOK)
-		{
-			ZkOpFree(ex);
-			ZkOpFree(gd);
-			return true;
-		}
-		version = gd->stat.version;
-		ZkOpFree(ex);
-		ZkOpFree(gd);
-		if (ZkAwaitReconnect(rc))
-			continue;
-		if (rc == ZNONODE)
-			return false;		/* the barrier node, and so ours, is gone */
-		if (rc != ZOK)
-			ZkRaiseForRc(rc);
-
-		err = ZkDoubleBarrierDeleteVersioned(node, version, ours, NULL, &which);
-		if (err == ZOK)
-			return false;
-		if (ZkAwaitReconnect(err))
-			continue;			/* ours gone then: the multi was applied */
-		if (err == ZBADVERSION)
-			continue;			/* changed meanwhile: opened? look again */
-		if (err == ZNONODE && which == 1)
-			return false;		/* ours is gone already */
-		ZkRaiseForRc(err);
-	}
 }
 
 /*
@@ -442,8 +394,12 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				}
 				if (event == 0)
 				{
-					/* the wait is over: withdraw, unless counted already */
-					entered = zk_withdraw(node, ours, ready);
+					/*
+					 * the wait is over: withdraw (see the file header),
+					 * unless "ready" exists: then we were counted, and are in
+					 */
+					entered = !ZkDoubleBarrierDeleteIfReady(node, ready, 0,
+															ours);
 					created = entered;
 					if (!entered)
 						ZkWatchDrop(ready); /* "ready" may never come */

@@ -342,7 +342,8 @@ zk_leave_step(ZkLeave *lv)
 		 * if it went without doing so (it exited), we do.
 		 */
 		if (lv->ready_left)
-			ZkDoubleBarrierClearReady(lv->node, lv->ready, lv->round);
+			(void) ZkDoubleBarrierDeleteIfReady(lv->node, lv->ready, lv->round,
+												lv->ready);
 		return ZK_LEAVE_DONE;
 	}
 	qsort(lv->names, lv->n, sizeof(char *), pg_qsort_strcmp);

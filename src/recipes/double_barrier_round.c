@@ -11,7 +11,7 @@
  *
  * Removing "ready" goes with a setData of the barrier node on the version
  * read when "ready" was seen to be the old round's (the last leaver's
- * multi, ZkDoubleBarrierClearReady): every opening writes that node too,
+ * multi, ZkDoubleBarrierDeleteIfReady): every opening writes that node too,
  * so a "ready" that a new opening has just created is never the one
  * removed.
  *
@@ -176,13 +176,17 @@ ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
 }
 
 /*
- * ZkDoubleBarrierClearReady
- *		Delete "ready" if it is still the one of the round 'round' (its
- *		czxid), with a setData of the barrier node on the version read
- *		with it (see the file header): never a newer round's.
+ * ZkDoubleBarrierDeleteIfReady
+ *		Delete 'target' if "ready" is still the one of the round 'round' (its
+ *		czxid; 0: "ready" is missing), with a setData of the barrier node on
+ *		the version read before "ready" (see the file header): never once a
+ *		newer round has opened.  False if "ready" was otherwise, nothing
+ *		deleted; true once 'target' is gone (with the barrier node, if that
+ *		is gone).
  */
-void
-ZkDoubleBarrierClearReady(const char *node, const char *ready, int64 round)
+bool
+ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready, int64 round,
+							 const char *target)
 {
 	for (;;)
 	{
@@ -191,26 +195,28 @@ ZkDoubleBarrierClearReady(const char *node, const char *ready, int64 round)
 		int			rc;
 		int			err;
 		int			version;
+		int64		seen;
 
 		ZkOpWait(ex);
 		rc = ZkIsConnectionLoss(gd->rc) ? gd->rc : ex->rc;
+		seen = (rc == ZOK) ? ex->stat.czxid : 0;
+		if (rc == ZOK || rc == ZNONODE)
+			rc = gd->rc;		/* "ready" missing is an answer too */
 		version = gd->stat.version;
-		if (rc == ZOK && gd->rc != ZOK)
-			rc = gd->rc;
-		if (rc == ZOK && ex->stat.czxid != round)
-			rc = ZNONODE;		/* another round's: not ours to remove */
 		ZkOpFree(gd);
 		ZkOpFree(ex);
 		if (rc == ZNONODE)
-			return;
+			return true;		/* the barrier node, and so 'target', is gone */
 		if (ZkAwaitReconnect(rc))
 			continue;
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
+		if (seen != round)
+			return false;		/* another round's, or none: leave it */
 
-		err = ZkDoubleBarrierDeleteVersioned(node, version, ready, NULL, NULL);
+		err = ZkDoubleBarrierDeleteVersioned(node, version, target, NULL, NULL);
 		if (err == ZOK || err == ZNONODE)
-			return;
+			return true;
 		/* ZBADVERSION: changed; look again */
 		if (!ZkAwaitReconnect(err) && err != ZBADVERSION)
 			ZkRaiseForRc(err);

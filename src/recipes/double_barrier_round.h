@@ -35,7 +35,7 @@ extern int	ZkDoubleBarrierDeleteVersioned(const char *node, int version,
 										   const char *second, int *which);
 extern bool ZkDoubleBarrierRoundOver(const char *node, const char *our_name,
 									 int64 round);
-extern void ZkDoubleBarrierClearReady(const char *node, const char *ready,
-									  int64 round);
+extern bool ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready,
+										 int64 round, const char *target);
 
 #endif							/* RECIPES_DOUBLE_BARRIER_ROUND_H */
