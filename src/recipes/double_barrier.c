@@ -307,7 +307,7 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 	reqs[view->n + 1].kind = ZK_MULTI_CREATE;
 	reqs[view->n + 1].path = ready;
 	reqs[view->n + 1].data = zk_round_data(view, &reqs[view->n + 1].datalen);
-	err = ZkDoubleBarrierMulti(view->n + 2, reqs, NULL);
+	err = ZkDoubleBarrierMulti(view->n + 2, reqs);
 	for (int i = 0; i < view->n; i++)
 		pfree((char *) reqs[i + 1].path);
 	pfree(reqs);

@@ -240,8 +240,8 @@ zk_leave_last(ZkLeave *lv)
 {
 	if (lv->round != PG_INT64_MAX)
 	{
-		int			err = ZkDoubleBarrierDeleteVersioned(lv->node, lv->version, lv->ready,
-											  lv->znode, NULL);
+		int			err = ZkDoubleBarrierDeleteVersioned(lv->node, lv->version,
+														 lv->ready, lv->znode);
 
 		/* a lost answer: whether ours went is not known */
 		if (ZkIsConnectionLoss(err))
@@ -481,10 +481,10 @@ zk_depart_once(const char *node, const char *ready, const char *znode,
 	{
 		/* the last of our round: "ready" and ours, at once */
 		rc = ZkDoubleBarrierDeleteVersioned(node, look.version, ready,
-								 ours_there ? znode : NULL, NULL);
+											ours_there ? znode : NULL);
 	}
 	else if (ours_there)
-		rc = ZkDoubleBarrierDeleteVersioned(node, look.version, znode, NULL, NULL);
+		rc = ZkDoubleBarrierDeleteVersioned(node, look.version, znode, NULL);
 	else
 		rc = ZOK;				/* ours is gone, "ready" is not ours to take */
 	return rc;

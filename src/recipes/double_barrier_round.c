@@ -122,24 +122,20 @@ ZkDoubleBarrierRaiseMemberGone(const char *znode)
 /*
  * ZkDoubleBarrierMulti
  *		Send a multi and wait for its answer: ZOK, a lost connection, or
- *		the error of the request the server refused, whose index goes to
- *		*which (if not NULL; -1 when no request was refused).
+ *		the error of the request the server refused.
  */
 int
-ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which)
+ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs)
 {
 	ZkOp	   *op = ZkMulti(n, reqs);
 	int			err;
-	int			refused = -1;
 
 	ZkOpWait(op);
 	if (op->rc != ZOK && !ZkIsConnectionLoss(op->rc))
-		refused = ZkMultiFailure(op, &err);
+		(void) ZkMultiFailure(op, &err);
 	else
 		err = op->rc;
 	ZkOpFree(op);
-	if (which != NULL)
-		*which = refused;
 	return err;
 }
 
@@ -148,11 +144,11 @@ ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which)
  *		Delete 'first' and, unless NULL, 'second' in one multi with a
  *		setData of the barrier node on 'version' (see the file header):
  *		they go only if the barrier node is as it was read.  Returns as
- *		ZkDoubleBarrierMulti does; 'first' is request 1, 'second' request 2.
+ *		ZkDoubleBarrierMulti does.
  */
 int
 ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
-					const char *second, int *which)
+							   const char *second)
 {
 	ZkMultiReq	reqs[3];
 	int			n = 2;
@@ -172,7 +168,7 @@ ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
 		reqs[2].version = -1;
 		n = 3;
 	}
-	return ZkDoubleBarrierMulti(n, reqs, which);
+	return ZkDoubleBarrierMulti(n, reqs);
 }
 
 /*
@@ -214,7 +210,7 @@ ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready, int64 round,
 		if (seen != round)
 			return false;		/* another round's, or none: leave it */
 
-		err = ZkDoubleBarrierDeleteVersioned(node, version, target, NULL, NULL);
+		err = ZkDoubleBarrierDeleteVersioned(node, version, target, NULL);
 		if (err == ZOK || err == ZNONODE)
 			return true;
 		/* ZBADVERSION: changed; look again */

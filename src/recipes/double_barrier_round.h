@@ -29,10 +29,10 @@ extern int	ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd,
 									  char ***names);
 extern void ZkDoubleBarrierRaiseMemberGone(const char *znode)
 			pg_attribute_noreturn();
-extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which);
+extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs);
 extern int	ZkDoubleBarrierDeleteVersioned(const char *node, int version,
 										   const char *first,
-										   const char *second, int *which);
+										   const char *second);
 extern bool ZkDoubleBarrierRoundOver(const char *node, const char *our_name,
 									 int64 round);
 extern bool ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready,
