@@ -208,7 +208,7 @@ ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready, int64 round,
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
 		if (seen != round)
-			return false;		/* another round's, or none: leave it */
+			return false;		/* not as asked: nothing to delete */
 
 		err = ZkDoubleBarrierDeleteVersioned(node, version, target, NULL);
 		if (err == ZOK || err == ZNONODE)
