@@ -107,31 +107,31 @@ zk_is_barrier_node(const struct Stat *stat, const char *data, int len)
 
 /*
  * zk_look_at_node
- *		Read 'node' (a getData, riding out lost connections): false if
- *		there is none; else its Stat in *stat and whether it is a barrier's
- *		in *is_barrier.  A node with children is checked for another
- *		recipe's (22023).
+ *		Take the answer to 'op', a getData of 'node', which it frees:
+ *		ZNONODE if there is none, a lost connection (never after
+ *		ZkGetDataAnswered), else ZOK with its Stat in *stat and whether it
+ *		is a barrier's in *is_barrier.  Any other answer is raised.  A node
+ *		with children is checked for another recipe's (22023).
  */
-static bool
-zk_look_at_node(const char *node, const char *path, struct Stat *stat,
-				bool *is_barrier)
+static int
+zk_look_at_node(ZkOp *op, const char *node, const char *path,
+				struct Stat *stat, bool *is_barrier)
 {
-	ZkOp	   *op = ZkGetDataAnswered(node, ZK_NO_WATCH);
-	int			rc = op->rc;
+	int			rc;
 
+	ZkOpWait(op);
+	rc = op->rc;
 	if (rc == ZOK)
 	{
 		*stat = op->stat;
 		*is_barrier = zk_is_barrier_node(&op->stat, op->value, op->value_len);
 	}
 	ZkOpFree(op);
-	if (rc == ZNONODE)
-		return false;
-	if (rc != ZOK)
+	if (rc != ZOK && rc != ZNONODE && !ZkIsConnectionLoss(rc))
 		ZkRaiseForRc(rc);
-	if (stat->numChildren > 0)
+	if (rc == ZOK && stat->numChildren > 0)
 		ZkPathKindCheckNode(node, path, ZK_KIND_BARRIER);
-	return true;
+	return rc;
 }
 
 /*
@@ -178,7 +178,8 @@ ZkBarrierSet(const char *node, const char *path)
 			ZkRaiseForRc(rc);
 
 		/* up already, unless the node is another kind's or no barrier's */
-		if (!zk_look_at_node(node, path, &stat, &is_barrier))
+		if (zk_look_at_node(ZkGetDataAnswered(node, ZK_NO_WATCH), node, path,
+							&stat, &is_barrier) == ZNONODE)
 			continue;			/* gone since: create again */
 		if (is_barrier)
 			break;
@@ -222,7 +223,8 @@ ZkBarrierRemove(const char *node, const char *path)
 		bool		is_barrier;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!zk_look_at_node(node, path, &stat, &is_barrier) || !is_barrier)
+		if (zk_look_at_node(ZkGetDataAnswered(node, ZK_NO_WATCH), node, path,
+							&stat, &is_barrier) == ZNONODE || !is_barrier)
 		{
 			rc = ZNONODE;		/* not up */
 			break;
@@ -265,23 +267,14 @@ ZkBarrierWait(const char *node, const char *path, int64 wait_ms)
 	ZkOperationPush(&oc, ZK_OPER_WAIT_BARRIER, path);
 	do
 	{
-		ZkOp	   *op;
 		int			rc;
-		bool		has_children;
+		struct Stat stat;
 		bool		is_barrier;
 
 		/* a data watch is set only on a node that exists: none is left */
 		ZkWatchArm(node, ZK_WATCH_BLOCKER);
-		op = ZkGetData(node, ZK_WATCH_BLOCKER);
-		ZkOpWait(op);
-		rc = op->rc;
-		has_children = (rc == ZOK && op->stat.numChildren > 0);
-		is_barrier = (rc == ZOK &&
-					  zk_is_barrier_node(&op->stat, op->value, op->value_len));
-		ZkOpFree(op);
-		/* a node with children may be another kind's (see the file header) */
-		if (has_children)
-			ZkPathKindCheckNode(node, path, ZK_KIND_BARRIER);
+		rc = zk_look_at_node(ZkGetData(node, ZK_WATCH_BLOCKER), node, path,
+							 &stat, &is_barrier);
 		if (rc == ZOK && !is_barrier)
 		{
 			/* no barrier's node: the barrier is down; no watch needed */

@@ -13,14 +13,15 @@
  *
  * Entering.  One round trip: an exists of "ready" that leaves a watch on
  * it (its creation is the opening: a waiter returns on that event), the
- * create of our node, and reads of the participants and of the barrier
- * node's version, sent back to back.  A "ready" found there means
+ * create of our node, and reads of the barrier node's version and of the
+ * participants, sent back to back.  A "ready" found there means
  * a round is under way: a member can enter only before the barrier opens,
  * so our node is deleted and the call fails.  Unless no participant of that
  * round (older than "ready") remains: then the round is over, but its
  * members went without leaving (they exited, or their leave timed out),
  * and the arriving member removes its "ready"
- * (ZkDoubleBarrierClearReady, recipes/double_barrier_round.c) and goes on.
+ * (ZkDoubleBarrierDeleteIfReady, recipes/double_barrier_round.c) and
+ * goes on.
  * Otherwise, if the participants are as many as `members', this member
  * opens the barrier with one multi: a setData of the barrier node on the
  * version read, a check of every participant counted (each still exists),
@@ -33,8 +34,9 @@
  * (55000).
  *
  * A member whose wait ends (wait_ms, lock_timeout) withdraws with one
- * multi: a setData of the barrier node on the version read, and the delete
- * of its node, if "ready" does not exist yet.  Opening and withdrawing both
+ * multi: a setData of the barrier node on the version read before "ready",
+ * and the delete of its node, if "ready" does not exist yet
+ * (ZkDoubleBarrierDeleteIfReady).  Opening and withdrawing both
  * write the barrier node on a version they read, so of an opening that
  * counted this member and its withdrawal only one succeeds: a member that
  * timed out is never counted by whoever opens after it, and a member whose
@@ -82,10 +84,7 @@ typedef struct ZkBarrierView
 	int			version;		/* the barrier node's data version */
 } ZkBarrierView;
 
-static void zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children,
-						 ZkOp *data);
-static int	zk_view_read(const char *node, const char *ready,
-						 ZkBarrierView *view);
+static void zk_view_take(ZkBarrierView *view, ZkBarrierLook *look);
 static void zk_view_look(const char *node, const char *ready,
 						 ZkBarrierView *view);
 static int64 zk_enter_create(const char *node, const char *path,
@@ -94,11 +93,7 @@ static int64 zk_enter_create(const char *node, const char *path,
 							 ZkBarrierView *view, volatile bool *created);
 static int	zk_open(const char *node, const char *ready,
 					const ZkBarrierView *view);
-static bool zk_withdraw(const char *node, const char *ours,
-						const char *ready);
 static bool zk_view_has(const ZkBarrierView *view, const char *name);
-static bool zk_round_over(const char *node, const char *our_name,
-						  int64 round);
 static char *zk_round_data(const ZkBarrierView *view, int *len);
 
 /*
@@ -127,14 +122,16 @@ zk_round_data(const ZkBarrierView *view, int *len)
 
 /*
  * zk_view_take
- *		Fill a view from the answers of an exists of "ready", a getChildren
- *		and a getData of the barrier node (all ZOK, or "ready" ZNONODE).
+ *		Fill a view from a look whose read of "ready" was an exists, and
+ *		free the look's answers.
  */
 static void
-zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
+zk_view_take(ZkBarrierView *view, ZkBarrierLook *look)
 {
-	view->ready = (ready->rc == ZOK);
-	view->ready_czxid = view->ready ? ready->stat.czxid : 0;
+	ZkOp	   *children = look->children;
+
+	view->ready = (look->ready->rc == ZOK);
+	view->ready_czxid = view->ready ? look->ready->stat.czxid : 0;
 	view->n = 0;
 	view->names = palloc(sizeof(char *) * Max(children->nchildren, 1));
 	for (int i = 0; i < children->nchildren; i++)
@@ -144,50 +141,34 @@ zk_view_take(ZkBarrierView *view, ZkOp *ready, ZkOp *children, ZkOp *data)
 		else
 			view->names[view->n++] = pstrdup(children->children[i]);
 	}
-	view->version = data->stat.version;
-}
-
-/*
- * zk_view_read
- *		One round of reads of the barrier, leaving a watch on "ready" for
- *		the path armed with ZkWatchArm (the caller arms it).  Returns ZOK,
- *		or a lost connection (the caller reads again once it is back).
- */
-static int
-zk_view_read(const char *node, const char *ready, ZkBarrierView *view)
-{
-	ZkOp	   *ex = ZkExistsWatched(ready);
-	ZkOp	   *ch = ZkGetChildren(node);
-	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-	int			rc;
-
-	ZkOpWait(gd);
-	/* the first answer that is not what we expect decides */
-	if (ZkIsConnectionLoss(ex->rc) || (ex->rc != ZOK && ex->rc != ZNONODE))
-		rc = ex->rc;
-	else
-		rc = ch->rc != ZOK ? ch->rc : gd->rc;
-	if (rc == ZOK)
-		zk_view_take(view, ex, ch, gd);
-	ZkOpFree(ex);
-	ZkOpFree(ch);
-	ZkOpFree(gd);
-	if (rc != ZOK && !ZkIsConnectionLoss(rc))
-		ZkRaiseForRc(rc);
-	return rc;
+	view->version = look->version;
+	ZkOpFree(look->ready);
+	ZkOpFree(children);
 }
 
 /*
  * zk_view_look
- *		Arm the watch on "ready" and read the barrier (zk_view_read) until
- *		the reads are answered, riding out lost connections.
+ *		Look at the barrier (ZkDoubleBarrierLook), leaving a watch on
+ *		"ready" (armed here with ZkWatchArm), until the reads are answered,
+ *		riding out lost connections.
  */
 static void
 zk_view_look(const char *node, const char *ready, ZkBarrierView *view)
 {
+	ZkBarrierLook look;
+
 	ZkWatchArm(ready, ZK_WATCH_BLOCKER);
-	while (ZkAwaitReconnect(zk_view_read(node, ready, view)))
-		;
+	for (;;)
+	{
+		int			rc = ZkDoubleBarrierLook(node, ZkExistsWatched(ready), 0,
+											 &look);
+
+		if (rc == ZOK)
+			break;
+		if (!ZkAwaitReconnect(rc))
+			ZkRaiseForRc(rc);
+	}
+	zk_view_take(view, &look);
 }
 
 /*
@@ -206,56 +187,6 @@ zk_view_has(const ZkBarrierView *view, const char *name)
 }
 
 /*
- * zk_round_over
- *		Is no participant of the round whose "ready" has czxid 'round' left
- *		(ours aside)?  One pipelined read of every participant.
- */
-static bool
-zk_round_over(const char *node, const char *our_name, int64 round)
-{
-	for (;;)
-	{
-		ZkOp	   *ch = ZkGetChildrenAnswered(node);
-		ZkOp	  **ages;
-		bool		over = true;
-		int			lost = ZOK; /* a lost connection, if one was met */
-		int			rc = ch->rc;
-
-		if (rc != ZOK)
-		{
-			ZkOpFree(ch);
-			if (rc == ZNONODE)
-				return true;
-			ZkRaiseForRc(rc);
-		}
-		ages = palloc0(sizeof(ZkOp *) * Max(ch->nchildren, 1));
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			if (strcmp(ch->children[i], READY_NODE) != 0 &&
-				strcmp(ch->children[i], our_name) != 0)
-				ages[i] = ZkExists(psprintf("%s/%s", node, ch->children[i]));
-		}
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			if (ages[i] == NULL)
-				continue;
-			ZkOpWait(ages[i]);
-			if (ZkIsConnectionLoss(ages[i]->rc))
-				lost = ages[i]->rc;
-			else if (ages[i]->rc == ZOK && ages[i]->stat.czxid < round)
-				over = false;
-			else if (ages[i]->rc != ZOK && ages[i]->rc != ZNONODE)
-				ZkRaiseForRc(ages[i]->rc);
-			ZkOpFree(ages[i]);
-		}
-		pfree(ages);
-		ZkOpFree(ch);
-		if (!ZkAwaitReconnect(lost))
-			return over;
-	}
-}
-
-/*
  * zk_enter_create
  *		Create our participant node, in one round trip with the reads of the
  *		barrier (see the file header), and return its czxid; *created is
@@ -271,33 +202,26 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 	{
 		ZkOp	   *ex;
 		ZkOp	   *cr;
-		ZkOp	   *ch;
-		ZkOp	   *gd;
+		ZkBarrierLook look;
+		int			look_rc;
 		int			rc;
 		int64		token = 0;
-		bool		have_view = false;
+		bool		have_view;
 
 		CHECK_FOR_INTERRUPTS();
 		ZkWatchArm(ready, ZK_WATCH_BLOCKER);
 		ex = ZkExistsWatched(ready);
 		*created = true;		/* from here on it may exist */
 		cr = ZkCreate(ours, data, datalen, ZOO_EPHEMERAL, true);
-		ch = ZkGetChildren(node);
-		gd = ZkGetData(node, ZK_NO_WATCH);
-		ZkOpWait(gd);
+		/* the look's answers come after the create's */
+		look_rc = ZkDoubleBarrierLook(node, ex, 0, &look);
 		rc = cr->rc;
 		if (rc == ZOK)
 			token = cr->stat.czxid;
-		if (rc == ZOK && ch->rc == ZOK && gd->rc == ZOK &&
-			(ex->rc == ZOK || ex->rc == ZNONODE))
-		{
-			zk_view_take(view, ex, ch, gd);
-			have_view = true;
-		}
-		ZkOpFree(ex);
 		ZkOpFree(cr);
-		ZkOpFree(ch);
-		ZkOpFree(gd);
+		if (look_rc == ZOK)
+			zk_view_take(view, &look);
+		have_view = (look_rc == ZOK && rc == ZOK);
 
 		if (rc == ZNONODE)
 		{
@@ -316,8 +240,6 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 				continue;		/* not made: create it again */
 			if (rc != ZOK)
 				ZkRaiseForRc(rc);
-			zk_view_look(node, ready, view);
-			have_view = true;
 		}
 		else if (rc != ZOK)
 			ZkRaiseForRc(rc);
@@ -336,10 +258,11 @@ zk_enter_create(const char *node, const char *path, const char *ours,
 		 */
 		while (view->ready && view->ready_czxid != 0 &&
 			   view->ready_czxid < token &&
-			   zk_round_over(node, ours + strlen(node) + 1,
-							 view->ready_czxid))
+			   ZkDoubleBarrierRoundOver(node, ours + strlen(node) + 1,
+										view->ready_czxid))
 		{
-			ZkDoubleBarrierClearReady(node, ready, view->ready_czxid);
+			(void) ZkDoubleBarrierDeleteIfReady(node, ready, view->ready_czxid,
+												ready);
 			zk_view_look(node, ready, view);
 		}
 		if (view->ready && view->ready_czxid != 0 && view->ready_czxid < token)
@@ -384,60 +307,11 @@ zk_open(const char *node, const char *ready, const ZkBarrierView *view)
 	reqs[view->n + 1].kind = ZK_MULTI_CREATE;
 	reqs[view->n + 1].path = ready;
 	reqs[view->n + 1].data = zk_round_data(view, &reqs[view->n + 1].datalen);
-	err = ZkDoubleBarrierMulti(view->n + 2, reqs, NULL);
+	err = ZkDoubleBarrierMulti(view->n + 2, reqs);
 	for (int i = 0; i < view->n; i++)
 		pfree((char *) reqs[i + 1].path);
 	pfree(reqs);
 	return err;
-}
-
-/*
- * zk_withdraw
- *		Our wait to enter ended: delete our node, on the version of the
- *		barrier node read with "ready" absent (see the file header).  True
- *		if the barrier opened first, counting us: we have entered.
- */
-static bool
-zk_withdraw(const char *node, const char *ours, const char *ready)
-{
-	for (;;)
-	{
-		ZkOp	   *ex = ZkExists(ready);
-		ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
-		int			rc;
-		int			err;
-		int			which;
-		int			version;
-
-		ZkOpWait(gd);
-		rc = ZkIsConnectionLoss(ex->rc) ? ex->rc : gd->rc;
-		if (ex->rc == ZOK)
-		{
-			ZkOpFree(ex);
-			ZkOpFree(gd);
-			return true;
-		}
-		version = gd->stat.version;
-		ZkOpFree(ex);
-		ZkOpFree(gd);
-		if (ZkAwaitReconnect(rc))
-			continue;
-		if (rc == ZNONODE)
-			return false;		/* the barrier node, and so ours, is gone */
-		if (rc != ZOK)
-			ZkRaiseForRc(rc);
-
-		err = ZkDoubleBarrierDeleteVersioned(node, version, ours, NULL, &which);
-		if (err == ZOK)
-			return false;
-		if (ZkAwaitReconnect(err))
-			continue;			/* ours gone then: the multi was applied */
-		if (err == ZBADVERSION)
-			continue;			/* changed meanwhile: opened? look again */
-		if (err == ZNONODE && which == 1)
-			return false;		/* ours is gone already */
-		ZkRaiseForRc(err);
-	}
 }
 
 /*
@@ -520,8 +394,12 @@ ZkDoubleBarrierEnter(const char *node, const char *path, int members,
 				}
 				if (event == 0)
 				{
-					/* the wait is over: withdraw, unless counted already */
-					entered = zk_withdraw(node, ours, ready);
+					/*
+					 * the wait is over: withdraw (see the file header),
+					 * unless "ready" exists: then we were counted, and are in
+					 */
+					entered = !ZkDoubleBarrierDeleteIfReady(node, ready, 0,
+															ours);
 					created = entered;
 					if (!entered)
 						ZkWatchDrop(ready); /* "ready" may never come */

@@ -157,6 +157,39 @@ zk_leave_participants(ZkLeave *lv, const ZkOp *ch)
 }
 
 /*
+ * ZkDoubleBarrierRoundOver
+ *		Is no participant of the round whose "ready" has czxid 'round' left
+ *		in the barrier node 'node' (ours, 'our_name', aside)?  Those older
+ *		than "ready" count, as for a leave whose "ready" lists none: one
+ *		pipelined read of their ages (zk_leave_participants).
+ */
+bool
+ZkDoubleBarrierRoundOver(const char *node, const char *our_name, int64 round)
+{
+	ZkLeave    *lv = palloc0(sizeof(ZkLeave));
+
+	lv->node = node;
+	lv->our_name = our_name;
+	lv->round = round;
+	lv->nlisted = -1;
+	for (;;)
+	{
+		ZkOp	   *ch = ZkGetChildrenAnswered(node);
+		int			rc = ch->rc;
+
+		if (rc == ZOK)
+			rc = zk_leave_participants(lv, ch);
+		ZkOpFree(ch);
+		if (rc == ZOK)
+			return lv->n == (lv->listed_ours ? 1 : 0);
+		if (rc == ZNONODE)
+			return true;		/* no barrier node: no participant */
+		if (!ZkAwaitReconnect(rc))
+			ZkRaiseForRc(rc);
+	}
+}
+
+/*
  * zk_leave_look
  *		One look at the barrier: "ready" (the first time its data, which
  *		lists the round; then whether it is still there), the participants
@@ -170,21 +203,11 @@ zk_leave_look(ZkLeave *lv)
 {
 	ZkOp	   *rd = lv->first ? ZkGetData(lv->ready, ZK_NO_WATCH) :
 		ZkExists(lv->ready);
-	ZkOp	   *ch = ZkGetChildren(lv->node);
-	ZkOp	   *gd = ZkGetData(lv->node, ZK_NO_WATCH);
-	int			rc;
+	ZkBarrierLook look;
+	int			rc = ZkDoubleBarrierLook(lv->node, rd, 0, &look);
 
-	ZkOpWait(gd);
-	rc = ch->rc;
-	if (rc == ZOK)
-		rc = gd->rc;
-	if (ZkIsConnectionLoss(rd->rc) || (rd->rc != ZOK && rd->rc != ZNONODE))
-		rc = rd->rc;
 	if (rc != ZOK)
 	{
-		ZkOpFree(rd);
-		ZkOpFree(ch);
-		ZkOpFree(gd);
 		if (rc != ZNONODE && !ZkAwaitReconnect(rc))
 			ZkRaiseForRc(rc);
 		return rc;
@@ -197,11 +220,10 @@ zk_leave_look(ZkLeave *lv)
 	lv->ready_left = (rd->rc == ZOK && rd->stat.czxid == lv->round);
 	ZkOpFree(rd);
 	lv->first = false;
-	lv->version = gd->stat.version;
-	ZkOpFree(gd);
+	lv->version = look.version;
 
-	rc = zk_leave_participants(lv, ch);
-	ZkOpFree(ch);
+	rc = zk_leave_participants(lv, look.children);
+	ZkOpFree(look.children);
 	(void) ZkAwaitReconnect(rc);
 	return rc;
 }
@@ -218,8 +240,8 @@ zk_leave_last(ZkLeave *lv)
 {
 	if (lv->round != PG_INT64_MAX)
 	{
-		int			err = ZkDoubleBarrierDeleteVersioned(lv->node, lv->version, lv->ready,
-											  lv->znode, NULL);
+		int			err = ZkDoubleBarrierDeleteVersioned(lv->node, lv->version,
+														 lv->ready, lv->znode);
 
 		/* a lost answer: whether ours went is not known */
 		if (ZkIsConnectionLoss(err))
@@ -320,7 +342,8 @@ zk_leave_step(ZkLeave *lv)
 		 * if it went without doing so (it exited), we do.
 		 */
 		if (lv->ready_left)
-			ZkDoubleBarrierClearReady(lv->node, lv->ready, lv->round);
+			(void) ZkDoubleBarrierDeleteIfReady(lv->node, lv->ready, lv->round,
+												lv->ready);
 		return ZK_LEAVE_DONE;
 	}
 	qsort(lv->names, lv->n, sizeof(char *), pg_qsort_strcmp);
@@ -413,81 +436,55 @@ zk_depart_once(const char *node, const char *ready, const char *znode,
 			   int64 deadline_ms)
 {
 	const char *our_name = znode + strlen(node) + 1;
-	ZkOp	   *rd = ZkGetData(ready, ZK_NO_WATCH);
-	ZkOp	   *ch = ZkGetChildren(node);
-	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	ZkBarrierLook look;
+	ZkOp	   *ch;
 	bool		ours_there = false;
 	bool		others = false;
 	bool		ready_there;
-	int			version;
-	int			rc;
+	char	  **listed = NULL;
+	int			nlisted = -1;
+	int			rc = ZkDoubleBarrierLook(node, ZkGetData(ready, ZK_NO_WATCH),
+										 deadline_ms, &look);
 
-	/* answers come in order: once the last is in, so are the others */
-	if (!ZkOpWaitUntil(gd, deadline_ms))
-	{
-		ZkOpFree(rd);
-		ZkOpFree(ch);
-		ZkOpFree(gd);
-		return ZOPERATIONTIMEOUT;
-	}
-	rc = (rd->rc == ZOK || rd->rc == ZNONODE) ? ch->rc : rd->rc;
-	if (rc == ZOK)
-		rc = gd->rc;
 	if (rc != ZOK)
-	{
-		ZkOpFree(rd);
-		ZkOpFree(ch);
-		ZkOpFree(gd);
 		return rc == ZNONODE ? ZOK : rc;	/* the barrier node is gone */
-	}
-	ready_there = (rd->rc == ZOK);
-	version = gd->stat.version;
+	ch = look.children;
+	ready_there = (look.ready->rc == ZOK);
 	if (ready_there)
-	{
-		char	  **listed = NULL;
-		int			nlisted = ZkDoubleBarrierRoundParse(ready, rd, &listed);
+		nlisted = ZkDoubleBarrierRoundParse(ready, look.ready, &listed);
 
-		/*
-		 * The others of our round: those the "ready" lists; without a list
-		 * we trust, every other participant counts (ours is a zklock round,
-		 * and so listed, unless another client rewrote it: "ready" then
-		 * stays for the next member to enter, see the file header).
-		 */
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			const char *c = ch->children[i];
-
-			if (strcmp(c, READY_NODE) == 0)
-				continue;
-			if (strcmp(c, our_name) == 0)
-				ours_there = true;
-			else if (nlisted < 0 ||
-					 (nlisted > 0 &&
-					  bsearch(&c, listed, nlisted, sizeof(char *),
-							  pg_qsort_strcmp) != NULL))
-				others = true;
-		}
-	}
-	else
+	/*
+	 * The others of our round, if "ready" is there: those it lists; without
+	 * a list we trust, every other participant counts (ours is a zklock
+	 * round, and so listed, unless another client rewrote it: "ready" then
+	 * stays for the next member to enter, see the file header).
+	 */
+	for (int i = 0; i < ch->nchildren; i++)
 	{
-		for (int i = 0; i < ch->nchildren; i++)
-		{
-			if (strcmp(ch->children[i], our_name) == 0)
-				ours_there = true;
-		}
+		const char *c = ch->children[i];
+
+		if (strcmp(c, READY_NODE) == 0)
+			continue;
+		if (strcmp(c, our_name) == 0)
+			ours_there = true;
+		else if (ready_there &&
+				 (nlisted < 0 ||
+				  (nlisted > 0 &&
+				   bsearch(&c, listed, nlisted, sizeof(char *),
+						   pg_qsort_strcmp) != NULL)))
+			others = true;
 	}
-	ZkOpFree(rd);
+	ZkOpFree(look.ready);
 	ZkOpFree(ch);
-	ZkOpFree(gd);
 
 	if (ready_there && !others)
 	{
 		/* the last of our round: "ready" and ours, at once */
-		rc = ZkDoubleBarrierDeleteVersioned(node, version, ready,
-								 ours_there ? znode : NULL, NULL);
+		rc = ZkDoubleBarrierDeleteVersioned(node, look.version, ready,
+											ours_there ? znode : NULL);
 	}
 	else if (ours_there)
-		rc = ZkDoubleBarrierDeleteVersioned(node, version, znode, NULL, NULL);
+		rc = ZkDoubleBarrierDeleteVersioned(node, look.version, znode, NULL);
 	else
 		rc = ZOK;				/* ours is gone, "ready" is not ours to take */
 	return rc;

@@ -3,6 +3,7 @@
  * recipes/double_barrier_round.c
  *		What entering and leaving a double barrier share
  *		(recipes/double_barrier.c, recipes/double_barrier_leave.c): the
+ *		look at the barrier, the
  *		participants of a round as its "ready" node lists them, the multis
  *		that write the barrier node on the version read, the removal of an
  *		old round's "ready", and the ERROR of a participant another client
@@ -10,7 +11,7 @@
  *
  * Removing "ready" goes with a setData of the barrier node on the version
  * read when "ready" was seen to be the old round's (the last leaver's
- * multi, ZkDoubleBarrierClearReady): every opening writes that node too,
+ * multi, ZkDoubleBarrierDeleteIfReady): every opening writes that node too,
  * so a "ready" that a new opening has just created is never the one
  * removed.
  *
@@ -22,6 +23,51 @@
 #include "base/node_data.h"
 #include "base/text_encoding.h"
 #include "client/client.h"
+
+/*
+ * ZkDoubleBarrierLook
+ *		One look at the barrier node 'node': after 'rd', the caller's read
+ *		of "ready" (an exists or a getData), the reads of the barrier node's
+ *		version and of the participants, sent back to back, their answers
+ *		awaited until deadline_ms (0: as long as needed).  The version is
+ *		read first: a multi on it then succeeds only if no write on the
+ *		barrier node (an opening, a withdrawal, a departure) landed after
+ *		it, so none between it and the read of the participants.  Returns
+ *		ZOK with the answers in *look (the caller frees ready and
+ *		children); else, every answer freed, ZOPERATIONTIMEOUT when the
+ *		deadline passed, or the first answer that is not what a look
+ *		expects: "ready" neither there nor missing, then the children's,
+ *		then the version's.
+ */
+int
+ZkDoubleBarrierLook(const char *node, ZkOp *rd, int64 deadline_ms,
+					ZkBarrierLook *look)
+{
+	ZkOp	   *gd = ZkGetData(node, ZK_NO_WATCH);
+	ZkOp	   *ch = ZkGetChildren(node);
+	int			rc;
+
+	/* answers come in order: once the last is in, so are the others */
+	if (!ZkOpWaitUntil(ch, deadline_ms))
+		rc = ZOPERATIONTIMEOUT;
+	else if (rd->rc != ZOK && rd->rc != ZNONODE)
+		rc = rd->rc;
+	else
+		rc = ch->rc != ZOK ? ch->rc : gd->rc;
+	if (rc == ZOK)
+	{
+		look->ready = rd;
+		look->children = ch;
+		look->version = gd->stat.version;
+	}
+	else
+	{
+		ZkOpFree(rd);
+		ZkOpFree(ch);
+	}
+	ZkOpFree(gd);
+	return rc;
+}
 
 /*
  * ZkDoubleBarrierRoundParse
@@ -76,24 +122,20 @@ ZkDoubleBarrierRaiseMemberGone(const char *znode)
 /*
  * ZkDoubleBarrierMulti
  *		Send a multi and wait for its answer: ZOK, a lost connection, or
- *		the error of the request the server refused, whose index goes to
- *		*which (if not NULL; -1 when no request was refused).
+ *		the error of the request the server refused.
  */
 int
-ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which)
+ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs)
 {
 	ZkOp	   *op = ZkMulti(n, reqs);
 	int			err;
-	int			refused = -1;
 
 	ZkOpWait(op);
 	if (op->rc != ZOK && !ZkIsConnectionLoss(op->rc))
-		refused = ZkMultiFailure(op, &err);
+		(void) ZkMultiFailure(op, &err);
 	else
 		err = op->rc;
 	ZkOpFree(op);
-	if (which != NULL)
-		*which = refused;
 	return err;
 }
 
@@ -102,11 +144,11 @@ ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which)
  *		Delete 'first' and, unless NULL, 'second' in one multi with a
  *		setData of the barrier node on 'version' (see the file header):
  *		they go only if the barrier node is as it was read.  Returns as
- *		ZkDoubleBarrierMulti does; 'first' is request 1, 'second' request 2.
+ *		ZkDoubleBarrierMulti does.
  */
 int
 ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
-					const char *second, int *which)
+							   const char *second)
 {
 	ZkMultiReq	reqs[3];
 	int			n = 2;
@@ -126,17 +168,21 @@ ZkDoubleBarrierDeleteVersioned(const char *node, int version, const char *first,
 		reqs[2].version = -1;
 		n = 3;
 	}
-	return ZkDoubleBarrierMulti(n, reqs, which);
+	return ZkDoubleBarrierMulti(n, reqs);
 }
 
 /*
- * ZkDoubleBarrierClearReady
- *		Delete "ready" if it is still the one of the round 'round' (its
- *		czxid), with a setData of the barrier node on the version read
- *		with it (see the file header): never a newer round's.
+ * ZkDoubleBarrierDeleteIfReady
+ *		Delete 'target' if "ready" is still the one of the round 'round' (its
+ *		czxid; 0: "ready" is missing), with a setData of the barrier node on
+ *		the version read before "ready" (see the file header): never once a
+ *		newer round has opened.  False if "ready" was otherwise, nothing
+ *		deleted; true once 'target' is gone (with the barrier node, if that
+ *		is gone).
  */
-void
-ZkDoubleBarrierClearReady(const char *node, const char *ready, int64 round)
+bool
+ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready, int64 round,
+							 const char *target)
 {
 	for (;;)
 	{
@@ -145,26 +191,28 @@ ZkDoubleBarrierClearReady(const char *node, const char *ready, int64 round)
 		int			rc;
 		int			err;
 		int			version;
+		int64		seen;
 
 		ZkOpWait(ex);
 		rc = ZkIsConnectionLoss(gd->rc) ? gd->rc : ex->rc;
+		seen = (rc == ZOK) ? ex->stat.czxid : 0;
+		if (rc == ZOK || rc == ZNONODE)
+			rc = gd->rc;		/* "ready" missing is an answer too */
 		version = gd->stat.version;
-		if (rc == ZOK && gd->rc != ZOK)
-			rc = gd->rc;
-		if (rc == ZOK && ex->stat.czxid != round)
-			rc = ZNONODE;		/* another round's: not ours to remove */
 		ZkOpFree(gd);
 		ZkOpFree(ex);
 		if (rc == ZNONODE)
-			return;
+			return true;		/* the barrier node, and so 'target', is gone */
 		if (ZkAwaitReconnect(rc))
 			continue;
 		if (rc != ZOK)
 			ZkRaiseForRc(rc);
+		if (seen != round)
+			return false;		/* not as asked: nothing to delete */
 
-		err = ZkDoubleBarrierDeleteVersioned(node, version, ready, NULL, NULL);
+		err = ZkDoubleBarrierDeleteVersioned(node, version, target, NULL);
 		if (err == ZOK || err == ZNONODE)
-			return;
+			return true;
 		/* ZBADVERSION: changed; look again */
 		if (!ZkAwaitReconnect(err) && err != ZBADVERSION)
 			ZkRaiseForRc(err);

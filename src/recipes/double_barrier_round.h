@@ -14,15 +14,28 @@
 /* the child whose creation opens a double barrier */
 #define READY_NODE		"ready"
 
+/* One look at a double barrier (ZkDoubleBarrierLook). */
+typedef struct ZkBarrierLook
+{
+	ZkOp	   *ready;			/* the caller's read of "ready" */
+	ZkOp	   *children;		/* the barrier node's children */
+	int			version;		/* the barrier node's data version */
+} ZkBarrierLook;
+
+extern int	ZkDoubleBarrierLook(const char *node, ZkOp *rd, int64 deadline_ms,
+								ZkBarrierLook *look);
+
 extern int	ZkDoubleBarrierRoundParse(const char *ready, const ZkOp *rd,
 									  char ***names);
 extern void ZkDoubleBarrierRaiseMemberGone(const char *znode)
 			pg_attribute_noreturn();
-extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs, int *which);
+extern int	ZkDoubleBarrierMulti(int n, const ZkMultiReq *reqs);
 extern int	ZkDoubleBarrierDeleteVersioned(const char *node, int version,
 										   const char *first,
-										   const char *second, int *which);
-extern void ZkDoubleBarrierClearReady(const char *node, const char *ready,
-									  int64 round);
+										   const char *second);
+extern bool ZkDoubleBarrierRoundOver(const char *node, const char *our_name,
+									 int64 round);
+extern bool ZkDoubleBarrierDeleteIfReady(const char *node, const char *ready,
+										 int64 round, const char *target);
 
 #endif							/* RECIPES_DOUBLE_BARRIER_ROUND_H */
