@@ -245,6 +245,10 @@ my @workers = map { { i => $_ } } 0 .. $#nodes;
 new_session($_) for @workers;
 my $control_a = $na->background_psql('postgres');
 my $control_b = $nb->background_psql('postgres');
+# A worker's backend may be gone already (terminated a moment ago, its
+# worker not connected again yet): pg_terminate_backend's WARNING that the
+# pid is no backend is not a failure of the control session.
+$_->query_safe('SET client_min_messages = error') for ($control_a, $control_b);
 
 my $t_end = time() + $duration;
 my $next_fault = time() + 0.5;
